@@ -1,0 +1,218 @@
+"""The line of play shared by every chain variant.
+
+The layout is a fixed number of *slots* (arms). A slot is ``UNUSED`` until it becomes an
+end, then ``OPEN`` (showing ``value``) or ``CLOSED`` (nothing more attaches there).
+Variants differ only in how many slots exist and which rule opens them:
+
+* a linear line (Classic, Blitz, ...) uses slots 0 (east) and 1 (west);
+* a spinner line (All Fives, Osel, Cross) adds north (2) and south (3), opened by the
+  first double either at once or once both its line sides hold a tile;
+* a branching line (Domino-Metro) opens extra slots with :meth:`Line.open_end`.
+
+Everything a rule asks ("which of my tiles fit?", "is this end live?") is a bitmask
+operation on the tables of :class:`~domino_env.tiles.TileSet`.
+"""
+
+from __future__ import annotations
+
+from enum import Enum
+
+from domino_env.tiles import TileSet
+
+UNUSED, OPEN, CLOSED = 0, 1, 2
+EAST, WEST, NORTH, SOUTH = 0, 1, 2, 3
+SPINNER_SLOT_NAMES = ("east", "west", "north", "south")
+
+
+class Spinner(Enum):
+    """When the first double becomes a spinner and opens its north and south arms."""
+
+    NONE = "none"  # doubles are ordinary tiles
+    AT_ONCE = "at_once"  # north and south open as soon as the spinner is on the table
+    AFTER_SIDES = "after_sides"  # ... once both its east and west sides hold a tile
+
+
+class Line:
+    """Open ends, arms and the tiles on the table for one round."""
+
+    __slots__ = (
+        "tiles",
+        "num_slots",
+        "spinner_rule",
+        "value",
+        "state",
+        "length",
+        "double_end",
+        "arms",
+        "played",
+        "count",
+        "lead_tile",
+        "spinner_slot",
+        "spinner_depth",
+    )
+
+    def __init__(self, tiles: TileSet, num_slots: int = 2, spinner: Spinner = Spinner.NONE) -> None:
+        if spinner is not Spinner.NONE and num_slots < 4:
+            raise ValueError("a spinner line needs 4 slots (east, west, north, south)")
+        self.tiles = tiles
+        self.num_slots = num_slots
+        self.spinner_rule = spinner
+        self.reset()
+
+    def reset(self) -> None:
+        n = self.num_slots
+        self.value = [-1] * n
+        self.state = [UNUSED] * n
+        self.length = [0] * n  # tiles laid on the arm beyond the lead
+        self.double_end = [False] * n  # the outermost tile of the arm is a double
+        self.arms: list[list[tuple[int, int]]] = [[] for _ in range(n)]  # (inner, outer) halves
+        self.played = 0  # bitmask of tiles on the table
+        self.count = 0  # number of tiles on the table
+        self.lead_tile = -1
+        self.spinner_slot = -1  # -1: no spinner yet; EAST/WEST: late spinner on that arm; 4: the lead
+        self.spinner_depth = 0
+
+    def clone(self) -> Line:
+        other = Line.__new__(Line)
+        other.tiles = self.tiles
+        other.num_slots = self.num_slots
+        other.spinner_rule = self.spinner_rule
+        other.value = self.value[:]
+        other.state = self.state[:]
+        other.length = self.length[:]
+        other.double_end = self.double_end[:]
+        other.arms = [arm[:] for arm in self.arms]
+        other.played = self.played
+        other.count = self.count
+        other.lead_tile = self.lead_tile
+        other.spinner_slot = self.spinner_slot
+        other.spinner_depth = self.spinner_depth
+        return other
+
+    # --- queries -------------------------------------------------------------------------
+
+    @property
+    def empty(self) -> bool:
+        return self.count == 0
+
+    @property
+    def has_spinner(self) -> bool:
+        return self.spinner_slot >= 0
+
+    def open_slots(self) -> list[int]:
+        return [s for s in range(self.num_slots) if self.state[s] == OPEN]
+
+    def open_values_mask(self) -> int:
+        """Bitmask over values (bit v) of the values shown by open ends."""
+        mask = 0
+        for s in range(self.num_slots):
+            if self.state[s] == OPEN:
+                mask |= 1 << self.value[s]
+        return mask
+
+    def playable_mask(self) -> int:
+        """Tiles (bitmask) that fit at least one open end."""
+        suit = self.tiles.suit_mask
+        mask = 0
+        for s in range(self.num_slots):
+            if self.state[s] == OPEN:
+                mask |= suit[self.value[s]]
+        return mask
+
+    def is_live(self, slot: int) -> bool:
+        """An open end is live while some tile carrying its value is off the table."""
+        return self.state[slot] == OPEN and bool(
+            self.tiles.suit_mask[self.value[slot]] & ~self.played
+        )
+
+    def live_slots(self) -> list[int]:
+        return [s for s in range(self.num_slots) if self.is_live(s)]
+
+    def placements(self, hand: int) -> list[tuple[int, int]]:
+        """Every (tile, slot) a hand may attach, in slot order then tile order."""
+        suit = self.tiles.suit_mask
+        moves = []
+        for s in range(self.num_slots):
+            if self.state[s] == OPEN:
+                fits = hand & suit[self.value[s]]
+                while fits:
+                    low = fits & -fits
+                    moves.append((low.bit_length() - 1, s))
+                    fits ^= low
+        return moves
+
+    # --- changes -------------------------------------------------------------------------
+
+    def lead(self, tile: int) -> None:
+        """Lay the first tile: its halves become the east and west ends."""
+        a, b = self.tiles.tiles[tile]
+        double = a == b
+        self.value[EAST], self.value[WEST] = b, a
+        self.state[EAST] = self.state[WEST] = OPEN
+        self.double_end[EAST] = self.double_end[WEST] = double
+        self.played |= 1 << tile
+        self.count = 1
+        self.lead_tile = tile
+        if double and self.spinner_rule is not Spinner.NONE:
+            self.spinner_slot = 4
+            if self.spinner_rule is Spinner.AT_ONCE:
+                self._open_spinner_arms(a)
+
+    def attach(self, tile: int, slot: int) -> int:
+        """Attach ``tile`` at the open end ``slot``; return the value it was laid on."""
+        inner = self.value[slot]
+        outer = self.tiles.other_half[tile][inner]
+        double = inner == outer
+        self.value[slot] = outer
+        self.length[slot] += 1
+        self.double_end[slot] = double
+        self.arms[slot].append((inner, outer))
+        self.played |= 1 << tile
+        self.count += 1
+        rule = self.spinner_rule
+        if rule is not Spinner.NONE:
+            if double and self.spinner_slot < 0 and slot <= WEST:
+                self.spinner_slot = slot
+                self.spinner_depth = self.length[slot]
+                if rule is Spinner.AT_ONCE:
+                    self._open_spinner_arms(outer)
+            elif (
+                rule is Spinner.AFTER_SIDES
+                and self.state[NORTH] == UNUSED
+                and self.spinner_slot >= 0
+                and self._spinner_sides_filled()
+            ):
+                self._open_spinner_arms(self._spinner_value())
+        return inner
+
+    def close(self, slot: int) -> None:
+        """Close an end for good (a face-down double, a terminal tile)."""
+        self.state[slot] = CLOSED
+
+    def open_end(self, value: int) -> int:
+        """Open a new end showing ``value`` in the first unused slot; return that slot."""
+        for s in range(self.num_slots):
+            if self.state[s] == UNUSED:
+                self.value[s] = value
+                self.state[s] = OPEN
+                self.double_end[s] = False
+                return s
+        raise RuntimeError("no unused slot left for a new end")
+
+    # --- spinner -------------------------------------------------------------------------
+
+    def _spinner_value(self) -> int:
+        return self.tiles.tiles[self.lead_tile][0] if self.spinner_slot == 4 else (
+            self.arms[self.spinner_slot][self.spinner_depth - 1][1]
+        )
+
+    def _spinner_sides_filled(self) -> bool:
+        if self.spinner_slot == 4:
+            return self.length[EAST] > 0 and self.length[WEST] > 0
+        return self.length[self.spinner_slot] > self.spinner_depth
+
+    def _open_spinner_arms(self, value: int) -> None:
+        for s in (NORTH, SOUTH):
+            self.value[s] = value
+            self.state[s] = OPEN
+            self.double_end[s] = True  # an empty spinner arm "ends" at the spinner itself

@@ -1,0 +1,334 @@
+"""The generic PettingZoo AEC environment: turns any rules object into a multi-agent env.
+
+Nothing here knows a particular variant. The rules run the game (including forced draws
+and passes), :class:`~domino_env.observation.ChainEncoder` writes observations, and this
+class adds the RL interface: spaces, action masks, rewards, episode boundaries, rendering.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+from gymnasium import spaces
+from gymnasium.utils import seeding
+from pettingzoo import AECEnv
+from pettingzoo.utils.wrappers import OrderEnforcingWrapper
+
+from domino_env.observation import ChainEncoder
+from domino_env.render import render_text
+from domino_env.variants.base import PLAY, ChainRules
+from domino_env.tiles import format_tile
+
+EPISODES = ("match", "round")
+REWARDS = ("outcome", "points")
+ILLEGAL_ACTIONS = ("raise", "penalize")
+RENDER_MODES = ("human", "ansi")
+
+
+def _choice(name: str, value: Any, allowed: tuple[str, ...]) -> str:
+    if value not in allowed:
+        raise ValueError(f"{name} must be one of {', '.join(map(repr, allowed))}, got {value!r}")
+    return str(value)
+
+
+class DominoEnv(AECEnv):
+    """A domino variant as a PettingZoo AEC environment with action masks.
+
+    Options: ``episode`` ("match" or "round"), ``reward`` ("outcome": +1 win / -1 loss,
+    ranks in between, partners share; "points": score changes / match target, signed so
+    that more is better), ``render_mode`` ("human", "ansi") and ``illegal_action``
+    ("raise" a ValueError and change nothing, or "penalize": -1 and the episode ends).
+    """
+
+    metadata = {"render_modes": list(RENDER_MODES), "name": "domino", "is_parallelizable": False}
+
+    def __init__(
+        self,
+        rules: ChainRules,
+        episode: str = "match",
+        reward: str = "outcome",
+        render_mode: str | None = None,
+        illegal_action: str = "raise",
+    ) -> None:
+        super().__init__()
+        self.rules = rules
+        self.episode = _choice("episode", episode, EPISODES)
+        self.reward_mode = _choice("reward", reward, REWARDS)
+        self.illegal_action = _choice("illegal_action", illegal_action, ILLEGAL_ACTIONS)
+        if render_mode is not None:
+            _choice("render_mode", render_mode, RENDER_MODES)
+        self.render_mode = render_mode
+        self.metadata = {**self.metadata, "name": f"{rules.name}_v0"}
+        n = rules.num_players
+        self.possible_agents = [f"player_{i}" for i in range(n)]
+        self._seat = {agent: i for i, agent in enumerate(self.possible_agents)}
+        self.encoder = ChainEncoder(rules)
+        obs_high = float(rules.tile_set.size)
+        self.observation_spaces = {
+            agent: spaces.Dict(
+                {
+                    "observation": spaces.Box(0.0, obs_high, (self.encoder.size,), np.float32),
+                    "action_mask": spaces.Box(0, 1, (rules.num_actions,), np.int8),
+                }
+            )
+            for agent in self.possible_agents
+        }
+        self.action_spaces = {agent: spaces.Discrete(rules.num_actions) for agent in self.possible_agents}
+        self._mask = np.zeros(rules.num_actions, dtype=np.int8)
+        self._zero_mask = np.zeros(rules.num_actions, dtype=np.int8)
+        self._zero_mask.setflags(write=False)
+        self._mask_snapshot = self._zero_mask
+        self._reward_sign = -1.0 if rules.lower_score_wins else 1.0
+        self._reward_scale = self._reward_sign / rules.match_target
+        self.np_random, _ = seeding.np_random(None)
+        self.game: Any = None
+
+    # --- PettingZoo API ----------------------------------------------------------------------
+
+    def observation_space(self, agent: str) -> spaces.Space:
+        return self.observation_spaces[agent]
+
+    def action_space(self, agent: str) -> spaces.Space:
+        return self.action_spaces[agent]
+
+    @property
+    def observation_layout(self) -> dict[str, slice]:
+        """Name -> slice of the flat observation vector (see the encoder's docstring)."""
+        return dict(self.encoder.layout)
+
+    def reset(self, seed: int | None = None, options: Mapping[str, Any] | None = None) -> None:
+        deals = self._read_options(options)  # validate before touching anything
+        if seed is not None or self.game is None:
+            self.np_random, _ = seeding.np_random(seed)
+        self.game = self.rules.new_match(self.np_random, deals)
+        self.agents = self.possible_agents[:]
+        self.rewards = {agent: 0.0 for agent in self.agents}
+        self._cumulative_rewards = {agent: 0.0 for agent in self.agents}
+        self.terminations = {agent: False for agent in self.agents}
+        self.truncations = {agent: False for agent in self.agents}
+        self.infos: dict[str, dict[str, Any]] = {agent: {"action_mask": self._zero_mask} for agent in self.agents}
+        self._rewarded = False
+        self._mask[:] = 0
+        self._legal_shown: list[int] = []
+        self.agent_selection = self.agents[self.game.current]
+        self._show_mask()
+        if self.render_mode == "human":
+            self.render()
+
+    def _read_options(self, options: Mapping[str, Any] | None) -> list[Any]:
+        if not options:
+            return []
+        unknown = set(options) - {"deal", "deals"}
+        if unknown:  # a warning, not an error: PettingZoo's api_test resets with foreign options
+            warnings.warn(f"ignoring unknown reset option(s) {sorted(unknown)}; known: deal, deals", stacklevel=3)
+        if "deal" in options and "deals" in options:
+            raise ValueError("give either options['deal'] or options['deals'], not both")
+        if options.get("deal") is not None:
+            return [self.rules.parse_deal(options["deal"])]
+        deals = options.get("deals") or []
+        if isinstance(deals, Mapping) or not isinstance(deals, (list, tuple)):
+            raise ValueError(f"options['deals'] must be a list of deals, got {deals!r}")
+        return [self.rules.parse_deal(deal) for deal in deals]
+
+    def observe(self, agent: str) -> dict[str, np.ndarray]:
+        row = self.encoder.observe(self.game, self._seat[agent])
+        mask = self._mask_snapshot if agent == self.agent_selection else self._zero_mask
+        return {"observation": row.copy(), "action_mask": mask}
+
+    def step(self, action: Any) -> None:
+        agent = self.agent_selection
+        if self.terminations[agent] or self.truncations[agent]:
+            self._was_dead_step(action)
+            return
+        game = self.game
+        if action not in game.legal:  # ints, numpy ints and equal floats all compare
+            self._illegal(agent, action)
+            return
+        if self._rewarded:
+            for a in self.agents:
+                self.rewards[a] = 0.0
+            self._rewarded = False
+        self._cumulative_rewards[agent] = 0.0
+        before = game.scores[:]
+        self.rules.apply(game, int(action))
+        if game.round_over:
+            if self.episode == "round" or game.match_over:
+                self._end_episode(before)
+                return
+            self._points_reward(before)
+            self.rules.start_round(game)
+            before = game.scores[:]
+        if game.scores != before:
+            self._points_reward(before)
+        self.agent_selection = self.agents[game.current]
+        self._show_mask()
+        if self._rewarded:
+            self._accumulate_rewards()
+        if self.render_mode == "human":
+            self.render()
+
+    def _show_mask(self) -> None:
+        """Point the mask and the infos at the legal actions of the agent to move."""
+        mask = self._mask
+        for a in self._legal_shown:
+            mask[a] = 0
+        legal = self.game.legal
+        for a in legal:
+            mask[a] = 1
+        self._legal_shown = legal
+        previous = self._mask_snapshot
+        self._mask_snapshot = mask.copy()
+        for agent, info in self.infos.items():
+            if info["action_mask"] is previous:
+                self.infos[agent] = {"action_mask": self._zero_mask}
+        self.infos[self.agent_selection] = {"action_mask": self._mask_snapshot}
+
+    def _points_reward(self, before: list[int]) -> None:
+        if self.reward_mode != "points":
+            return
+        side_of = self.rules.side_of
+        for seat, agent in enumerate(self.agents):
+            side = side_of[seat]
+            self.rewards[agent] += (self.game.scores[side] - before[side]) * self._reward_scale
+        self._rewarded = True
+
+    def _end_episode(self, before: list[int]) -> None:
+        game = self.game
+        if self.reward_mode == "points":
+            self._points_reward(before)
+        else:
+            keys = self.rules.round_keys(game) if self.episode == "round" else self.rules.match_keys(game)
+            by_side = self.rules.outcome(keys)
+            for seat, agent in enumerate(self.agents):
+                self.rewards[agent] = by_side[self.rules.side_of[seat]]
+            self._rewarded = True
+        self._finish()
+
+    def _finish(self) -> None:
+        for agent in self.agents:
+            self.terminations[agent] = True
+        self.game.legal = []
+        self._show_mask()
+        self._accumulate_rewards()
+        if self.render_mode == "human":
+            self.render()
+
+    def _illegal(self, agent: str, action: Any) -> None:
+        legal = self.game.legal
+        if self.illegal_action == "penalize":
+            for a in self.agents:
+                self.rewards[a] = -1.0 if a == agent else 0.0
+            self._cumulative_rewards[agent] = 0.0
+            self.infos[agent] = {**self.infos[agent], "illegal_action": action}
+            self._rewarded = True
+            self._finish()
+            return
+        what = self._action_text(action)
+        options = ", ".join(f"{a} ({self._action_text(a)})" for a in legal)
+        raise ValueError(f"illegal action {what} for {agent}; legal actions: {options}")
+
+    def _action_text(self, action: Any) -> str:
+        try:
+            move = self.describe_action(action)
+        except ValueError:
+            return repr(action)
+        if move["kind"] != PLAY:
+            return str(move["kind"])
+        where = "lead" if move["end_value"] is None else f"{move['arm']} end {move['end_value']}"
+        face = " face down" if move["face_down"] else ""
+        return f"{format_tile(move['tile'])} on {where}{face}"
+
+    def render(self) -> str | None:
+        if self.render_mode is None:
+            return None
+        text = render_text(self.rules, self.game, self.possible_agents)
+        if self.render_mode == "ansi":
+            return text
+        print(text + "\n")
+        return None
+
+    def close(self) -> None:
+        pass
+
+    # --- introspection -----------------------------------------------------------------------
+
+    def legal_moves(self) -> list[dict[str, Any]]:
+        """The legal moves of the agent to move, described as by :meth:`describe_action`."""
+        return [self.describe_action(a) for a in self.game.legal]
+
+    def describe_action(self, action: Any) -> dict[str, Any]:
+        """What an action id means now: kind, tile, arm, end value it lands on, face down."""
+        rules = self.rules
+        if isinstance(action, bool) or not isinstance(action, (int, np.integer)) or not 0 <= action < rules.num_actions:
+            raise ValueError(f"action must be an int in 0..{rules.num_actions - 1}, got {action!r}")
+        a = int(action)
+        kind = rules.action_kind[a]
+        if kind != PLAY:
+            return {"action": a, "kind": kind, "tile": None, "arm": None, "end_value": None, "face_down": False}
+        line = self.game.line if self.game is not None else None
+        slot = rules.action_slot[a]
+        leading = line is None or line.empty
+        return {
+            "action": a,
+            "kind": PLAY,
+            "tile": rules.tile_set.tiles[rules.action_tile[a]],
+            "arm": "lead" if leading else rules.slot_names[slot],
+            "end_value": None if leading or line.state[slot] != 1 else line.value[slot],
+            "face_down": rules.action_face_down[a],
+        }
+
+    def public_state(self) -> dict[str, Any]:
+        """What everyone at the table can see, in plain Python types."""
+        game, rules = self.game, self.rules
+        line = game.line
+        return {
+            "variant": rules.name,
+            "round": game.round_index,
+            "leader": game.leader,
+            "current_player": game.current,
+            "scores": [game.scores[rules.side_of[s]] for s in range(rules.num_players)],
+            "ends": [line.value[s] for s in line.open_slots()],
+            "open_ends": {rules.slot_names[s]: line.value[s] for s in line.open_slots()},
+            "table": [rules.tile_set.tiles[t] for t in range(rules.tile_set.size) if line.played >> t & 1],
+            "hand_sizes": [game.hand_size(s) for s in range(rules.num_players)],
+            "boneyard_size": len(game.stock),
+            "round_over": game.round_over,
+            "match_over": game.match_over,
+            **rules.public_extra(game),
+        }
+
+
+class OrderEnforcing(OrderEnforcingWrapper):
+    """PettingZoo's order checks without ``__getattr__`` on the hot attributes.
+
+    The stock wrapper forwards every attribute read through ``__getattr__``, which cost
+    about two thirds of a step; these properties read the inner env directly.
+    """
+
+    def _inner(self, name: str) -> Any:
+        if not self._has_reset:
+            raise AttributeError(f"{name} cannot be accessed before reset")
+        return getattr(self.env, name)
+
+    agent_selection = property(lambda self: self._inner("agent_selection"))
+    agents = property(lambda self: self._inner("agents"))
+    rewards = property(lambda self: self._inner("rewards"))
+    terminations = property(lambda self: self._inner("terminations"))
+    truncations = property(lambda self: self._inner("truncations"))
+    infos = property(lambda self: self._inner("infos"))
+    _cumulative_rewards = property(lambda self: self._inner("_cumulative_rewards"))
+
+    def last(self, observe: bool = True) -> tuple[Any, float, bool, bool, dict[str, Any]]:
+        if not self._has_reset:
+            raise AttributeError("last() cannot be called before reset")
+        return self.env.last(observe)
+
+    def step(self, action: Any) -> None:
+        if self._has_reset and self.env.agents:
+            self._has_updated = True
+            self.env.step(action)
+        else:
+            super().step(action)

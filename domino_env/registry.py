@@ -1,0 +1,42 @@
+"""Variant registry: names -> rules classes, and the option split between rules and env."""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any
+
+from domino_env.env import DominoEnv, OrderEnforcing
+from domino_env.variants.all_fives import AllFivesRules
+from domino_env.variants.base import ChainRules
+from domino_env.variants.classic import ClassicRules
+
+VARIANTS: dict[str, type[ChainRules]] = {
+    "classic": ClassicRules,
+    "all_fives": AllFivesRules,
+}
+
+ENV_OPTIONS = ("episode", "reward", "render_mode", "illegal_action")
+
+
+def rules_options(name: str) -> list[str]:
+    """The keyword options a variant's rules accept (num_players, teams, ...)."""
+    return [p for p in inspect.signature(VARIANTS[name].__init__).parameters if p != "self"]
+
+
+def raw_env(name: str, **options: Any) -> DominoEnv:
+    """The unwrapped environment of a variant; unknown names and options raise ValueError."""
+    if name not in VARIANTS:
+        raise ValueError(f"unknown variant {name!r}; available: {', '.join(sorted(VARIANTS))}")
+    allowed = rules_options(name)
+    unknown = set(options) - set(allowed) - set(ENV_OPTIONS)
+    if unknown:
+        raise ValueError(
+            f"unknown option(s) {sorted(unknown)} for {name}; allowed: {', '.join(allowed + list(ENV_OPTIONS))}"
+        )
+    rules = VARIANTS[name](**{k: v for k, v in options.items() if k in allowed})
+    return DominoEnv(rules, **{k: v for k, v in options.items() if k in ENV_OPTIONS})
+
+
+def make(name: str, **options: Any) -> OrderEnforcing:
+    """The environment of a variant, wrapped with PettingZoo's order checks."""
+    return OrderEnforcing(raw_env(name, **options))

@@ -1,0 +1,85 @@
+"""Text rendering of a chain game: the line of play as a person would lay it out."""
+
+from __future__ import annotations
+
+from domino_env.engine.line import CLOSED, EAST, NORTH, OPEN, SOUTH, WEST
+from domino_env.engine.state import DRAW, LAY, PASS, SCORE, State
+from domino_env.tiles import format_tile, iter_bits
+from domino_env.variants.base import ChainRules
+
+
+def tile_text(a: int, b: int) -> str:
+    return f"[{a}|{b}]"
+
+
+def line_text(rules: ChainRules, state: State) -> list[str]:
+    """The layout, west to east, with spinner arms and extra ends listed below."""
+    line = state.line
+    if line.empty:
+        return ["(empty table)"]
+    west = [tile_text(outer, inner) for inner, outer in reversed(line.arms[WEST])]
+    a, b = rules.tile_set.tiles[line.lead_tile]
+    lead = tile_text(a, b)
+    east = [tile_text(inner, outer) for inner, outer in line.arms[EAST]]
+    lines = ["".join(west) + lead + "".join(east)]
+    names = rules.slot_names
+    for slot in range(line.num_slots):
+        if slot in (EAST, WEST) or line.state[slot] == 0:
+            continue
+        arm = "".join(tile_text(i, o) for i, o in line.arms[slot]) or "(empty)"
+        label = names[slot] if slot not in (NORTH, SOUTH) or line.num_slots != 4 else f"{names[slot]} of spinner"
+        lines.append(f"{label}: {arm}")
+    ends = []
+    for slot in range(line.num_slots):
+        if line.state[slot] == OPEN:
+            ends.append(f"{names[slot]} {line.value[slot]}")
+        elif line.state[slot] == CLOSED:
+            ends.append(f"{names[slot]} closed")
+    lines.append("open ends: " + ", ".join(ends))
+    return lines
+
+
+def event_text(rules: ChainRules, event: tuple, agent_names: list[str]) -> str | None:
+    kind = event[0]
+    if kind == LAY:
+        _, seat, tile, slot, end_value = event
+        name = format_tile(rules.tile_set.tiles[tile])
+        if end_value < 0:
+            return f"{agent_names[seat]} leads {name}"
+        return f"{agent_names[seat]} plays {name} on {rules.slot_names[slot]} ({end_value})"
+    if kind == DRAW:
+        return f"{agent_names[event[1]]} draws"
+    if kind == PASS:
+        return f"{agent_names[event[1]]} passes"
+    if kind == SCORE:
+        return f"side {event[1]} scores {event[2]} ({event[3]})"
+    return None
+
+
+def render_text(rules: ChainRules, state: State, agent_names: list[str], hands_of: list[int] | None = None) -> str:
+    """A full view: scores, layout, hands (all, or only ``hands_of``) and recent events."""
+    n = rules.num_players
+    scores = ", ".join(
+        f"{'team ' + str(side) if rules.teams else agent_names[side]}: {score}"
+        for side, score in enumerate(state.scores)
+    )
+    out = [f"{rules.name} - round {state.round_index + 1} - scores {scores}"]
+    out += line_text(rules, state)
+    shown = range(n) if hands_of is None else hands_of
+    for seat in range(n):
+        marker = "*" if seat == state.current and not state.round_over else " "
+        if seat in shown:
+            tiles = " ".join(format_tile(rules.tile_set.tiles[t]) for t in iter_bits(state.hands[seat]))
+        else:
+            tiles = f"{state.hands[seat].bit_count()} tiles"
+        out.append(f"{marker} {agent_names[seat]}: {tiles}")
+    out.append(f"  boneyard: {len(state.stock)} tiles")
+    recent = [t for t in (event_text(rules, e, agent_names) for e in state.events[-6:]) if t]
+    if recent:
+        out.append("  last: " + "; ".join(recent))
+    if state.round_over and state.result is not None:
+        r = state.result
+        how = "blocked" if r.blocked else "domino"
+        who = "no winner (tie)" if r.winner is None else f"{agent_names[r.winner]} wins"
+        out.append(f"  round over ({how}): {who}; pips left {r.hand_pips}")
+    return "\n".join(out)

@@ -1,0 +1,397 @@
+"""What every chain variant shares: options, action table, deals, the turn loop, ranking.
+
+A variant subclasses :class:`ChainRules` and fills in only what makes it different: its
+tile set and slots, who opens a round, what a laid tile scores, how a round is scored and
+when the match ends. The turn loop (forced draws, passes, blocked rounds) lives here once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import numpy as np
+
+from domino_env.engine.line import SPINNER_SLOT_NAMES, Line, Spinner
+from domino_env.engine.state import DEAL, DRAW, LAY, PASS, ROUND_END, SCORE, RoundResult, State
+from domino_env.tiles import DOUBLE_SIX, TileSet, format_tile, iter_bits
+
+PLAY = "play"
+
+
+@dataclass(frozen=True)
+class DealSpec:
+    """A validated fixed deal (tile ids); ``None`` parts are dealt at random."""
+
+    hands: tuple[tuple[int, ...] | None, ...]
+    boneyard: tuple[int, ...] | None
+    leader: int | None
+    opening: int | None
+
+
+class ChainRules:
+    """Rules of a line-of-play game; subclasses set the class attributes and hooks."""
+
+    name: ClassVar[str] = ""
+    tile_set: ClassVar[TileSet] = DOUBLE_SIX
+    player_counts: ClassVar[tuple[int, ...]] = (2, 3, 4)
+    teams_allowed: ClassVar[bool] = True
+    num_slots: ClassVar[int] = 2
+    spinner: ClassVar[Spinner] = Spinner.NONE
+    face_down_doubles: ClassVar[bool] = False
+    extra_actions: ClassVar[tuple[str, ...]] = ()
+    phases: ClassVar[tuple[str, ...]] = ("lead",)
+    hand_size: int = 7
+    match_target: int = 101
+    lower_score_wins: ClassVar[bool] = True  # penalty scores (Classic) vs points (All Fives)
+    draws: bool = True
+
+    def __init__(self, num_players: int = 2, teams: bool = False) -> None:
+        if num_players not in self.player_counts:
+            raise ValueError(
+                f"{self.name} is played by {', '.join(map(str, self.player_counts))} players, "
+                f"not {num_players!r}"
+            )
+        if teams and not (self.teams_allowed and num_players == 4):
+            allowed = "only with num_players=4" if self.teams_allowed else "never (individual game)"
+            raise ValueError(f"{self.name}: teams=True is allowed {allowed}")
+        self.num_players = num_players
+        self.teams = bool(teams)
+        self.side_of = [seat % 2 for seat in range(num_players)] if teams else list(range(num_players))
+        self.num_sides = 2 if teams else num_players
+        self.members = [[s for s in range(num_players) if self.side_of[s] == side] for side in range(self.num_sides)]
+        self._build_action_table()
+
+    # --- actions ---------------------------------------------------------------------------
+
+    @property
+    def slot_names(self) -> tuple[str, ...]:
+        if self.num_slots == 2:
+            return ("east", "west")
+        if self.num_slots == 4:
+            return SPINNER_SLOT_NAMES
+        return tuple(f"end{i}" for i in range(self.num_slots))
+
+    def _build_action_table(self) -> None:
+        """Action ids: (tile, slot) face up, then (tile, slot) face down, then extras."""
+        size, slots = self.tile_set.size, self.num_slots
+        faces = 2 if self.face_down_doubles else 1
+        self.num_play_actions = size * slots * faces
+        self.num_actions = self.num_play_actions + len(self.extra_actions)
+        self.action_kind = [PLAY] * self.num_play_actions + list(self.extra_actions)
+        self.action_tile = [(a // slots) % size for a in range(self.num_play_actions)] + [-1] * len(
+            self.extra_actions
+        )
+        self.action_slot = [a % slots for a in range(self.num_play_actions)] + [-1] * len(self.extra_actions)
+        self.action_face_down = [a >= size * slots for a in range(self.num_play_actions)] + [False] * len(
+            self.extra_actions
+        )
+        self.extra_action_id = {name: self.num_play_actions + i for i, name in enumerate(self.extra_actions)}
+
+    def play_action(self, tile: int, slot: int, face_down: bool = False) -> int:
+        offset = self.tile_set.size * self.num_slots if face_down else 0
+        return offset + tile * self.num_slots + slot
+
+    # --- deals -----------------------------------------------------------------------------
+
+    def parse_deal(self, deal: Mapping[str, Any]) -> DealSpec:
+        """Validate a fixed deal written with tiles as ``(a, b)`` or ``"a-b"``."""
+        if not isinstance(deal, Mapping):
+            raise ValueError(f"a deal must be a dict with keys hands/boneyard/leader/opening, got {deal!r}")
+        unknown = set(deal) - {"hands", "boneyard", "leader", "opening"}
+        if unknown:
+            raise ValueError(
+                f"unknown deal key(s) {sorted(unknown)}; allowed: hands, boneyard, leader, opening"
+            )
+        ts, n = self.tile_set, self.num_players
+        seen: dict[int, str] = {}
+
+        def read(tiles: Any, where: str) -> tuple[int, ...]:
+            if isinstance(tiles, (str, bytes)) or not isinstance(tiles, Sequence):
+                raise ValueError(f"{where} must be a list of tiles, got {tiles!r}")
+            ids = []
+            for tile in tiles:
+                t = ts.id_of(tile)
+                if t in seen:
+                    raise ValueError(
+                        f"tile {format_tile(ts.tiles[t])} appears twice in the deal "
+                        f"({seen[t]} and {where})"
+                    )
+                seen[t] = where
+                ids.append(t)
+            return tuple(ids)
+
+        hands_in = deal.get("hands")
+        hands: list[tuple[int, ...] | None] = [None] * n
+        if hands_in is not None:
+            if not isinstance(hands_in, Sequence) or len(hands_in) != n:
+                raise ValueError(f"deal['hands'] must list {n} hands (None for a random one), got {hands_in!r}")
+            for seat, hand in enumerate(hands_in):
+                if hand is None:
+                    continue
+                ids = read(hand, f"hand {seat}")
+                if len(ids) != self.hand_size:
+                    raise ValueError(
+                        f"hand {seat} has {len(ids)} tiles; {self.name} deals {self.hand_size} per player"
+                    )
+                hands[seat] = ids
+        boneyard = None
+        if deal.get("boneyard") is not None:
+            boneyard = read(deal["boneyard"], "the boneyard")
+            room = ts.size - n * self.hand_size
+            if len(boneyard) > room:
+                raise ValueError(f"the boneyard lists {len(boneyard)} tiles but only {room} are left after the hands")
+        leader = deal.get("leader")
+        if leader is not None and (isinstance(leader, bool) or not isinstance(leader, (int, np.integer)) or not 0 <= leader < n):
+            raise ValueError(f"deal['leader'] must be a seat 0..{n - 1}, got {leader!r}")
+        opening = None
+        if deal.get("opening") is not None:
+            opening = ts.id_of(deal["opening"])
+            holder = next((s for s, h in enumerate(hands) if h is not None and opening in h), None)
+            if leader is None:
+                if holder is None:
+                    raise ValueError("deal['opening'] needs a 'leader' (or a given hand holding that tile)")
+                leader = holder
+            name = format_tile(ts.tiles[opening])
+            if holder is None and opening in seen:
+                raise ValueError(f"the opening tile {name} is in the boneyard, not in the leader's hand")
+            if holder != leader and (holder is not None or hands[leader] is not None):
+                raise ValueError(f"the leader (seat {leader}) does not hold the opening tile {name}")
+        return DealSpec(tuple(hands), boneyard, None if leader is None else int(leader), opening)
+
+    def _deal(self, state: State, spec: DealSpec | None) -> None:
+        ts, n, size = self.tile_set, self.num_players, self.hand_size
+        order = [int(t) for t in state.rng.permutation(ts.size)]
+        if spec is None:
+            state.hands = [sum(1 << t for t in order[i * size : (i + 1) * size]) for i in range(n)]
+            state.stock = order[n * size :][::-1]
+            return
+        fixed = {t for hand in spec.hands if hand for t in hand} | set(spec.boneyard or ())
+        rest = [t for t in order if t not in fixed]
+        owed = {}  # an opening tile owed to a leader whose hand is dealt at random
+        if spec.opening is not None and spec.leader is not None and spec.hands[spec.leader] is None:
+            rest.remove(spec.opening)
+            owed[spec.leader] = (spec.opening,)
+        hands = []
+        for seat, hand in enumerate(spec.hands):
+            if hand is None:
+                start = owed.get(seat, ())
+                take = size - len(start)
+                hand, rest = start + tuple(rest[:take]), rest[take:]
+            hands.append(sum(1 << t for t in hand))
+        state.hands = hands
+        state.stock = (list(spec.boneyard or ()) + rest)[::-1]
+
+    # --- match and round lifecycle ------------------------------------------------------------
+
+    def new_match(self, rng: np.random.Generator, deals: Sequence[DealSpec] = ()) -> State:
+        state = State(
+            num_players=self.num_players,
+            line=Line(self.tile_set, self.num_slots, self.spinner),
+            rng=rng,
+            scores=[0] * self.num_sides,
+            fixed_deals=list(deals),
+        )
+        self.start_round(state)
+        return state
+
+    def start_round(self, state: State) -> None:
+        """Deal the next round (round 0 on a new match) and run to the first decision."""
+        if state.round_over:
+            state.round_index += 1
+        spec = state.fixed_deals[state.round_index] if state.round_index < len(state.fixed_deals) else None
+        state.line.reset()
+        self._deal(state, spec)
+        state.voids = [0] * self.num_players
+        state.passes = 0
+        state.round_over = False
+        state.result = None
+        state.round_serial += 1
+        state.round_start_scores = state.scores[:]
+        state.events = [(DEAL, state.round_index)]
+        self.reset_round_extra(state)
+        if spec is not None and spec.leader is not None:
+            leader, opening = spec.leader, -1 if spec.opening is None else spec.opening
+        else:
+            leader, opening = self.opening(state)
+        state.leader = state.current = leader
+        state.required_lead = opening
+        self.advance(state)
+
+    def opening(self, state: State) -> tuple[int, int]:
+        """(leader, tile it must lead or -1 for any); later rounds: the previous winner."""
+        assert state.next_leader is not None
+        return state.next_leader, -1
+
+    def reset_round_extra(self, state: State) -> None:
+        """Hook: reset a variant's per-round state."""
+
+    # --- the turn loop -----------------------------------------------------------------------
+
+    def legal_actions(self, state: State) -> list[int]:
+        seat, slots = state.current, self.num_slots
+        hand = state.hands[seat]
+        line = state.line
+        if line.empty:
+            if state.required_lead >= 0:
+                return [state.required_lead * slots] if hand >> state.required_lead & 1 else []
+            return [t * slots for t in iter_bits(hand)]
+        return [t * slots + s for t, s in line.placements(hand)]
+
+    def apply(self, state: State, action: int) -> None:
+        """Apply a legal action of ``state.current`` and run forced moves to the next decision."""
+        seat = state.current
+        if self.action_kind[action] == PLAY:
+            self.lay(state, seat, self.action_tile[action], self.action_slot[action], self.action_face_down[action])
+        else:
+            self.apply_extra(state, seat, self.action_kind[action])
+        if not state.round_over:
+            self.advance(state)
+        else:
+            state.legal = []
+
+    def apply_extra(self, state: State, seat: int, kind: str) -> None:
+        raise ValueError(f"{self.name} has no {kind!r} action")
+
+    def lay(self, state: State, seat: int, tile: int, slot: int, face_down: bool = False) -> None:
+        state.hands[seat] &= ~(1 << tile)
+        line = state.line
+        if line.empty:
+            line.lead(tile)
+            end_value = -1
+        else:
+            end_value = line.attach(tile, slot)
+            if face_down:
+                line.close(slot)
+        state.events.append((LAY, seat, tile, slot, end_value))
+        state.passes = 0
+        self.after_lay(state, seat, tile)
+        if state.round_over:
+            return
+        if not state.hands[seat]:
+            self.end_round(state, seat, blocked=False)
+        elif not self.turn_continues(state, seat):
+            state.current = (seat + 1) % self.num_players
+
+    def after_lay(self, state: State, seat: int, tile: int) -> None:
+        """Hook: what laying a tile scores (All Fives' count)."""
+
+    def turn_continues(self, state: State, seat: int) -> bool:
+        """Hook: may the player lay again in the same turn? One tile a turn by default."""
+        return False
+
+    def can_draw(self, state: State) -> bool:
+        return self.draws and bool(state.stock)
+
+    def advance(self, state: State) -> None:
+        """Run forced draws and passes until someone has a decision or the round ends."""
+        while True:
+            legal = self.legal_actions(state)
+            if legal:
+                state.legal = legal
+                return
+            seat = state.current
+            if self.can_draw(state):
+                tile = state.stock.pop()
+                state.hands[seat] |= 1 << tile
+                state.voids[seat] = state.line.open_values_mask()
+                state.events.append((DRAW, seat, tile))
+                continue
+            state.voids[seat] |= state.line.open_values_mask()
+            state.events.append((PASS, seat))
+            state.passes += 1
+            if state.passes >= self.num_players:
+                self.end_round(state, None, blocked=True)
+                state.legal = []
+                return
+            state.current = (seat + 1) % self.num_players
+
+    # --- scoring ------------------------------------------------------------------------------
+
+    def add_score(self, state: State, side: int, points: int, reason: str) -> None:
+        if points:
+            state.scores[side] += points
+            state.events.append((SCORE, side, points, reason))
+
+    def side_pips(self, pips: list[int]) -> list[int]:
+        return [sum(pips[s] for s in members) for members in self.members]
+
+    def blocked_winner(self, state: State, pips: list[int]) -> int | None:
+        """The seat that wins a blocked round, None on a tie for fewest pips.
+
+        A team wins with the fewest pips in both hands; the partner with fewer pips
+        (equal: the first counting from the round's leader) is recorded as the winner.
+        """
+        by_side = self.side_pips(pips)
+        fewest = min(by_side)
+        sides = [side for side, p in enumerate(by_side) if p == fewest]
+        if len(sides) > 1:
+            return None
+        members = self.members[sides[0]]
+        order = [(state.leader + k) % self.num_players for k in range(self.num_players)]
+        return min(members, key=lambda s: (pips[s], order.index(s)))
+
+    def end_round(self, state: State, winner: int | None, blocked: bool) -> None:
+        pips = [self.tile_set.mask_pips(h) for h in state.hands]
+        if blocked:
+            winner = self.blocked_winner(state, pips)
+        next_leader = winner if winner is not None else (state.leader + 1) % self.num_players
+        self.score_round(state, winner, blocked, pips)
+        state.result = RoundResult(
+            winner=winner,
+            blocked=blocked,
+            hand_pips=pips,
+            score_change=[now - before for now, before in zip(state.scores, state.round_start_scores)],
+            next_leader=next_leader,
+        )
+        state.next_leader = next_leader
+        state.round_over = True
+        state.events.append((ROUND_END, -1 if winner is None else winner, blocked))
+        if not state.match_over:
+            state.match_over = self.match_finished(state)
+
+    def score_round(self, state: State, winner: int | None, blocked: bool, pips: list[int]) -> None:
+        raise NotImplementedError
+
+    def match_finished(self, state: State) -> bool:
+        return max(state.scores) >= self.match_target
+
+    # --- ranking ------------------------------------------------------------------------------
+
+    def match_keys(self, state: State) -> list[Any]:
+        """Per side, a key where larger is better, for the match outcome."""
+        return [-s if self.lower_score_wins else s for s in state.scores]
+
+    def round_keys(self, state: State) -> list[Any]:
+        """Per side, a key where larger is better: the round's winner first, then by score change."""
+        assert state.result is not None
+        win_side = None if state.result.winner is None else self.side_of[state.result.winner]
+        sign = -1 if self.lower_score_wins else 1
+        return [(side == win_side, sign * change) for side, change in enumerate(state.result.score_change)]
+
+    def outcome(self, keys: list[Any]) -> list[float]:
+        """Outcome reward per side: rank k of n gets 1 - 2(k-1)/(n-1); ties share the mean rank."""
+        n = len(keys)
+        rewards = []
+        for key in keys:
+            better = sum(1 for other in keys if other > key)
+            tied = sum(1 for other in keys if other == key)
+            rank = better + (tied + 1) / 2
+            rewards.append(1.0 - 2.0 * (rank - 1) / (n - 1))
+        return rewards
+
+    # --- observation hooks --------------------------------------------------------------------
+
+    def phase_flags(self, state: State) -> tuple[bool, ...]:
+        """One flag per name in ``phases`` for the seat to move."""
+        return (state.line.empty,)
+
+    def public_extra(self, state: State) -> dict[str, Any]:
+        """Hook: variant-specific entries of ``public_state()``."""
+        return {}
+
+
+def round_to_five(points: int) -> int:
+    """Nearest multiple of five, halves up: 12 -> 10, 13 -> 15."""
+    return 5 * ((points + 2) // 5)
