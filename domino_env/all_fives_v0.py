@@ -1,4 +1,7 @@
-"""All Fives (straight dominoes) as a PettingZoo AEC environment; rules in :mod:`domino_env.variants.all_fives`."""
+"""All Fives (straight dominoes) as a PettingZoo AEC environment.
+
+The rules and their documentation: :mod:`domino_env.variants.all_fives`.
+"""
 
 from typing import Any
 

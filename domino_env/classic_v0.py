@@ -1,4 +1,7 @@
-"""Classic dominoes (draw or block) as a PettingZoo AEC environment; rules in :mod:`domino_env.variants.classic`."""
+"""Classic dominoes (draw or block) as a PettingZoo AEC environment.
+
+The rules and their documentation: :mod:`domino_env.variants.classic`.
+"""
 
 from typing import Any
 

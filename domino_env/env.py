@@ -17,10 +17,11 @@ from gymnasium.utils import seeding
 from pettingzoo import AECEnv
 from pettingzoo.utils.wrappers import OrderEnforcingWrapper
 
+from domino_env.engine.line import OPEN
 from domino_env.observation import ChainEncoder
 from domino_env.render import render_text
-from domino_env.variants.base import PLAY, ChainRules
 from domino_env.tiles import format_tile
+from domino_env.variants.base import PLAY, ChainRules
 
 EPISODES = ("match", "round")
 REWARDS = ("outcome", "points")
@@ -43,8 +44,6 @@ class DominoEnv(AECEnv):
     ("raise" a ValueError and change nothing, or "penalize": -1 and the episode ends).
     """
 
-    metadata = {"render_modes": list(RENDER_MODES), "name": "domino", "is_parallelizable": False}
-
     def __init__(
         self,
         rules: ChainRules,
@@ -61,7 +60,11 @@ class DominoEnv(AECEnv):
         if render_mode is not None:
             _choice("render_mode", render_mode, RENDER_MODES)
         self.render_mode = render_mode
-        self.metadata = {**self.metadata, "name": f"{rules.name}_v0"}
+        self.metadata = {
+            "render_modes": list(RENDER_MODES),
+            "name": f"{rules.name}_v0",
+            "is_parallelizable": False,
+        }
         n = rules.num_players
         self.possible_agents = [f"player_{i}" for i in range(n)]
         self._seat = {agent: i for i, agent in enumerate(self.possible_agents)}
@@ -81,6 +84,7 @@ class DominoEnv(AECEnv):
         self._zero_mask = np.zeros(rules.num_actions, dtype=np.int8)
         self._zero_mask.setflags(write=False)
         self._mask_snapshot = self._zero_mask
+        self._mask_owner = ""
         self._reward_sign = -1.0 if rules.lower_score_wins else 1.0
         self._reward_scale = self._reward_sign / rules.match_target
         self.np_random, _ = seeding.np_random(None)
@@ -109,7 +113,9 @@ class DominoEnv(AECEnv):
         self._cumulative_rewards = {agent: 0.0 for agent in self.agents}
         self.terminations = {agent: False for agent in self.agents}
         self.truncations = {agent: False for agent in self.agents}
-        self.infos: dict[str, dict[str, Any]] = {agent: {"action_mask": self._zero_mask} for agent in self.agents}
+        self.infos: dict[str, dict[str, Any]] = {
+            agent: {"action_mask": self._zero_mask} for agent in self.agents
+        }
         self._rewarded = False
         self._mask[:] = 0
         self._legal_shown: list[int] = []
@@ -123,7 +129,9 @@ class DominoEnv(AECEnv):
             return []
         unknown = set(options) - {"deal", "deals"}
         if unknown:  # a warning, not an error: PettingZoo's api_test resets with foreign options
-            warnings.warn(f"ignoring unknown reset option(s) {sorted(unknown)}; known: deal, deals", stacklevel=3)
+            warnings.warn(
+                f"ignoring unknown reset option(s) {sorted(unknown)}; known: deal, deals", stacklevel=3
+            )
         if "deal" in options and "deals" in options:
             raise ValueError("give either options['deal'] or options['deals'], not both")
         if options.get("deal") is not None:
@@ -179,12 +187,11 @@ class DominoEnv(AECEnv):
         for a in legal:
             mask[a] = 1
         self._legal_shown = legal
-        previous = self._mask_snapshot
         self._mask_snapshot = mask.copy()
-        for agent, info in self.infos.items():
-            if info["action_mask"] is previous:
-                self.infos[agent] = {"action_mask": self._zero_mask}
-        self.infos[self.agent_selection] = {"action_mask": self._mask_snapshot}
+        if self._mask_owner in self.infos:
+            self.infos[self._mask_owner] = {"action_mask": self._zero_mask}
+        self._mask_owner = self.agent_selection
+        self.infos[self._mask_owner] = {"action_mask": self._mask_snapshot}
 
     def _points_reward(self, before: list[int]) -> None:
         if self.reward_mode != "points":
@@ -262,21 +269,35 @@ class DominoEnv(AECEnv):
     def describe_action(self, action: Any) -> dict[str, Any]:
         """What an action id means now: kind, tile, arm, end value it lands on, face down."""
         rules = self.rules
-        if isinstance(action, bool) or not isinstance(action, (int, np.integer)) or not 0 <= action < rules.num_actions:
+        if (
+            isinstance(action, bool)
+            or not isinstance(action, (int, np.integer))
+            or not 0 <= action < rules.num_actions
+        ):
             raise ValueError(f"action must be an int in 0..{rules.num_actions - 1}, got {action!r}")
         a = int(action)
         kind = rules.action_kind[a]
         if kind != PLAY:
-            return {"action": a, "kind": kind, "tile": None, "arm": None, "end_value": None, "face_down": False}
-        line = self.game.line if self.game is not None else None
+            return {
+                "action": a,
+                "kind": kind,
+                "tile": None,
+                "arm": None,
+                "end_value": None,
+                "face_down": False,
+            }
         slot = rules.action_slot[a]
-        leading = line is None or line.empty
+        if self.game is None or self.game.line.empty:
+            leading, end_value = True, None
+        else:
+            line = self.game.line
+            leading, end_value = False, line.value[slot] if line.state[slot] == OPEN else None
         return {
             "action": a,
             "kind": PLAY,
             "tile": rules.tile_set.tiles[rules.action_tile[a]],
             "arm": "lead" if leading else rules.slot_names[slot],
-            "end_value": None if leading or line.state[slot] != 1 else line.value[slot],
+            "end_value": end_value,
             "face_down": rules.action_face_down[a],
         }
 

@@ -31,7 +31,8 @@ def raw_env(name: str, **options: Any) -> DominoEnv:
     unknown = set(options) - set(allowed) - set(ENV_OPTIONS)
     if unknown:
         raise ValueError(
-            f"unknown option(s) {sorted(unknown)} for {name}; allowed: {', '.join(allowed + list(ENV_OPTIONS))}"
+            f"unknown option(s) {sorted(unknown)} for {name}; "
+            f"allowed: {', '.join(allowed + list(ENV_OPTIONS))}"
         )
     rules = VARIANTS[name](**{k: v for k, v in options.items() if k in allowed})
     return DominoEnv(rules, **{k: v for k, v in options.items() if k in ENV_OPTIONS})

@@ -27,7 +27,9 @@ def line_text(rules: ChainRules, state: State) -> list[str]:
         if slot in (EAST, WEST) or line.state[slot] == 0:
             continue
         arm = "".join(tile_text(i, o) for i, o in line.arms[slot]) or "(empty)"
-        label = names[slot] if slot not in (NORTH, SOUTH) or line.num_slots != 4 else f"{names[slot]} of spinner"
+        label = (
+            names[slot] if slot not in (NORTH, SOUTH) or line.num_slots != 4 else f"{names[slot]} of spinner"
+        )
         lines.append(f"{label}: {arm}")
     ends = []
     for slot in range(line.num_slots):
@@ -56,7 +58,9 @@ def event_text(rules: ChainRules, event: tuple, agent_names: list[str]) -> str |
     return None
 
 
-def render_text(rules: ChainRules, state: State, agent_names: list[str], hands_of: list[int] | None = None) -> str:
+def render_text(
+    rules: ChainRules, state: State, agent_names: list[str], hands_of: list[int] | None = None
+) -> str:
     """A full view: scores, layout, hands (all, or only ``hands_of``) and recent events."""
     n = rules.num_players
     scores = ", ".join(

@@ -9,10 +9,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator
-from typing import Union
 
 Tile = tuple[int, int]
-TileLike = Union[Tile, list[int], str]
+TileLike = Tile | list[int] | str
 
 _TILE_TEXT = re.compile(r"^\s*(\d+)\s*[-|:]\s*(\d+)\s*$")
 
@@ -36,8 +35,7 @@ class TileSet:
         self.all_mask = (1 << self.size) - 1
         # suit_mask[v]: the tiles carrying value v.
         self.suit_mask: list[int] = [
-            sum(1 << i for i, (a, b) in enumerate(self.tiles) if v in (a, b))
-            for v in range(self.num_values)
+            sum(1 << i for i, (a, b) in enumerate(self.tiles) if v in (a, b)) for v in range(self.num_values)
         ]
         self.doubles_mask = sum(1 << i for i, (a, b) in enumerate(self.tiles) if a == b)
         # other_half[t][v]: the value left open when tile t is attached at an end showing v.
@@ -49,8 +47,7 @@ class TileSet:
         key = (min(a, b), max(a, b))
         if key not in self.ids:
             raise ValueError(
-                f"unknown tile {format_tile(key)}: a double-{self.max_pip} set has values "
-                f"0..{self.max_pip}"
+                f"unknown tile {format_tile(key)}: a double-{self.max_pip} set has values 0..{self.max_pip}"
             )
         return self.ids[key]
 

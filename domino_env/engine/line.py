@@ -36,19 +36,19 @@ class Line:
     """Open ends, arms and the tiles on the table for one round."""
 
     __slots__ = (
-        "tiles",
-        "num_slots",
-        "spinner_rule",
-        "value",
-        "state",
-        "length",
-        "double_end",
         "arms",
-        "played",
         "count",
+        "double_end",
         "lead_tile",
-        "spinner_slot",
+        "length",
+        "num_slots",
+        "played",
         "spinner_depth",
+        "spinner_rule",
+        "spinner_slot",
+        "state",
+        "tiles",
+        "value",
     )
 
     def __init__(self, tiles: TileSet, num_slots: int = 2, spinner: Spinner = Spinner.NONE) -> None:
@@ -121,9 +121,7 @@ class Line:
 
     def is_live(self, slot: int) -> bool:
         """An open end is live while some tile carrying its value is off the table."""
-        return self.state[slot] == OPEN and bool(
-            self.tiles.suit_mask[self.value[slot]] & ~self.played
-        )
+        return self.state[slot] == OPEN and bool(self.tiles.suit_mask[self.value[slot]] & ~self.played)
 
     def live_slots(self) -> list[int]:
         return [s for s in range(self.num_slots) if self.is_live(s)]
@@ -202,8 +200,10 @@ class Line:
     # --- spinner -------------------------------------------------------------------------
 
     def _spinner_value(self) -> int:
-        return self.tiles.tiles[self.lead_tile][0] if self.spinner_slot == 4 else (
-            self.arms[self.spinner_slot][self.spinner_depth - 1][1]
+        return (
+            self.tiles.tiles[self.lead_tile][0]
+            if self.spinner_slot == 4
+            else (self.arms[self.spinner_slot][self.spinner_depth - 1][1])
         )
 
     def _spinner_sides_filled(self) -> bool:

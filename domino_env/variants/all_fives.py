@@ -15,7 +15,7 @@ after a blocked tie, the seat after the previous leader).
 
 from __future__ import annotations
 
-from domino_env.engine.line import NORTH, SOUTH, OPEN, Line, Spinner
+from domino_env.engine.line import NORTH, OPEN, SOUTH, Line, Spinner
 from domino_env.engine.state import State
 from domino_env.variants.base import ChainRules, round_to_five
 
@@ -52,6 +52,16 @@ class AllFivesRules(ChainRules):
             if state.scores[side] >= self.match_target:
                 state.match_over = True
                 self.end_round(state, seat, blocked=False)
+
+    def immediate_points(self, state: State, action: int) -> int:
+        line = state.line.clone()
+        tile = self.action_tile[action]
+        if line.empty:
+            line.lead(tile)
+        else:
+            line.attach(tile, self.action_slot[action])
+        count = end_count(line)
+        return count if count % 5 == 0 else 0
 
     def score_round(self, state: State, winner: int | None, blocked: bool, pips: list[int]) -> None:
         if winner is None or state.match_over:

@@ -60,7 +60,9 @@ class ChainRules:
         self.teams = bool(teams)
         self.side_of = [seat % 2 for seat in range(num_players)] if teams else list(range(num_players))
         self.num_sides = 2 if teams else num_players
-        self.members = [[s for s in range(num_players) if self.side_of[s] == side] for side in range(self.num_sides)]
+        self.members = [
+            [s for s in range(num_players) if self.side_of[s] == side] for side in range(self.num_sides)
+        ]
         self._build_action_table()
 
     # --- actions ---------------------------------------------------------------------------
@@ -115,8 +117,7 @@ class ChainRules:
                 t = ts.id_of(tile)
                 if t in seen:
                     raise ValueError(
-                        f"tile {format_tile(ts.tiles[t])} appears twice in the deal "
-                        f"({seen[t]} and {where})"
+                        f"tile {format_tile(ts.tiles[t])} appears twice in the deal ({seen[t]} and {where})"
                     )
                 seen[t] = where
                 ids.append(t)
@@ -126,7 +127,9 @@ class ChainRules:
         hands: list[tuple[int, ...] | None] = [None] * n
         if hands_in is not None:
             if not isinstance(hands_in, Sequence) or len(hands_in) != n:
-                raise ValueError(f"deal['hands'] must list {n} hands (None for a random one), got {hands_in!r}")
+                raise ValueError(
+                    f"deal['hands'] must list {n} hands (None for a random one), got {hands_in!r}"
+                )
             for seat, hand in enumerate(hands_in):
                 if hand is None:
                     continue
@@ -141,9 +144,13 @@ class ChainRules:
             boneyard = read(deal["boneyard"], "the boneyard")
             room = ts.size - n * self.hand_size
             if len(boneyard) > room:
-                raise ValueError(f"the boneyard lists {len(boneyard)} tiles but only {room} are left after the hands")
+                raise ValueError(
+                    f"the boneyard lists {len(boneyard)} tiles but only {room} are left after the hands"
+                )
         leader = deal.get("leader")
-        if leader is not None and (isinstance(leader, bool) or not isinstance(leader, (int, np.integer)) or not 0 <= leader < n):
+        if leader is not None and (
+            isinstance(leader, bool) or not isinstance(leader, (int, np.integer)) or not 0 <= leader < n
+        ):
             raise ValueError(f"deal['leader'] must be a seat 0..{n - 1}, got {leader!r}")
         opening = None
         if deal.get("opening") is not None:
@@ -243,7 +250,9 @@ class ChainRules:
         """Apply a legal action of ``state.current`` and run forced moves to the next decision."""
         seat = state.current
         if self.action_kind[action] == PLAY:
-            self.lay(state, seat, self.action_tile[action], self.action_slot[action], self.action_face_down[action])
+            self.lay(
+                state, seat, self.action_tile[action], self.action_slot[action], self.action_face_down[action]
+            )
         else:
             self.apply_extra(state, seat, self.action_kind[action])
         if not state.round_over:
@@ -342,7 +351,9 @@ class ChainRules:
             winner=winner,
             blocked=blocked,
             hand_pips=pips,
-            score_change=[now - before for now, before in zip(state.scores, state.round_start_scores)],
+            score_change=[
+                now - before for now, before in zip(state.scores, state.round_start_scores, strict=True)
+            ],
             next_leader=next_leader,
         )
         state.next_leader = next_leader
@@ -380,6 +391,17 @@ class ChainRules:
             rank = better + (tied + 1) / 2
             rewards.append(1.0 - 2.0 * (rank - 1) / (n - 1))
         return rewards
+
+    # --- baseline hooks ---------------------------------------------------------------------
+
+    def greedy_key(self, state: State, action: int) -> tuple[int, ...]:
+        """How a greedy player rates a legal action: points it scores now, then tile pips."""
+        tile = self.action_tile[action]
+        return (self.immediate_points(state, action), self.tile_set.pips[tile] if tile >= 0 else -1)
+
+    def immediate_points(self, state: State, action: int) -> int:
+        """Hook: points the action scores at once (All Fives' count); 0 by default."""
+        return 0
 
     # --- observation hooks --------------------------------------------------------------------
 

@@ -1,0 +1,60 @@
+"""Baseline agents (no torch): ``random`` and ``greedy``, for any variant.
+
+An agent is called as ``agent(env, observation) -> action`` with the *unwrapped*
+environment and the current agent's observation dict; ``random`` needs only the mask,
+``greedy`` asks the rules what each legal move is worth right now.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any, Protocol
+
+import numpy as np
+
+from domino_env.env import DominoEnv
+
+
+class Agent(Protocol):
+    name: str
+
+    def __call__(self, env: DominoEnv, observation: dict[str, np.ndarray]) -> int: ...
+
+
+class RandomAgent:
+    """Uniform over the legal actions."""
+
+    name = "random"
+
+    def __init__(self, seed: int | None = None) -> None:
+        self.rng = random.Random(seed)
+
+    def __call__(self, env: DominoEnv, observation: dict[str, np.ndarray]) -> int:
+        legal = np.flatnonzero(observation["action_mask"])
+        return int(legal[self.rng.randrange(len(legal))])
+
+
+class GreedyAgent:
+    """The move the rules rate highest now (points scored, then the heaviest tile); ties at random."""
+
+    name = "greedy"
+
+    def __init__(self, seed: int | None = None) -> None:
+        self.rng = random.Random(seed)
+
+    def __call__(self, env: DominoEnv, observation: dict[str, np.ndarray]) -> int:
+        rules, game = env.rules, env.game
+        legal = np.flatnonzero(observation["action_mask"]).tolist()
+        keys = [rules.greedy_key(game, a) for a in legal]
+        best = max(keys)
+        return int(self.rng.choice([a for a, k in zip(legal, keys, strict=True) if k == best]))
+
+
+AGENTS: dict[str, type[RandomAgent] | type[GreedyAgent]] = {"random": RandomAgent, "greedy": GreedyAgent}
+
+
+def make_agent(name: str, seed: int | None = None, **kwargs: Any) -> Agent:
+    """A baseline agent by name; unknown names raise ValueError listing the known ones."""
+    if name not in AGENTS:
+        raise ValueError(f"unknown agent {name!r}; baselines: {', '.join(AGENTS)}")
+    return AGENTS[name](seed=seed, **kwargs)
