@@ -80,13 +80,12 @@ class DominoEnv(AECEnv):
             for agent in self.possible_agents
         }
         self.action_spaces = {agent: spaces.Discrete(rules.num_actions) for agent in self.possible_agents}
-        self._mask = np.zeros(rules.num_actions, dtype=np.int8)
         self._zero_mask = np.zeros(rules.num_actions, dtype=np.int8)
         self._zero_mask.setflags(write=False)
         self._mask_snapshot = self._zero_mask
         self._mask_owner = ""
-        self._reward_sign = -1.0 if rules.lower_score_wins else 1.0
-        self._reward_scale = self._reward_sign / rules.match_target
+        self._points = self.reward_mode == "points"
+        self._reward_scale = (-1.0 if rules.lower_score_wins else 1.0) / rules.match_target
         self.np_random, _ = seeding.np_random(None)
         self.game: Any = None
 
@@ -117,8 +116,6 @@ class DominoEnv(AECEnv):
             agent: {"action_mask": self._zero_mask} for agent in self.agents
         }
         self._rewarded = False
-        self._mask[:] = 0
-        self._legal_shown: list[int] = []
         self.agent_selection = self.agents[self.game.current]
         self._show_mask()
         if self.render_mode == "human":
@@ -141,6 +138,16 @@ class DominoEnv(AECEnv):
             raise ValueError(f"options['deals'] must be a list of deals, got {deals!r}")
         return [self.rules.parse_deal(deal) for deal in deals]
 
+    def last(self, observe: bool = True) -> tuple[Any, float, bool, bool, dict[str, Any]]:
+        agent = self.agent_selection
+        return (
+            self.observe(agent) if observe else None,
+            self._cumulative_rewards[agent],
+            self.terminations[agent],
+            self.truncations[agent],
+            self.infos[agent],
+        )
+
     def observe(self, agent: str) -> dict[str, np.ndarray]:
         row = self.encoder.observe(self.game, self._seat[agent])
         mask = self._mask_snapshot if agent == self.agent_selection else self._zero_mask
@@ -160,7 +167,7 @@ class DominoEnv(AECEnv):
                 self.rewards[a] = 0.0
             self._rewarded = False
         self._cumulative_rewards[agent] = 0.0
-        before = game.scores[:]
+        before = game.scores[:] if self._points else game.scores
         self.rules.apply(game, int(action))
         if game.round_over:
             if self.episode == "round" or game.match_over:
@@ -168,8 +175,7 @@ class DominoEnv(AECEnv):
                 return
             self._points_reward(before)
             self.rules.start_round(game)
-            before = game.scores[:]
-        if game.scores != before:
+        elif self._points and game.scores != before:
             self._points_reward(before)
         self.agent_selection = self.agents[game.current]
         self._show_mask()
@@ -180,21 +186,17 @@ class DominoEnv(AECEnv):
 
     def _show_mask(self) -> None:
         """Point the mask and the infos at the legal actions of the agent to move."""
-        mask = self._mask
-        for a in self._legal_shown:
-            mask[a] = 0
-        legal = self.game.legal
-        for a in legal:
+        mask = self._zero_mask.copy()
+        for a in self.game.legal:
             mask[a] = 1
-        self._legal_shown = legal
-        self._mask_snapshot = mask.copy()
+        self._mask_snapshot = mask
         if self._mask_owner in self.infos:
             self.infos[self._mask_owner] = {"action_mask": self._zero_mask}
         self._mask_owner = self.agent_selection
         self.infos[self._mask_owner] = {"action_mask": self._mask_snapshot}
 
     def _points_reward(self, before: list[int]) -> None:
-        if self.reward_mode != "points":
+        if not self._points:
             return
         side_of = self.rules.side_of
         for seat, agent in enumerate(self.agents):
@@ -329,18 +331,15 @@ class OrderEnforcing(OrderEnforcingWrapper):
     about two thirds of a step; these properties read the inner env directly.
     """
 
-    def _inner(self, name: str) -> Any:
-        if not self._has_reset:
-            raise AttributeError(f"{name} cannot be accessed before reset")
-        return getattr(self.env, name)
-
-    agent_selection = property(lambda self: self._inner("agent_selection"))
-    agents = property(lambda self: self._inner("agents"))
-    rewards = property(lambda self: self._inner("rewards"))
-    terminations = property(lambda self: self._inner("terminations"))
-    truncations = property(lambda self: self._inner("truncations"))
-    infos = property(lambda self: self._inner("infos"))
-    _cumulative_rewards = property(lambda self: self._inner("_cumulative_rewards"))
+    # Before reset the inner env lacks these attributes; the AttributeError then falls back
+    # to OrderEnforcingWrapper.__getattr__, which raises its "before reset" message.
+    agent_selection = property(lambda self: self.env.agent_selection)
+    agents = property(lambda self: self.env.agents)
+    rewards = property(lambda self: self.env.rewards)
+    terminations = property(lambda self: self.env.terminations)
+    truncations = property(lambda self: self.env.truncations)
+    infos = property(lambda self: self.env.infos)
+    _cumulative_rewards = property(lambda self: self.env._cumulative_rewards)
 
     def last(self, observe: bool = True) -> tuple[Any, float, bool, bool, dict[str, Any]]:
         if not self._has_reset:

@@ -27,6 +27,7 @@ import numpy as np
 
 from domino_env.engine.line import CLOSED, OPEN
 from domino_env.engine.state import DEAL, DRAW, LAY, PASS, SCORE, State
+from domino_env.tiles import iter_bits
 from domino_env.variants.base import ChainRules
 
 _SLOT_FLAGS = 4  # open, closed, double at the end, live
@@ -63,6 +64,10 @@ class ChainEncoder:
         self.rows = np.zeros((n, self.size), dtype=np.float32)
         self._serial = [-1] * n  # round the row was built for
         self._cursor = [0] * n  # events already applied to the row
+        self._no_flags = (False,) * len(rules.phases)
+        self._flags = [self._no_flags] * n  # phase flags written in each row
+        self._slot_keys: list[list[tuple[int, int, bool, bool]]] = [[] for _ in range(n)]
+        self._slot_rows: dict[tuple[int, int, bool, bool], np.ndarray] = {}
         # value_bits[mask] is the row of V flags of a value bitmask (voids).
         self._value_bits = ((np.arange(1 << values)[:, None] >> np.arange(values)) & 1).astype(np.float32)
         self._eye = np.eye(values, dtype=np.float32)
@@ -77,20 +82,22 @@ class ChainEncoder:
             self._rebuild(state, seat, row)
         elif self._cursor[seat] < len(state.events):
             self._catch_up(state, seat, row)
-        flags = self.rules.phase_flags(state) if state.current == seat else (False,) * len(self.rules.phases)
-        row[self._phase : self._phase + len(flags)] = flags
+        flags = self.rules.phase_flags(state) if state.current == seat else self._no_flags
+        if flags != self._flags[seat]:
+            for i, flag in enumerate(flags):
+                row[self._phase + i] = flag
+            self._flags[seat] = flags
         return row
 
     def _rebuild(self, state: State, seat: int, row: np.ndarray) -> None:
         row[:] = 0.0
-        hand = state.hands[seat]
-        table = state.line.played
-        for t in range(self.rules.tile_set.size):
-            if hand >> t & 1:
-                row[self._hand + t] = 1.0
-            if table >> t & 1:
-                row[self._table + t] = 1.0
-        self._write_ends(state, row)
+        self._flags[seat] = self._no_flags
+        self._slot_keys[seat] = [(-1, -1, False, False)] * self.rules.num_slots
+        for t in iter_bits(state.hands[seat]):
+            row[self._hand + t] = 1.0
+        for t in iter_bits(state.line.played):
+            row[self._table + t] = 1.0
+        self._write_ends(state, seat, row)
         self._write_counts(state, seat, row)
         self._write_voids(state, seat, row)
         self._write_scores(state, seat, row)
@@ -118,7 +125,7 @@ class ChainEncoder:
                 self._rebuild(state, seat, row)
                 return
         if laid:
-            self._write_ends(state, row)
+            self._write_ends(state, seat, row)
         if counts:
             self._write_counts(state, seat, row)
         if voids:
@@ -127,21 +134,31 @@ class ChainEncoder:
             self._write_scores(state, seat, row)
         self._cursor[seat] = len(state.events)
 
-    def _write_ends(self, state: State, row: np.ndarray) -> None:
+    def _write_ends(self, state: State, seat: int, row: np.ndarray) -> None:
+        """Rewrite the slots whose (status, value, double, live) changed since the row's last write."""
         line = state.line
+        keys = self._slot_keys[seat]
         width = self.slot_width
-        values = width - _SLOT_FLAGS
         for slot in range(line.num_slots):
-            base = self._ends + slot * width
             status = line.state[slot]
+            key = (status, line.value[slot], status == OPEN and line.double_end[slot], line.is_live(slot))
+            if key != keys[slot]:
+                base = self._ends + slot * width
+                row[base : base + width] = self._slot_row(key)
+                keys[slot] = key
+
+    def _slot_row(self, key: tuple[int, int, bool, bool]) -> np.ndarray:
+        """The feature block of one slot: value one-hot (when open), open, closed, double, live."""
+        features = self._slot_rows.get(key)
+        if features is None:
+            status, value, double, live = key
+            features = np.zeros(self.slot_width, dtype=np.float32)
+            values = self.slot_width - _SLOT_FLAGS
             if status == OPEN:
-                row[base : base + values] = self._eye[line.value[slot]]
-            else:
-                row[base : base + values] = 0.0
-            row[base + values] = status == OPEN
-            row[base + values + 1] = status == CLOSED
-            row[base + values + 2] = status == OPEN and line.double_end[slot]
-            row[base + values + 3] = line.is_live(slot)
+                features[value] = 1.0
+            features[values:] = (status == OPEN, status == CLOSED, double, live)
+            self._slot_rows[key] = features
+        return features
 
     def _write_counts(self, state: State, seat: int, row: np.ndarray) -> None:
         n = self.rules.num_players

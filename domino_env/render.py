@@ -41,6 +41,12 @@ def line_text(rules: ChainRules, state: State) -> list[str]:
     return lines
 
 
+def side_name(rules: ChainRules, side: int, agent_names: list[str]) -> str:
+    if rules.teams:
+        return "team " + "+".join(agent_names[s] for s in rules.members[side])
+    return agent_names[side]
+
+
 def event_text(rules: ChainRules, event: tuple, agent_names: list[str]) -> str | None:
     kind = event[0]
     if kind == LAY:
@@ -54,7 +60,7 @@ def event_text(rules: ChainRules, event: tuple, agent_names: list[str]) -> str |
     if kind == PASS:
         return f"{agent_names[event[1]]} passes"
     if kind == SCORE:
-        return f"side {event[1]} scores {event[2]} ({event[3]})"
+        return f"{side_name(rules, event[1], agent_names)} scores {event[2]} ({event[3]})"
     return None
 
 
@@ -64,8 +70,7 @@ def render_text(
     """A full view: scores, layout, hands (all, or only ``hands_of``) and recent events."""
     n = rules.num_players
     scores = ", ".join(
-        f"{'team ' + str(side) if rules.teams else agent_names[side]}: {score}"
-        for side, score in enumerate(state.scores)
+        f"{side_name(rules, side, agent_names)}: {score}" for side, score in enumerate(state.scores)
     )
     out = [f"{rules.name} - round {state.round_index + 1} - scores {scores}"]
     out += line_text(rules, state)

@@ -40,6 +40,14 @@ class TileSet:
         self.doubles_mask = sum(1 << i for i, (a, b) in enumerate(self.tiles) if a == b)
         # other_half[t][v]: the value left open when tile t is attached at an end showing v.
         self.other_half: list[dict[int, int]] = [{a: b, b: a} for a, b in self.tiles]
+        # _byte_pips[k][byte]: pips of the tiles 8k..8k+7 selected by that byte of a mask.
+        self._byte_pips = [
+            [
+                sum(self.pips[8 * k + i] for i in range(8) if byte >> i & 1 and 8 * k + i < self.size)
+                for byte in range(256)
+            ]
+            for k in range((self.size + 7) // 8)
+        ]
 
     def id_of(self, tile: TileLike) -> int:
         """Canonical id of a tile written ``(a, b)``, ``[a, b]`` or ``"a-b"`` (either order)."""
@@ -52,8 +60,12 @@ class TileSet:
         return self.ids[key]
 
     def mask_pips(self, mask: int) -> int:
-        """Total pips of the tiles in a bitmask."""
-        return sum(self.pips[t] for t in iter_bits(mask))
+        """Total pips of the tiles in a bitmask (a table lookup per byte)."""
+        total = 0
+        for table in self._byte_pips:
+            total += table[mask & 255]
+            mask >>= 8
+        return total
 
     def names(self, mask: int) -> list[str]:
         return [format_tile(self.tiles[t]) for t in iter_bits(mask)]

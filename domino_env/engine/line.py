@@ -126,16 +126,22 @@ class Line:
     def live_slots(self) -> list[int]:
         return [s for s in range(self.num_slots) if self.is_live(s)]
 
-    def placements(self, hand: int) -> list[tuple[int, int]]:
-        """Every (tile, slot) a hand may attach, in slot order then tile order."""
+    def placements(self, hand: int, stride: int = 0) -> list[int]:
+        """Every placement of a hand's tile at an open end, as ``tile * stride + slot``.
+
+        ``stride`` defaults to the number of slots, which makes these a chain game's
+        face-up play action ids; in slot order, then tile order.
+        """
+        stride = stride or self.num_slots
         suit = self.tiles.suit_mask
+        state, value = self.state, self.value
         moves = []
         for s in range(self.num_slots):
-            if self.state[s] == OPEN:
-                fits = hand & suit[self.value[s]]
+            if state[s] == OPEN:
+                fits = hand & suit[value[s]]
                 while fits:
                     low = fits & -fits
-                    moves.append((low.bit_length() - 1, s))
+                    moves.append((low.bit_length() - 1) * stride + s)
                     fits ^= low
         return moves
 

@@ -15,7 +15,7 @@ import numpy as np
 
 from domino_env.engine.line import SPINNER_SLOT_NAMES, Line, Spinner
 from domino_env.engine.state import DEAL, DRAW, LAY, PASS, ROUND_END, SCORE, RoundResult, State
-from domino_env.tiles import DOUBLE_SIX, TileSet, format_tile, iter_bits
+from domino_env.tiles import DOUBLE_SIX, TileSet, format_tile, iter_bits, mask_of
 
 PLAY = "play"
 
@@ -169,9 +169,9 @@ class ChainRules:
 
     def _deal(self, state: State, spec: DealSpec | None) -> None:
         ts, n, size = self.tile_set, self.num_players, self.hand_size
-        order = [int(t) for t in state.rng.permutation(ts.size)]
+        order: list[int] = state.rng.permutation(ts.size).tolist()
         if spec is None:
-            state.hands = [sum(1 << t for t in order[i * size : (i + 1) * size]) for i in range(n)]
+            state.hands = [mask_of(order[i * size : (i + 1) * size]) for i in range(n)]
             state.stock = order[n * size :][::-1]
             return
         fixed = {t for hand in spec.hands if hand for t in hand} | set(spec.boneyard or ())
@@ -186,7 +186,7 @@ class ChainRules:
                 start = owed.get(seat, ())
                 take = size - len(start)
                 hand, rest = start + tuple(rest[:take]), rest[take:]
-            hands.append(sum(1 << t for t in hand))
+            hands.append(mask_of(hand))
         state.hands = hands
         state.stock = (list(spec.boneyard or ()) + rest)[::-1]
 
@@ -240,11 +240,11 @@ class ChainRules:
         seat, slots = state.current, self.num_slots
         hand = state.hands[seat]
         line = state.line
-        if line.empty:
+        if not line.count:
             if state.required_lead >= 0:
                 return [state.required_lead * slots] if hand >> state.required_lead & 1 else []
             return [t * slots for t in iter_bits(hand)]
-        return [t * slots + s for t, s in line.placements(hand)]
+        return line.placements(hand)
 
     def apply(self, state: State, action: int) -> None:
         """Apply a legal action of ``state.current`` and run forced moves to the next decision."""
@@ -266,7 +266,7 @@ class ChainRules:
     def lay(self, state: State, seat: int, tile: int, slot: int, face_down: bool = False) -> None:
         state.hands[seat] &= ~(1 << tile)
         line = state.line
-        if line.empty:
+        if not line.count:
             line.lead(tile)
             end_value = -1
         else:
@@ -407,7 +407,7 @@ class ChainRules:
 
     def phase_flags(self, state: State) -> tuple[bool, ...]:
         """One flag per name in ``phases`` for the seat to move."""
-        return (state.line.empty,)
+        return (not state.line.count,)
 
     def public_extra(self, state: State) -> dict[str, Any]:
         """Hook: variant-specific entries of ``public_state()``."""
