@@ -107,6 +107,7 @@ class DominoEnv(AECEnv):
         if seed is not None or self.game is None:
             self.np_random, _ = seeding.np_random(seed)
         self.game = self.rules.new_match(self.np_random, deals)
+        self.encoder.forget()
         self.agents = self.possible_agents[:]
         self.rewards = {agent: 0.0 for agent in self.agents}
         self._cumulative_rewards = {agent: 0.0 for agent in self.agents}
@@ -231,9 +232,9 @@ class DominoEnv(AECEnv):
             for a in self.agents:
                 self.rewards[a] = -1.0 if a == agent else 0.0
             self._cumulative_rewards[agent] = 0.0
-            self.infos[agent] = {**self.infos[agent], "illegal_action": action}
             self._rewarded = True
             self._finish()
+            self.infos[agent] = {**self.infos[agent], "illegal_action": action}
             return
         what = self._action_text(action)
         options = ", ".join(f"{a} ({self._action_text(a)})" for a in legal)

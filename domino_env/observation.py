@@ -75,6 +75,10 @@ class ChainEncoder:
         self._stock_scale = 1.0 / ts.size
         self._score_scale = 1.0 / rules.match_target
 
+    def forget(self) -> None:
+        """Drop every cached row (a new match restarts the round serials)."""
+        self._serial = [-1] * self.rules.num_players
+
     def observe(self, state: State, seat: int) -> np.ndarray:
         """The seat's current row (a view into the cache: copy it before keeping it)."""
         row = self.rows[seat]

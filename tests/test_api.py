@@ -1,0 +1,699 @@
+"""The public interface of every variant: PettingZoo conformance, spaces, errors, deals, introspection.
+
+Everything is parametrized over ``domino_env.VARIANTS`` and each variant's player counts (and
+teams where allowed), so a variant added to the registry is tested without editing this file.
+"""
+
+from __future__ import annotations
+
+import importlib
+import random
+import re
+from functools import partial
+from typing import Any
+
+import numpy as np
+import pytest
+from pettingzoo.test import api_test, render_test, seed_test
+
+import domino_env
+from domino_env.env import DominoEnv
+
+# --- parametrization ---------------------------------------------------------------------------
+
+
+def _configs() -> list[tuple[str, int, bool]]:
+    out = []
+    for name, rules in domino_env.VARIANTS.items():
+        for n in rules.player_counts:
+            out.append((name, n, False))
+            if n == 4 and rules.teams_allowed:
+                out.append((name, n, True))
+    return out
+
+
+CONFIGS = _configs()
+CONFIG_IDS = [f"{name}-{n}p{'-teams' if teams else ''}" for name, n, teams in CONFIGS]
+VARIANT_NAMES = sorted(domino_env.VARIANTS)
+
+DOCUMENTED_LAYOUT = ("hand", "table", "ends", "hand_sizes", "boneyard", "voids", "scores", "phase")
+LEGAL_MOVE_KEYS = {"action", "kind", "tile", "arm", "end_value", "face_down"}
+PUBLIC_KEYS = {"scores", "ends", "hand_sizes", "boneyard_size", "round", "leader"}
+
+
+def configs(fn):
+    return pytest.mark.parametrize(("name", "n", "teams"), CONFIGS, ids=CONFIG_IDS)(fn)
+
+
+def variants(fn):
+    return pytest.mark.parametrize("name", VARIANT_NAMES)(fn)
+
+
+# --- helpers -----------------------------------------------------------------------------------
+
+
+def make(name: str, n: int | None = None, teams: bool = False, **opts: Any):
+    if n is None:
+        n = domino_env.VARIANTS[name].player_counts[0]
+    return domino_env.make(name, num_players=n, teams=teams, **opts)
+
+
+def mask_of(env) -> np.ndarray:
+    return env.observe(env.agent_selection)["action_mask"]
+
+
+def legal(env) -> list[int]:
+    return [int(a) for a in np.flatnonzero(mask_of(env))]
+
+
+def play_random(env, steps: int, rnd: random.Random) -> int:
+    """Make up to ``steps`` random legal moves; stop at the end of the episode. Returns moves made."""
+    done = 0
+    for _ in range(steps):
+        if all(env.terminations.values()):
+            break
+        env.step(rnd.choice(legal(env)))
+        done += 1
+    return done
+
+
+def snapshot(env) -> dict[str, Any]:
+    """Everything an agent could read from the env, copied."""
+    u = env.unwrapped
+    game = u.game
+    return {
+        "public": u.public_state(),
+        "agent_selection": env.agent_selection,
+        "obs": {a: {k: v.copy() for k, v in env.observe(a).items()} for a in env.agents},
+        "infos": {a: env.infos[a]["action_mask"].copy() for a in env.agents},
+        "rewards": dict(env.rewards),
+        "cumulative": dict(env._cumulative_rewards),
+        "terminations": dict(env.terminations),
+        "hands": list(game.hands),
+        "stock": list(game.stock),
+        "events": list(game.events),
+        "legal": list(game.legal),
+        "rng": u.np_random.bit_generator.state,
+    }
+
+
+def assert_same(a: dict[str, Any], b: dict[str, Any]) -> None:
+    assert a.keys() == b.keys()
+    for key in a:
+        if key == "obs":
+            assert a[key].keys() == b[key].keys()
+            for agent in a[key]:
+                for part in ("observation", "action_mask"):
+                    np.testing.assert_array_equal(a[key][agent][part], b[key][agent][part], err_msg=key)
+        elif key == "infos":
+            for agent in a[key]:
+                np.testing.assert_array_equal(a[key][agent], b[key][agent], err_msg=key)
+        else:
+            assert a[key] == b[key], key
+
+
+def rules_of(name: str, n: int, teams: bool = False):
+    """The rules object a variant builds for ``n`` players (hand sizes may depend on ``n``)."""
+    return domino_env.raw_env(name, num_players=n, teams=teams).rules
+
+
+def tile_names(name: str) -> list[str]:
+    return [f"{a}-{b}" for a, b in domino_env.VARIANTS[name].tile_set.tiles]
+
+
+def full_deal(name: str, n: int, order: list[str], leader: int | None = 0) -> dict[str, Any]:
+    """Hands dealt in order from ``order``, the rest the boneyard."""
+    size = rules_of(name, n).hand_size
+    hands = [order[i * size : (i + 1) * size] for i in range(n)]
+    deal: dict[str, Any] = {"hands": hands, "boneyard": order[n * size :]}
+    if leader is not None:
+        deal["leader"] = leader
+    return deal
+
+
+# --- PettingZoo conformance -------------------------------------------------------------------
+
+
+@configs
+def test_pettingzoo_api(name, n, teams):
+    api_test(make(name, n, teams), num_cycles=200)
+
+
+@configs
+@pytest.mark.parametrize(("episode", "reward"), [("round", "outcome"), ("match", "points")])
+def test_pettingzoo_api_other_modes(name, n, teams, episode, reward):
+    api_test(make(name, n, teams, episode=episode, reward=reward), num_cycles=100)
+
+
+@configs
+def test_pettingzoo_seed(name, n, teams):
+    seed_test(partial(make, name, n, teams), num_cycles=200)
+
+
+@configs
+def test_pettingzoo_render(name, n, teams):
+    render_test(partial(make, name, n, teams))
+
+
+@variants
+def test_variant_module(name):
+    module = importlib.import_module(f"domino_env.{name}_v0")
+    n = domino_env.VARIANTS[name].player_counts[-1]
+    raw = module.raw_env(num_players=n)
+    assert isinstance(raw, DominoEnv)
+    assert raw.rules.num_players == n
+    env = module.env(num_players=n, episode="round")
+    assert isinstance(env.unwrapped, DominoEnv)
+    assert env.unwrapped.episode == "round"
+    assert env.metadata["name"] == f"{name}_v0"
+    env.reset(seed=0)
+    assert env.agents == [f"player_{i}" for i in range(n)]
+
+
+# --- observations ------------------------------------------------------------------------------
+
+
+def documented_sizes(rules) -> dict[str, int]:
+    ts = rules.tile_set
+    n, values = rules.num_players, ts.num_values
+    return {
+        "hand": ts.size,
+        "table": ts.size,
+        "ends": rules.num_slots * (values + 4),
+        "hand_sizes": n - 1,
+        "boneyard": 1,
+        "voids": (n - 1) * values,
+        "scores": 2 if rules.teams else n,
+        "phase": len(rules.phases),
+    }
+
+
+@configs
+def test_observation_dict(name, n, teams):
+    env = make(name, n, teams)
+    env.reset(seed=3)
+    u = env.unwrapped
+    size = sum(documented_sizes(u.rules).values())
+    rnd = random.Random(0)
+    for _ in range(6):
+        for agent in env.agents:
+            obs = env.observe(agent)
+            assert set(obs) == {"observation", "action_mask"}
+            assert obs["observation"].dtype == np.float32
+            assert obs["observation"].shape == (size,)
+            assert obs["action_mask"].dtype == np.int8
+            assert obs["action_mask"].shape == (u.rules.num_actions,)
+            assert env.observation_space(agent).contains(obs)
+            assert env.infos[agent]["action_mask"].dtype == np.int8
+            np.testing.assert_array_equal(env.infos[agent]["action_mask"], obs["action_mask"])
+            if agent != env.agent_selection:
+                assert not obs["action_mask"].any()
+        assert mask_of(env).any()
+        play_random(env, 1, rnd)
+
+
+@configs
+def test_observation_layout_tiles_the_vector(name, n, teams):
+    env = make(name, n, teams)
+    env.reset(seed=0)
+    u = env.unwrapped
+    layout = u.observation_layout
+    size = env.observe(env.agent_selection)["observation"].shape[0]
+    parts = sorted(layout.items(), key=lambda kv: kv[1].start)
+    position = 0
+    for part, piece in parts:
+        assert piece.step in (None, 1), part
+        assert piece.start == position, f"{part} starts at {piece.start}, expected {position}"
+        assert piece.stop >= piece.start, part
+        position = piece.stop
+    assert position == size
+    for part, width in documented_sizes(u.rules).items():
+        assert part in layout, part
+        assert layout[part].stop - layout[part].start == width, part
+    assert set(DOCUMENTED_LAYOUT) <= set(layout)
+    # the layout is a copy: editing it does not corrupt the env
+    layout.clear()
+    assert u.observation_layout
+
+
+@configs
+def test_observation_hand_and_table_slices(name, n, teams):
+    env = make(name, n, teams)
+    env.reset(seed=5)
+    u = env.unwrapped
+    layout = u.observation_layout
+    play_random(env, 3, random.Random(1))
+    for seat, agent in enumerate(env.agents):
+        obs = env.observe(agent)["observation"]
+        hand = [t for t in range(u.rules.tile_set.size) if u.game.hands[seat] >> t & 1]
+        table = [t for t in range(u.rules.tile_set.size) if u.game.line.played >> t & 1]
+        assert list(np.flatnonzero(obs[layout["hand"]])) == hand
+        assert list(np.flatnonzero(obs[layout["table"]])) == table
+
+
+@configs
+def test_observation_hides_other_hands(name, n, teams):
+    """A seat's first observation depends on its own hand only, not on how the others were dealt."""
+    tiles = tile_names(name)
+    size = rules_of(name, n, teams).hand_size
+    for seat in range(n):
+        for leader in (seat, (seat + 1) % n):
+            base = tiles[:]
+            random.Random(seat).shuffle(base)
+            own, rest = base[:size], base[size:]
+            seen = []
+            for arrangement in range(3):
+                others = rest[:]
+                random.Random(100 + arrangement).shuffle(others)
+                order = others[: seat * size] + own + others[seat * size :]
+                env = make(name, n, teams)
+                env.reset(seed=arrangement, options={"deal": full_deal(name, n, order, leader)})
+                assert env.agent_selection == f"player_{leader}"
+                seen.append(env.observe(f"player_{seat}")["observation"].copy())
+            for other in seen[1:]:
+                np.testing.assert_array_equal(seen[0], other, err_msg=f"seat {seat}, leader {leader}")
+    # sanity: a different own hand does change the observation
+    order = tiles[:]
+    first = make(name, n, teams)
+    first.reset(options={"deal": full_deal(name, n, order)})
+    order[0], order[-1] = order[-1], order[0]
+    second = make(name, n, teams)
+    second.reset(options={"deal": full_deal(name, n, order)})
+    assert not np.array_equal(
+        first.observe("player_0")["observation"], second.observe("player_0")["observation"]
+    )
+
+
+@configs
+def test_observation_is_seat_relative(name, n, teams):
+    """hand_sizes lists the other seats starting with the next one."""
+    env = make(name, n, teams)
+    env.reset(options={"deal": full_deal(name, n, tile_names(name), leader=0)})
+    u = env.unwrapped
+    env.step(legal(env)[0])  # seat 0 leads: one tile fewer (the next seat may have drawn)
+    counts = [h.bit_count() for h in u.game.hands]
+    assert counts[0] == u.rules.hand_size - 1
+    sizes = u.observation_layout["hand_sizes"]
+    for seat in range(n):
+        obs = env.observe(f"player_{seat}")["observation"][sizes]
+        expected = [counts[(seat + k) % n] / u.rules.hand_size for k in range(1, n)]
+        np.testing.assert_allclose(obs, expected, err_msg=f"seat {seat}")
+
+
+@configs
+def test_reset_refreshes_observations(name, n, teams):
+    """After reset, every observation describes the new deal (no rows left over from the last match)."""
+    from domino_env.observation import ChainEncoder
+
+    env = make(name, n, teams)
+    env.reset(seed=1)
+    play_random(env, 12, random.Random(0))
+    for agent in env.agents:
+        env.observe(agent)
+    env.reset(seed=2)
+    u = env.unwrapped
+    fresh = ChainEncoder(u.rules)
+    for seat, agent in enumerate(env.agents):
+        np.testing.assert_array_equal(
+            env.observe(agent)["observation"], fresh.observe(u.game, seat), err_msg=f"seat {seat}"
+        )
+
+
+# --- option errors -----------------------------------------------------------------------------
+
+
+def test_unknown_variant():
+    with pytest.raises(ValueError) as info:
+        domino_env.make("no_such_game")
+    message = str(info.value)
+    assert "no_such_game" in message
+    for name in domino_env.VARIANTS:
+        assert name in message
+
+
+@variants
+def test_unknown_option(name):
+    with pytest.raises(ValueError) as info:
+        domino_env.make(name, no_such_option=1)
+    message = str(info.value)
+    assert "no_such_option" in message
+    for option in ("num_players", "teams", "episode", "reward", "illegal_action", "render_mode"):
+        assert option in message
+
+
+@variants
+def test_bad_num_players(name):
+    counts = domino_env.VARIANTS[name].player_counts
+    for bad in (0, 1, min(counts) - 1, max(counts) + 1, 9):
+        if bad in counts:
+            continue
+        with pytest.raises(ValueError, match=str(bad)):
+            domino_env.make(name, num_players=bad)
+
+
+@variants
+def test_teams_need_four_players(name):
+    rules = domino_env.VARIANTS[name]
+    for n in rules.player_counts:
+        if n == 4 and rules.teams_allowed:
+            domino_env.make(name, num_players=4, teams=True)
+            continue
+        with pytest.raises(ValueError, match="teams"):
+            domino_env.make(name, num_players=n, teams=True)
+
+
+@variants
+@pytest.mark.parametrize("option", ["episode", "reward", "illegal_action", "render_mode"])
+def test_bad_env_option_values(name, option):
+    with pytest.raises(ValueError, match=option):
+        domino_env.make(name, **{option: "bogus"})
+
+
+# --- illegal actions ---------------------------------------------------------------------------
+
+
+def _illegal_candidates(env) -> list[Any]:
+    u = env.unwrapped
+    mask = mask_of(env)
+    rules = u.rules
+    hand = u.game.hands[u.game.current]
+    unmasked = [a for a in range(rules.num_actions) if not mask[a]]
+    in_hand = [a for a in unmasked if rules.action_kind[a] == "play" and hand >> rules.action_tile[a] & 1]
+    off_hand = [
+        a for a in unmasked if rules.action_kind[a] == "play" and not hand >> rules.action_tile[a] & 1
+    ]
+    picks: list[Any] = [*in_hand[:2], *off_hand[:2], -1, rules.num_actions, 10**6]
+    return picks
+
+
+@configs
+def test_illegal_action_raises_and_changes_nothing(name, n, teams):
+    env = make(name, n, teams)
+    env.reset(seed=11)
+    play_random(env, 3, random.Random(2))
+    u = env.unwrapped
+    for action in _illegal_candidates(env):
+        before = snapshot(env)
+        legal_now = list(u.game.legal)
+        with pytest.raises(ValueError) as info:
+            env.step(action)
+        message = str(info.value)
+        if 0 <= action < u.rules.num_actions:
+            a, b = u.describe_action(action)["tile"]
+            assert f"{a}-{b}" in message, message
+        else:
+            assert str(action) in message, message
+        for a in legal_now:
+            assert re.search(rf"\b{a}\b", message), f"legal action {a} missing from {message!r}"
+        assert_same(before, snapshot(env))
+    # the env is still usable
+    agent = env.agent_selection
+    env.step(legal(env)[0])
+    assert u.public_state() != before["public"] or env.agent_selection != agent
+
+
+@configs
+def test_illegal_action_penalize(name, n, teams):
+    env = make(name, n, teams, illegal_action="penalize")
+    env.reset(seed=4)
+    play_random(env, 2, random.Random(3))
+    offender = env.agent_selection
+    bad = next(a for a in range(env.unwrapped.rules.num_actions) if not mask_of(env)[a])
+    env.step(bad)
+    assert all(env.terminations.values())
+    for agent in env.agents:
+        assert env.rewards[agent] == (-1.0 if agent == offender else 0.0), agent
+    seen = {}
+    for agent in env.agent_iter():
+        _, reward, termination, truncation, _ = env.last()
+        assert termination or truncation
+        seen[agent] = reward
+        env.step(None)
+    assert seen == {a: (-1.0 if a == offender else 0.0) for a in seen}
+    assert set(seen) == {f"player_{i}" for i in range(n)}
+
+
+# --- deals -------------------------------------------------------------------------------------
+
+
+def _bad_deals(name: str, n: int) -> list[tuple[str, Any, str]]:
+    """(label, deal, regex the message must match)."""
+    tiles = tile_names(name)
+    size = rules_of(name, n).hand_size
+    h0, h1 = tiles[:size], tiles[size : 2 * size]
+    room = len(tiles) - n * size
+    hands_none = [None] * n
+    max_pip = domino_env.VARIANTS[name].tile_set.max_pip
+    unknown = f"{max_pip + 1}-{max_pip + 1}"
+    return [
+        ("unknown tile", {"hands": [[(max_pip + 1, max_pip + 1), *h0[1:]], *hands_none[1:]]}, unknown),
+        ("unknown tile in boneyard", {"boneyard": [unknown]}, unknown),
+        ("unreadable tile", {"hands": [["zero-one", *h0[1:]], *hands_none[1:]]}, "zero-one"),
+        ("repeated in a hand", {"hands": [[h0[0], *h0[:-1]], *hands_none[1:]]}, h0[0]),
+        ("repeated across hands", {"hands": [h0, [h0[0], *h1[1:]], *hands_none[2:]]}, h0[0]),
+        (
+            "repeated in boneyard, reversed",
+            {"hands": [h0, *hands_none[1:]], "boneyard": [h0[0][::-1]]},
+            h0[0],
+        ),
+        ("short hand", {"hands": [h0[:-1], *hands_none[1:]]}, str(size - 1)),
+        ("long hand", {"hands": [[*h0, h1[0]], *hands_none[1:]]}, str(size + 1)),
+        ("wrong number of hands", {"hands": [h0]}, "hands"),
+        (
+            "leader without opening tile",
+            {"hands": [h0, h1, *hands_none[2:]], "leader": 1, "opening": h0[0]},
+            h0[0],
+        ),
+        ("opening in boneyard", {"boneyard": [h0[0]], "leader": 0, "opening": h0[0]}, "boneyard"),
+        ("leader too big", {"leader": n}, "leader"),
+        ("negative leader", {"leader": -1}, "leader"),
+        ("leader as text", {"leader": "0"}, "leader"),
+        ("leader as bool", {"leader": True}, "leader"),
+        ("unknown key", {"hands": hands_none, "stock": []}, "stock"),
+        ("boneyard too long", {"boneyard": tiles[: room + 1]}, "boneyard"),
+        ("not a dict", [h0, h1], "deal"),
+    ]
+
+
+@variants
+def test_malformed_deals_raise(name):
+    n = domino_env.VARIANTS[name].player_counts[0]
+    for label, deal, pattern in _bad_deals(name, n):
+        env = make(name, n)
+        with pytest.raises(ValueError, match=re.escape(pattern)) as info:
+            env.reset(seed=0, options={"deal": deal})
+        assert len(str(info.value)) > 20, f"{label}: unhelpful message {info.value!s}"
+
+
+@variants
+def test_malformed_deal_leaves_running_game_intact(name):
+    n = domino_env.VARIANTS[name].player_counts[0]
+    env = make(name, n)
+    env.reset(seed=8)
+    rnd = random.Random(5)
+    play_random(env, 4, rnd)
+    for label, deal, _ in _bad_deals(name, n):
+        before = snapshot(env)
+        with pytest.raises(ValueError):
+            env.reset(seed=123, options={"deal": deal})
+        assert_same(before, snapshot(env))
+        with pytest.raises(ValueError):  # a bad later round in 'deals' is rejected up front too
+            env.reset(seed=123, options={"deals": [{"leader": 0}, deal]})
+        assert_same(before, snapshot(env))
+        assert play_random(env, 1, rnd) == 1, label
+
+
+@variants
+def test_deal_options_misuse(name):
+    env = make(name)
+    env.reset(seed=0)
+    before = snapshot(env)
+    with pytest.raises(ValueError):
+        env.reset(options={"deal": {"leader": 0}, "deals": [{"leader": 0}]})
+    with pytest.raises(ValueError):
+        env.reset(options={"deals": {"leader": 0}})
+    assert_same(before, snapshot(env))
+
+
+@variants
+def test_tile_spellings_are_equivalent(name):
+    n = domino_env.VARIANTS[name].player_counts[0]
+    tiles = domino_env.VARIANTS[name].tile_set.tiles
+    order = list(range(len(tiles)))
+    random.Random(7).shuffle(order)
+    spellings = [
+        [f"{tiles[t][0]}-{tiles[t][1]}" for t in order],
+        [tuple(tiles[t]) for t in order],
+        [(tiles[t][1], tiles[t][0]) for t in order],
+        [list(tiles[t]) for t in order],
+    ]
+    results = []
+    for spelled in spellings:
+        env = make(name, n)
+        env.reset(seed=1, options={"deal": full_deal(name, n, spelled, leader=1)})
+        results.append((list(env.unwrapped.game.hands), list(env.unwrapped.game.stock), snapshot(env)))
+    for hands, stock, snap in results[1:]:
+        assert hands == results[0][0]
+        assert stock == results[0][1]
+        assert_same(results[0][2], snap)
+    # the fixed hands are the ones given, and the boneyard's first listed tile is drawn first
+    size = rules_of(name, n).hand_size
+    game = make(name, n)
+    game.reset(options={"deal": full_deal(name, n, spellings[0], leader=1)})
+    g = game.unwrapped.game
+    for seat in range(n):
+        assert g.hands[seat] == sum(1 << t for t in order[seat * size : (seat + 1) * size])
+    assert sorted(g.stock) == sorted(order[n * size :])
+    assert g.stock[-1] == order[n * size]
+
+
+@variants
+def test_leader_and_opening(name):
+    n = domino_env.VARIANTS[name].player_counts[-1]
+    for leader in range(n):
+        env = make(name, n)
+        env.reset(seed=leader, options={"deal": {"leader": leader, "opening": "2-5"}})
+        assert env.agent_selection == f"player_{leader}"
+        moves = env.unwrapped.legal_moves()
+        assert [m["tile"] for m in moves] == [(2, 5)]
+        assert env.unwrapped.public_state()["leader"] == leader
+
+
+@variants
+def test_deals_fix_successive_rounds(name):
+    n = domino_env.VARIANTS[name].player_counts[0]
+    tiles = tile_names(name)
+    first, second = tiles[:], tiles[:]
+    random.Random(1).shuffle(first)
+    random.Random(2).shuffle(second)
+    deals = [full_deal(name, n, first, leader=0), full_deal(name, n, second, leader=1)]
+    for seed in range(20):
+        env = make(name, n)
+        env.reset(seed=seed, options={"deals": deals})
+        u = env.unwrapped
+        size = u.rules.hand_size
+        ids = [u.rules.tile_set.id_of(t) for t in first]
+        assert u.game.hands == [sum(1 << t for t in ids[s * size : (s + 1) * size]) for s in range(n)]
+        rnd = random.Random(seed)
+        while u.public_state()["round"] == 0 and not all(env.terminations.values()):
+            play_random(env, 1, rnd)
+        if all(env.terminations.values()):
+            continue  # the match ended in round 0; try another seed
+        ids = [u.rules.tile_set.id_of(t) for t in second]
+        assert u.public_state()["round"] == 1
+        assert u.public_state()["leader"] == 1
+        assert env.agent_selection == "player_1"
+        assert u.game.hands == [sum(1 << t for t in ids[s * size : (s + 1) * size]) for s in range(n)]
+        assert u.game.stock[::-1] == ids[n * size :]
+        return
+    pytest.fail("no seed reached a second round")
+
+
+# --- introspection -----------------------------------------------------------------------------
+
+
+@configs
+def test_legal_moves_match_mask(name, n, teams):
+    env = make(name, n, teams)
+    env.reset(seed=21)
+    u = env.unwrapped
+    rnd = random.Random(4)
+    for _ in range(40):
+        if all(env.terminations.values()):
+            break
+        moves = u.legal_moves()
+        assert moves
+        actions = [m["action"] for m in moves]
+        assert sorted(actions) == legal(env)
+        assert len(set(actions)) == len(actions)
+        hand = u.game.hands[u.game.current]
+        ends = u.public_state()["ends"]
+        for move in moves:
+            assert set(move) == LEGAL_MOVE_KEYS
+            if move["kind"] != "play":
+                continue
+            a, b = move["tile"]
+            assert a <= b
+            assert hand >> u.rules.tile_set.id_of((a, b)) & 1
+            if move["arm"] == "lead":
+                assert move["end_value"] is None
+                assert not ends
+            else:
+                assert move["arm"] in u.rules.slot_names
+                assert move["end_value"] in (a, b)
+                assert move["end_value"] in ends
+            assert isinstance(move["face_down"], bool)
+        play_random(env, 1, rnd)
+
+
+@configs
+def test_describe_action(name, n, teams):
+    env = make(name, n, teams)
+    env.reset(seed=2)
+    u = env.unwrapped
+    play_random(env, 2, random.Random(0))
+    num = u.rules.num_actions
+    for a in range(num):
+        for spelled in (a, np.int64(a)):
+            move = u.describe_action(spelled)
+            assert set(move) == LEGAL_MOVE_KEYS
+            assert move["action"] == a
+            if move["tile"] is not None:
+                assert move["tile"][0] <= move["tile"][1]
+    for bad in (-1, num, num + 5, 1.5, True, "1", None):
+        with pytest.raises(ValueError):
+            u.describe_action(bad)
+
+
+@configs
+def test_public_state(name, n, teams):
+    env = make(name, n, teams)
+    env.reset(seed=9)
+    u = env.unwrapped
+    ps = u.public_state()
+    assert set(ps) >= PUBLIC_KEYS
+    size = u.rules.hand_size
+    assert ps["round"] == 0
+    assert ps["hand_sizes"] == [size] * n
+    assert ps["boneyard_size"] == u.rules.tile_set.size - n * size
+    assert ps["ends"] == []
+    assert len(ps["scores"]) == n
+    assert ps["scores"] == [0] * n
+    assert env.agent_selection == f"player_{ps['leader']}"
+    play_random(env, 5, random.Random(1))
+    ps = u.public_state()
+    table = ps.get("table")
+    if table is not None:
+        assert sum(ps["hand_sizes"]) + ps["boneyard_size"] + len(table) == u.rules.tile_set.size
+    assert ps["ends"]
+    assert all(isinstance(v, int) for v in ps["ends"])
+
+
+# --- rendering ---------------------------------------------------------------------------------
+
+
+@configs
+def test_render_ansi_shows_table(name, n, teams):
+    env = make(name, n, teams, render_mode="ansi")
+    env.reset(seed=6)
+    assert isinstance(env.render(), str)
+    play_random(env, 5, random.Random(6))
+    text = env.render()
+    assert isinstance(text, str)
+    g = env.unwrapped.game
+    ts = env.unwrapped.rules.tile_set
+    table = [ts.tiles[t] for t in range(ts.size) if g.line.played >> t & 1]
+    assert table
+    for a, b in table:
+        assert f"[{a}|{b}]" in text or f"[{b}|{a}]" in text, (a, b, text)
+
+
+@variants
+def test_render_human_prints(name, capsys):
+    env = make(name, render_mode="human")
+    env.reset(seed=0)
+    capsys.readouterr()
+    assert env.render() is None
+    assert capsys.readouterr().out.strip()
+    env.step(legal(env)[0])  # human mode also draws after each step
+    assert capsys.readouterr().out.strip()
