@@ -3,15 +3,6 @@
 The rules and their documentation: :mod:`domino_env.variants.classic`.
 """
 
-from typing import Any
+from domino_env.registry import module_api
 
-from domino_env import registry
-from domino_env.env import DominoEnv, OrderEnforcing
-
-
-def raw_env(**options: Any) -> DominoEnv:
-    return registry.raw_env("classic", **options)
-
-
-def env(**options: Any) -> OrderEnforcing:
-    return registry.make("classic", **options)
+env, raw_env = module_api("classic")

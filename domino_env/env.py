@@ -68,7 +68,7 @@ class DominoEnv(AECEnv):
         n = rules.num_players
         self.possible_agents = [f"player_{i}" for i in range(n)]
         self._seat = {agent: i for i, agent in enumerate(self.possible_agents)}
-        self.encoder = ChainEncoder(rules)
+        self.encoder: ChainEncoder = (rules.encoder_class or ChainEncoder)(rules)
         obs_high = float(rules.tile_set.size)
         self.observation_spaces = {
             agent: spaces.Dict(

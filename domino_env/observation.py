@@ -50,6 +50,7 @@ class ChainEncoder:
             ("voids", (n - 1) * values),
             ("scores", rules.num_sides),
             ("phase", len(rules.phases)),
+            *rules.extra_features,
         ]
         self.layout: dict[str, slice] = {}
         start = 0
@@ -61,6 +62,7 @@ class ChainEncoder:
         self._table = self.layout["table"].start
         self._ends = self.layout["ends"].start
         self._phase = self.layout["phase"].start
+        self._extra = slice(self.layout["phase"].stop, start)
         self.rows = np.zeros((n, self.size), dtype=np.float32)
         self._serial = [-1] * n  # round the row was built for
         self._cursor = [0] * n  # events already applied to the row
@@ -105,6 +107,8 @@ class ChainEncoder:
         self._write_counts(state, seat, row)
         self._write_voids(state, seat, row)
         self._write_scores(state, seat, row)
+        if self.rules.extra_features:
+            self.rules.encode_extra(state, seat, row[self._extra])
         self._serial[seat] = state.round_serial
         self._cursor[seat] = len(state.events)
 
@@ -136,6 +140,8 @@ class ChainEncoder:
             self._write_voids(state, seat, row)
         if scores:
             self._write_scores(state, seat, row)
+        if self.rules.extra_features:
+            self.rules.encode_extra(state, seat, row[self._extra])
         self._cursor[seat] = len(state.events)
 
     def _write_ends(self, state: State, seat: int, row: np.ndarray) -> None:

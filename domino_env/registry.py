@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import inspect
+from collections.abc import Callable
 from typing import Any
 
 from domino_env.env import DominoEnv, OrderEnforcing
@@ -41,3 +42,17 @@ def raw_env(name: str, **options: Any) -> DominoEnv:
 def make(name: str, **options: Any) -> OrderEnforcing:
     """The environment of a variant, wrapped with PettingZoo's order checks."""
     return OrderEnforcing(raw_env(name, **options))
+
+
+def module_api(name: str) -> tuple[Callable[..., OrderEnforcing], Callable[..., DominoEnv]]:
+    """``(env, raw_env)`` for a PettingZoo-style ``<name>_v0`` module."""
+
+    def env(**options: Any) -> OrderEnforcing:
+        return make(name, **options)
+
+    def raw(**options: Any) -> DominoEnv:
+        return raw_env(name, **options)
+
+    env.__doc__ = f"The {name} environment, wrapped; options as in domino_env.make."
+    raw.__doc__ = f"The unwrapped {name} environment."
+    return env, raw

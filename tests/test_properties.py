@@ -250,7 +250,7 @@ def check_forced_moves(u, action) -> None:
     hands = list(game.hands)
     hands[actor] &= ~(1 << rules.action_tile[action])
     stock = list(game.stock)
-    seat = actor if rules.turn_continues(clone, actor) else (actor + 1) % n
+    seat = actor if rules.turn_continues(clone, actor, rules.action_tile[action]) else (actor + 1) % n
     for event in events[1:]:
         kind = event[0]
         if kind == "draw":

@@ -49,6 +49,7 @@ class State:
     leader: int = 0
     required_lead: int = -1  # tile id the leader must lead, -1 for any
     passes: int = 0  # consecutive players who could not move
+    turn_laid: int = 0  # tiles laid so far in the current turn (multi-tile turns)
     voids: list[int] = field(default_factory=list)  # per seat, values (bitmask) seen missing
     round_index: int = 0
     round_serial: int = 0  # increases at every deal, so encoders know when to rebuild

@@ -18,6 +18,7 @@ from domino_env.engine.state import DEAL, DRAW, LAY, PASS, ROUND_END, SCORE, Rou
 from domino_env.tiles import DOUBLE_SIX, TileSet, format_tile, iter_bits, mask_of
 
 PLAY = "play"
+STOP = "stop"
 
 
 @dataclass(frozen=True)
@@ -42,6 +43,10 @@ class ChainRules:
     face_down_doubles: ClassVar[bool] = False
     extra_actions: ClassVar[tuple[str, ...]] = ()
     phases: ClassVar[tuple[str, ...]] = ("lead",)
+    # Variant-specific observation blocks (name, size), appended after the common layout and
+    # written by ``encode_extra``; ``encoder_class`` replaces the encoder entirely (Blind).
+    extra_features: ClassVar[tuple[tuple[str, int], ...]] = ()
+    encoder_class: ClassVar[type | None] = None
     hand_size: int = 7
     match_target: int = 101
     lower_score_wins: ClassVar[bool] = True  # penalty scores (Classic) vs points (All Fives)
@@ -212,6 +217,7 @@ class ChainRules:
         self._deal(state, spec)
         state.voids = [0] * self.num_players
         state.passes = 0
+        state.turn_laid = 0
         state.round_over = False
         state.result = None
         state.round_serial += 1
@@ -237,10 +243,18 @@ class ChainRules:
     # --- the turn loop -----------------------------------------------------------------------
 
     def legal_actions(self, state: State) -> list[int]:
-        seat, slots = state.current, self.num_slots
-        hand = state.hands[seat]
+        """Placements of the seat to move, plus ``stop`` while it is in a multi-tile turn."""
+        plays = self.placements(state)
+        if plays and state.turn_laid and STOP in self.extra_action_id:
+            plays.append(self.extra_action_id[STOP])
+        return plays
+
+    def placements(self, state: State) -> list[int]:
+        """Hook: the play actions of the seat to move (every tile that fits an open end)."""
+        hand = state.hands[state.current]
         line = state.line
         if not line.count:
+            slots = self.num_slots
             if state.required_lead >= 0:
                 return [state.required_lead * slots] if hand >> state.required_lead & 1 else []
             return [t * slots for t in iter_bits(hand)]
@@ -261,7 +275,14 @@ class ChainRules:
             state.legal = []
 
     def apply_extra(self, state: State, seat: int, kind: str) -> None:
-        raise ValueError(f"{self.name} has no {kind!r} action")
+        """Hook: a non-play action; ``stop`` ends a multi-tile turn."""
+        if kind != STOP:
+            raise ValueError(f"{self.name} has no {kind!r} action")
+        self.end_turn(state)
+
+    def end_turn(self, state: State) -> None:
+        state.turn_laid = 0
+        state.current = (state.current + 1) % self.num_players
 
     def lay(self, state: State, seat: int, tile: int, slot: int, face_down: bool = False) -> None:
         state.hands[seat] &= ~(1 << tile)
@@ -275,19 +296,20 @@ class ChainRules:
                 line.close(slot)
         state.events.append((LAY, seat, tile, slot, end_value))
         state.passes = 0
+        state.turn_laid += 1
         self.after_lay(state, seat, tile)
         if state.round_over:
             return
         if not state.hands[seat]:
             self.end_round(state, seat, blocked=False)
-        elif not self.turn_continues(state, seat):
-            state.current = (seat + 1) % self.num_players
+        elif not self.turn_continues(state, seat, tile):
+            self.end_turn(state)
 
     def after_lay(self, state: State, seat: int, tile: int) -> None:
         """Hook: what laying a tile scores (All Fives' count)."""
 
-    def turn_continues(self, state: State, seat: int) -> bool:
-        """Hook: may the player lay again in the same turn? One tile a turn by default."""
+    def turn_continues(self, state: State, seat: int, tile: int) -> bool:
+        """Hook: may the player lay again after ``tile`` (then ``stop`` is offered)? No by default."""
         return False
 
     def can_draw(self, state: State) -> bool:
@@ -300,6 +322,9 @@ class ChainRules:
             if legal:
                 state.legal = legal
                 return
+            if state.turn_laid:  # nothing more fits in a multi-tile turn: it ends by itself
+                self.end_turn(state)
+                continue
             seat = state.current
             if self.can_draw(state):
                 tile = state.stock.pop()
@@ -408,6 +433,9 @@ class ChainRules:
     def phase_flags(self, state: State) -> tuple[bool, ...]:
         """One flag per name in ``phases`` for the seat to move."""
         return (not state.line.count,)
+
+    def encode_extra(self, state: State, seat: int, out: np.ndarray) -> None:
+        """Hook: write the ``extra_features`` blocks (concatenated, seat-relative) into ``out``."""
 
     def public_extra(self, state: State) -> dict[str, Any]:
         """Hook: variant-specific entries of ``public_state()``."""
