@@ -23,6 +23,8 @@ step costs a handful of scalar writes, not a rebuild.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from domino_env.engine.line import CLOSED, OPEN
@@ -31,6 +33,9 @@ from domino_env.tiles import iter_bits
 from domino_env.variants.base import ChainRules
 
 _SLOT_FLAGS = 4  # open, closed, double at the end, live
+
+# A float32 row written through a memoryview (typeshed types memoryview items as int).
+FloatRow = Any
 
 
 class ChainEncoder:
@@ -68,11 +73,23 @@ class ChainEncoder:
         self._cursor = [0] * n  # events already applied to the row
         self._no_flags = (False,) * len(rules.phases)
         self._flags = [self._no_flags] * n  # phase flags written in each row
-        self._slot_keys: list[list[tuple[int, int, bool, bool]]] = [[] for _ in range(n)]
-        self._slot_rows: dict[tuple[int, int, bool, bool], np.ndarray] = {}
+        self._slot_keys: list[list[int]] = [[] for _ in range(n)]
+        self._suit = ts.suit_mask
+        self._closed_code, self._unused_code = 4 * values, 4 * values + 1
+        self._slot_table = np.zeros((4 * values + 2, self.slot_width), dtype=np.float32)
+        for v in range(values):
+            for double in (0, 1):
+                for live in (0, 1):
+                    features = self._slot_table[4 * v + 2 * double + live]
+                    features[v] = 1.0
+                    features[values:] = (1.0, 0.0, double, live)
+        self._slot_table[self._closed_code, values + 1] = 1.0
+        # Rows are written through memoryviews: item and slice writes cost a third of numpy's.
+        self._views: list[FloatRow] = [row.data for row in self.rows]
+        self._slot_views = [features.data for features in self._slot_table]
         # value_bits[mask] is the row of V flags of a value bitmask (voids).
-        self._value_bits = ((np.arange(1 << values)[:, None] >> np.arange(values)) & 1).astype(np.float32)
-        self._eye = np.eye(values, dtype=np.float32)
+        value_bits = ((np.arange(1 << values)[:, None] >> np.arange(values)) & 1).astype(np.float32)
+        self._value_views = [bits.data for bits in value_bits]
         self._size_scale = 1.0 / rules.hand_size
         self._stock_scale = 1.0 / ts.size
         self._score_scale = 1.0 / rules.match_target
@@ -83,7 +100,7 @@ class ChainEncoder:
 
     def observe(self, state: State, seat: int) -> np.ndarray:
         """The seat's current row (a view into the cache: copy it before keeping it)."""
-        row = self.rows[seat]
+        row = self._views[seat]
         if self._serial[seat] != state.round_serial:
             self._rebuild(state, seat, row)
         elif self._cursor[seat] < len(state.events):
@@ -93,26 +110,29 @@ class ChainEncoder:
             for i, flag in enumerate(flags):
                 row[self._phase + i] = flag
             self._flags[seat] = flags
-        return row
+        return self.rows[seat]
 
-    def _rebuild(self, state: State, seat: int, row: np.ndarray) -> None:
-        row[:] = 0.0
+    def _rebuild(self, state: State, seat: int, row: FloatRow) -> None:
+        """Write a row from scratch (a new round); blocks that are still zero are skipped."""
+        self.rows[seat].fill(0.0)
         self._flags[seat] = self._no_flags
-        self._slot_keys[seat] = [(-1, -1, False, False)] * self.rules.num_slots
+        self._slot_keys[seat] = [self._unused_code] * self.rules.num_slots  # all-zero features
         for t in iter_bits(state.hands[seat]):
             row[self._hand + t] = 1.0
         for t in iter_bits(state.line.played):
             row[self._table + t] = 1.0
         self._write_ends(state, seat, row)
         self._write_counts(state, seat, row)
-        self._write_voids(state, seat, row)
-        self._write_scores(state, seat, row)
+        if any(state.voids):
+            self._write_voids(state, seat, row)
+        if any(state.scores):
+            self._write_scores(state, seat, row)
         if self.rules.extra_features:
-            self.rules.encode_extra(state, seat, row[self._extra])
+            self.rules.encode_extra(state, seat, self.rows[seat][self._extra])
         self._serial[seat] = state.round_serial
         self._cursor[seat] = len(state.events)
 
-    def _catch_up(self, state: State, seat: int, row: np.ndarray) -> None:
+    def _catch_up(self, state: State, seat: int, row: FloatRow) -> None:
         laid = counts = voids = scores = False
         for event in state.events[self._cursor[seat] :]:
             kind = event[0]
@@ -141,51 +161,49 @@ class ChainEncoder:
         if scores:
             self._write_scores(state, seat, row)
         if self.rules.extra_features:
-            self.rules.encode_extra(state, seat, row[self._extra])
+            self.rules.encode_extra(state, seat, self.rows[seat][self._extra])
         self._cursor[seat] = len(state.events)
 
-    def _write_ends(self, state: State, seat: int, row: np.ndarray) -> None:
-        """Rewrite the slots whose (status, value, double, live) changed since the row's last write."""
+    def _write_ends(self, state: State, seat: int, row: FloatRow) -> None:
+        """Rewrite the slots whose features changed since the row's last write.
+
+        A slot's features are coded as one int (open: 4 * value + 2 * double + live;
+        closed and unused after those) indexing the precomputed ``_slot_table``.
+        """
         line = state.line
+        status, value, double = line.state, line.value, line.double_end
+        unplayed = ~line.played
+        suit = self._suit
         keys = self._slot_keys[seat]
         width = self.slot_width
         for slot in range(line.num_slots):
-            status = line.state[slot]
-            key = (status, line.value[slot], status == OPEN and line.double_end[slot], line.is_live(slot))
-            if key != keys[slot]:
+            s = status[slot]
+            if s == OPEN:
+                v = value[slot]
+                code = 4 * v + 2 * double[slot] + (suit[v] & unplayed != 0)
+            else:
+                code = self._closed_code if s == CLOSED else self._unused_code
+            if code != keys[slot]:
+                keys[slot] = code
                 base = self._ends + slot * width
-                row[base : base + width] = self._slot_row(key)
-                keys[slot] = key
+                row[base : base + width] = self._slot_views[code]
 
-    def _slot_row(self, key: tuple[int, int, bool, bool]) -> np.ndarray:
-        """The feature block of one slot: value one-hot (when open), open, closed, double, live."""
-        features = self._slot_rows.get(key)
-        if features is None:
-            status, value, double, live = key
-            features = np.zeros(self.slot_width, dtype=np.float32)
-            values = self.slot_width - _SLOT_FLAGS
-            if status == OPEN:
-                features[value] = 1.0
-            features[values:] = (status == OPEN, status == CLOSED, double, live)
-            self._slot_rows[key] = features
-        return features
-
-    def _write_counts(self, state: State, seat: int, row: np.ndarray) -> None:
+    def _write_counts(self, state: State, seat: int, row: FloatRow) -> None:
         n = self.rules.num_players
         base = self.layout["hand_sizes"].start
         for k in range(1, n):
             row[base + k - 1] = state.hands[(seat + k) % n].bit_count() * self._size_scale
         row[self.layout["boneyard"].start] = len(state.stock) * self._stock_scale
 
-    def _write_voids(self, state: State, seat: int, row: np.ndarray) -> None:
+    def _write_voids(self, state: State, seat: int, row: FloatRow) -> None:
         n = self.rules.num_players
         values = self.rules.tile_set.num_values
         base = self.layout["voids"].start
         for k in range(1, n):
             start = base + (k - 1) * values
-            row[start : start + values] = self._value_bits[state.voids[(seat + k) % n]]
+            row[start : start + values] = self._value_views[state.voids[(seat + k) % n]]
 
-    def _write_scores(self, state: State, seat: int, row: np.ndarray) -> None:
+    def _write_scores(self, state: State, seat: int, row: FloatRow) -> None:
         sides = self.rules.num_sides
         own = self.rules.side_of[seat]
         base = self.layout["scores"].start
