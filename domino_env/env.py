@@ -246,7 +246,7 @@ class DominoEnv(AECEnv):
         except ValueError:
             return repr(action)
         if move["kind"] != PLAY:
-            return str(move["kind"])
+            return str(move["kind"]) + ("" if move["tile"] is None else f" {format_tile(move['tile'])}")
         where = "lead" if move["end_value"] is None else f"{move['arm']} end {move['end_value']}"
         face = " face down" if move["face_down"] else ""
         return f"{format_tile(move['tile'])} on {where}{face}"
@@ -284,7 +284,7 @@ class DominoEnv(AECEnv):
             return {
                 "action": a,
                 "kind": kind,
-                "tile": None,
+                "tile": rules.tile_set.tiles[rules.action_tile[a]] if rules.action_tile[a] >= 0 else None,
                 "arm": None,
                 "end_value": None,
                 "face_down": False,

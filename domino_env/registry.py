@@ -9,11 +9,22 @@ from typing import Any
 from domino_env.env import DominoEnv, OrderEnforcing
 from domino_env.variants.all_fives import AllFivesRules
 from domino_env.variants.base import ChainRules
+from domino_env.variants.blind import BlindBlitzRules, BlindRules
+from domino_env.variants.blitz import BlitzRules
 from domino_env.variants.classic import ClassicRules
+from domino_env.variants.cross import CrossRules
+from domino_env.variants.metro import MetroRules
+from domino_env.variants.osel import OselRules
 
 VARIANTS: dict[str, type[ChainRules]] = {
     "classic": ClassicRules,
+    "blind_blitz": BlindBlitzRules,
+    "blind": BlindRules,
     "all_fives": AllFivesRules,
+    "blitz": BlitzRules,
+    "cross": CrossRules,
+    "metro": MetroRules,
+    "osel": OselRules,
 }
 
 ENV_OPTIONS = ("episode", "reward", "render_mode", "illegal_action")

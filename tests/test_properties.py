@@ -340,7 +340,14 @@ def all_fives_check(u, action):
             assert all(e[1] == win for e in ends)
 
 
-SCORE_CHECKS = {"classic": classic_check, "all_fives": all_fives_check}
+SCORE_CHECKS = {
+    "classic": classic_check,
+    "all_fives": all_fives_check,
+    "blitz": classic_check,
+    "blind_blitz": classic_check,
+    "blind": classic_check,
+    "cross": classic_check,
+}
 
 
 @configs
@@ -374,7 +381,7 @@ def test_scores_move_by_the_rules(name, n, teams, seed, rnd):
 
 
 def assert_rows_match_rebuild(env, u) -> None:
-    fresh = ChainEncoder(u.rules)
+    fresh = (u.rules.encoder_class or ChainEncoder)(u.rules)
     for seat, agent in enumerate(env.possible_agents):
         expected = fresh.observe(u.game, seat)
         np.testing.assert_array_equal(u.encoder.observe(u.game, seat), expected, err_msg=f"seat {seat}")

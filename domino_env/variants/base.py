@@ -45,7 +45,7 @@ class ChainRules:
     phases: ClassVar[tuple[str, ...]] = ("lead",)
     # Variant-specific observation blocks (name, size), appended after the common layout and
     # written by ``encode_extra``; ``encoder_class`` replaces the encoder entirely (Blind).
-    extra_features: ClassVar[tuple[tuple[str, int], ...]] = ()
+    extra_features: tuple[tuple[str, int], ...] = ()  # an instance may size them by num_players
     encoder_class: ClassVar[type | None] = None
     hand_size: int = 7
     match_target: int = 101
@@ -282,7 +282,15 @@ class ChainRules:
 
     def end_turn(self, state: State) -> None:
         state.turn_laid = 0
-        state.current = (state.current + 1) % self.num_players
+        state.current = self.next_seat(state, state.current)
+
+    def next_seat(self, state: State, seat: int) -> int:
+        """Hook: who moves after ``seat`` (the next seat; Metro skips players who went out)."""
+        return (seat + 1) % self.num_players
+
+    def players_in(self, state: State) -> int:
+        """Hook: players still in the round; that many passes in a row block it."""
+        return self.num_players
 
     def lay(self, state: State, seat: int, tile: int, slot: int, face_down: bool = False) -> None:
         state.hands[seat] &= ~(1 << tile)
@@ -301,12 +309,16 @@ class ChainRules:
         if state.round_over:
             return
         if not state.hands[seat]:
-            self.end_round(state, seat, blocked=False)
+            self.went_out(state, seat)
         elif not self.turn_continues(state, seat, tile):
             self.end_turn(state)
 
     def after_lay(self, state: State, seat: int, tile: int) -> None:
         """Hook: what laying a tile scores (All Fives' count)."""
+
+    def went_out(self, state: State, seat: int) -> None:
+        """Hook: ``seat`` laid its last tile; by default that ends the round, ``seat`` winning."""
+        self.end_round(state, seat, blocked=False)
 
     def turn_continues(self, state: State, seat: int, tile: int) -> bool:
         """Hook: may the player lay again after ``tile`` (then ``stop`` is offered)? No by default."""
@@ -335,11 +347,11 @@ class ChainRules:
             state.voids[seat] |= state.line.open_values_mask()
             state.events.append((PASS, seat))
             state.passes += 1
-            if state.passes >= self.num_players:
+            if state.passes >= self.players_in(state):
                 self.end_round(state, None, blocked=True)
                 state.legal = []
                 return
-            state.current = (seat + 1) % self.num_players
+            state.current = self.next_seat(state, seat)
 
     # --- scoring ------------------------------------------------------------------------------
 
@@ -429,6 +441,10 @@ class ChainRules:
         return 0
 
     # --- observation hooks --------------------------------------------------------------------
+
+    def known_hand(self, state: State, seat: int) -> int:
+        """Hook: the tiles of its own hand a seat can name (all of them; Blind hides some)."""
+        return state.hands[seat]
 
     def phase_flags(self, state: State) -> tuple[bool, ...]:
         """One flag per name in ``phases`` for the seat to move."""

@@ -1,0 +1,528 @@
+"""Blind blitz and Blind (RULES.md section 5, seed 003): dominoes played from a face-down row.
+
+Double-six, 2-4 players (4 may play as partners: seats 0+2 against 1+3). 2-3 players get 8
+tiles, 4 players 7 (so 12, 4 or no tiles stay in the bazaar). A linear line of play; scoring
+and match exactly as Classic (every side but the round's winner adds the pips left in hand;
+the match ends at 101, lowest wins). Each seat keeps its tiles face down in a *row*; the turn
+works on the rightmost tile.
+
+**Blind blitz** (``blind_blitz``, option ``arrange``):
+
+- *Arrange phase* (``arrange="choose"``, the default): after the deal each player, in seat
+  order starting with the round's opener, places its tiles one at a time from right to left:
+  one ``arrange`` action per tile (``action_tile`` says which), the first chosen is the
+  rightmost; the last tile is placed by the environment. The seat remembers its row.
+  ``arrange="dealt"`` skips the phase: rows keep the dealt order (a fixed deal lists each row
+  left to right).
+- *Opening*: first round the holder of ``0-0`` leads it, else the holder of the tile closest
+  to it by pips (ties: lower small half), from wherever it lies in the row; later rounds the
+  previous winner leads any tile of its row (as Classic). The opening is a turn of its own.
+- *A turn* (blind row): the rightmost tile is turned up for all to see (done by the
+  environment). If it fits it must be laid (the agent chooses the end, asked even when there
+  is one); then ``turn_up`` (the next rightmost tile) or ``stop``. If it does not fit it goes
+  face down to the left end of the row, its identity now known to everybody, and the turn
+  ends; if nothing was laid this turn and the bazaar has tiles the player chooses ``draw``
+  (one tile, unseen even by the player, to the right end of the row) or ``stop``.
+- *Three tiles*: when a row holds exactly three tiles they are turned face up for everybody
+  and stay so; from the player's next turn they are an open hand: any fitting tile, several
+  a turn (``stop`` after each), the turn ending by itself when nothing more fits. With no
+  fitting tile at the start of the turn the player chooses ``draw`` (the tile joins the open
+  hand face up, and the turn ends) or ``stop``; with an empty bazaar it passes.
+- *Round end*: a player lays its last tile (it wins); or blocked, with Classic's blocked
+  scoring (fewest pips wins, team sums; a tie has no winner): no tile held by anyone fits
+  any open end and the bazaar is empty, or a full circle of turns (``num_players`` in a row)
+  passed with no tile laid and no tile drawn.
+
+**Blind** (``blind``): as Blind blitz, but nobody looked at their tiles: no arrange phase, the
+rows keep the dealt order and the seat knows nothing of its own row but what was turned up
+in front of everybody. The first round's opener is a random seat, later rounds the previous
+winner; it leads the rightmost tile of its row (turned up, then laid by the agent, the only
+legal move). After a fitting tile the turn ends (no ``turn_up``): several tiles a turn only
+from an open hand. In a fixed deal rows are listed left to right (a deal's ``opening`` must
+be the leader's rightmost tile; with the leader's hand left random it is put there).
+
+Decisions where RULES.md is silent:
+
+- The arrange phase starts with the opener and goes clockwise; each round has one.
+- Laying the tile that leaves three in the row reveals them and ends the turn: the three are
+  played as an open hand from the next turn (seed: "in his next turn he may lay two or three").
+- The draw after a miss and the open-hand draw are offered (``draw`` or ``stop``) only when
+  the bazaar has tiles; an open-hand draw ends the turn even when the drawn tile fits.
+- The blocked test "nothing fits anywhere and the bazaar is empty" is made before every
+  decision of the play (turn start, and after each laid tile), with everyone's tiles.
+- A turn with no tile laid and none drawn is logged as a ``pass`` event; ``num_players`` of
+  them in a row block the round. After a blocked round the next leader is as in Classic.
+- Events added: ``("up", seat, tile)`` turned up and fits (a decision follows), ``("miss",
+  seat, tile)`` turned up, did not fit and went to the left end, ``("reveal", seat, mask)``
+  three turned face up, ``("arrange", seat)`` one more tile placed in a row (which: private).
+- The greedy baseline lays its heaviest fitting tile, always turns up the next tile, never
+  draws, and arranges its row heaviest first (rightmost).
+
+Observation (seat-relative, ``BlindEncoder``): the common blocks, where ``hand`` holds only the
+tiles of its own hand the seat knows (Blind blitz: its whole row except tiles it drew unseen;
+Blind: what was turned up) and ``voids`` stays zero (every such fact is in the blocks below);
+then ``rows`` (P x T, the observer first: 1/(k+1) for a tile known to sit k places from the
+right end of that player's row; 1 for every tile of an open hand), ``open`` (P: that player
+plays an open hand), ``unknown`` (P: tiles of that player the observer cannot name / hand
+size), ``up`` (T: the tile turned up and waiting to be laid, shown to the seat to move; the
+others see it once laid or sent to the left end, before their next decision) and ``quiet``
+(turns in a row with nothing laid or drawn / num_players). Phase flags: ``lead``,
+``arrange`` (Blind blitz only), ``continuing`` (``stop`` ends a multi-tile turn), ``draw``
+(``draw`` or ``stop``). ``public_state()`` adds ``rows`` (left to right, a tile where
+everybody knows it, else None), ``open_hands``, ``turned_up``, ``quiet_turns``,
+``arranging`` and ``laid_this_turn``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
+import numpy as np
+
+from domino_env.engine.state import DRAW, PASS, State
+from domino_env.observation import ChainEncoder, FloatRow
+from domino_env.tiles import format_tile, iter_bits, mask_of
+from domino_env.variants.base import STOP, DealSpec
+from domino_env.variants.classic import ClassicRules, by_pips
+
+TURN_UP = "turn_up"
+DRAW_TILE = "draw"
+ARRANGE = "arrange"
+ARRANGE_MODES = ("choose", "dealt")
+
+# Events of this module (besides lay/draw/pass/score/round_end).
+UP = "up"  # ("up", seat, tile): the rightmost tile turned face up, for all to see, and it fits
+MISS = "miss"  # ("miss", seat, tile): turned up, it did not fit and went face down to the left end
+REVEAL = "reveal"  # ("reveal", seat, mask): the last three tiles turned face up for good
+ARRANGED = "arrange"  # ("arrange", seat): one more tile placed in the row (which: private)
+
+# Where the round stands (state.extra["mode"]).
+_INIT, _ARRANGE, _LEAD, _START, _UP, _CONT, _MISSED, _OPEN, _OPEN_DRAW = range(9)
+
+
+class BlindEncoder(ChainEncoder):
+    """ChainEncoder whose ``hand`` block holds only the tiles the seat knows it has."""
+
+    def __init__(self, rules: BlindBlitzRules) -> None:
+        super().__init__(rules)
+        self.known_rules = rules
+        size = rules.tile_set.size
+        # _byte_bits[b]: the 8 flags of byte b, written a byte of the known mask at a time.
+        byte_bits = ((np.arange(256)[:, None] >> np.arange(8)) & 1).astype(np.float32)
+        self._byte_bits = [bits.data for bits in byte_bits]
+        self._chunks = [(self._hand + start, min(8, size - start)) for start in range(0, size, 8)]
+        self._written = [(-1, -1)] * rules.num_players  # (hand, known) when the hand block was written
+
+    def _rebuild(self, state: State, seat: int, row: FloatRow) -> None:
+        super()._rebuild(state, seat, row)
+        self._written[seat] = (-1, -1)
+        self._write_known(state, seat)
+
+    def _catch_up(self, state: State, seat: int, row: FloatRow) -> None:
+        super()._catch_up(state, seat, row)
+        self._write_known(state, seat)
+
+    def _write_known(self, state: State, seat: int) -> None:
+        """Rewrite the hand block (the base encoder marks own draws) when the hand or knowledge changed."""
+        known = self.known_rules.known_hand(state, seat)
+        key = (state.hands[seat], known)
+        if key == self._written[seat]:
+            return
+        self._written[seat] = key
+        row, byte_bits = self._views[seat], self._byte_bits
+        for start, width in self._chunks:
+            row[start : start + width] = byte_bits[known & 255][:width]
+            known >>= 8
+
+
+class BlindBlitzRules(ClassicRules):
+    name = "blind_blitz"
+    extra_actions: ClassVar[tuple[str, ...]] = (STOP, TURN_UP, DRAW_TILE)
+    phases: ClassVar[tuple[str, ...]] = ("lead", "arrange", "continuing", "draw")
+    encoder_class = BlindEncoder
+    blind: ClassVar[bool] = False  # Blind: nobody looked at their tiles
+    arranges: ClassVar[bool] = True  # the action table has the arrange actions
+
+    def __init__(self, num_players: int = 2, teams: bool = False, arrange: str = "choose") -> None:
+        if arrange not in ARRANGE_MODES:
+            raise ValueError(
+                f"{self.name}: arrange must be one of {', '.join(map(repr, ARRANGE_MODES))}, got {arrange!r}"
+            )
+        super().__init__(num_players, teams)
+        self.arrange = arrange
+        self.hand_size = 8 if num_players < 4 else 7
+        size = self.tile_set.size
+        self.extra_features = (
+            ("rows", num_players * size),
+            ("open", num_players),
+            ("unknown", num_players),
+            ("up", size),
+            ("quiet", 1),
+        )
+        self._open_at = num_players * size
+        self._unknown_at = self._open_at + num_players
+        self._up_at = self._unknown_at + num_players
+        self._quiet_at = self._up_at + size
+        self._encode_constants = (size, self._open_at, self._unknown_at, 1.0 / self.hand_size)
+        # per observer: (k, the seat k places after it), the observer first
+        n = num_players
+        self._seat_order = [[(k, (s + k) % n) for k in range(n)] for s in range(n)]
+        self._opening_order = by_pips(self.tile_set)  # 0-0, else the closest by pips (Classic's hook)
+        ids = self.extra_action_id
+        self._stop = ids[STOP]
+        self._draw_or_stop = [ids[DRAW_TILE], ids[STOP]]
+        self._up_or_stop = [ids[TURN_UP], ids[STOP]] if TURN_UP in ids else []
+
+    def _build_action_table(self) -> None:
+        """Play actions, the named extras, then (Blind blitz) one ``arrange`` action per tile."""
+        super()._build_action_table()
+        self.arrange_base = self.num_actions
+        if not self.arranges:
+            return
+        size = self.tile_set.size
+        self.num_actions += size
+        self.action_kind += [ARRANGE] * size
+        self.action_tile += list(range(size))
+        self.action_slot += [-1] * size
+        self.action_face_down += [False] * size
+
+    def arrange_action(self, tile: int) -> int:
+        return self.arrange_base + tile
+
+    # --- deals ---------------------------------------------------------------------------------
+
+    def parse_deal(self, deal: Mapping[str, Any]) -> DealSpec:
+        spec = super().parse_deal(deal)
+        if self.blind and spec.opening is not None and spec.leader is not None:
+            hand = spec.hands[spec.leader]
+            if hand is not None and hand[-1] != spec.opening:
+                ts = self.tile_set
+                raise ValueError(
+                    f"{self.name}: the leader opens with the rightmost tile of its row "
+                    f"({format_tile(ts.tiles[hand[-1]])}; rows are listed left to right), "
+                    f"not {format_tile(ts.tiles[spec.opening])}"
+                )
+        return spec
+
+    def _deal(self, state: State, spec: DealSpec | None) -> None:
+        n, size = self.num_players, self.hand_size
+        rows: list[list[int]] = [[] for _ in range(n)]
+        if spec is None:  # as the base deal, keeping the dealt order of every row
+            order: list[int] = state.rng.permutation(self.tile_set.size).tolist()
+            if self.arrange == "dealt":
+                rows = [order[i * size : (i + 1) * size] for i in range(n)]
+            state.hands = [mask_of(order[i * size : (i + 1) * size]) for i in range(n)]
+            state.stock = order[n * size :][::-1]
+            state.extra = {"rows": rows}
+            return
+        super()._deal(state, spec)
+        if self.arrange == "dealt":
+            for seat, hand in enumerate(state.hands):
+                listed = spec.hands[seat]
+                if listed is not None:
+                    rows[seat] = list(listed)
+                    continue
+                tiles = list(iter_bits(hand))
+                row = [tiles[i] for i in state.rng.permutation(len(tiles))]
+                if spec.opening is not None and spec.leader == seat and self.blind:
+                    row.remove(spec.opening)  # a random row owes its leader the opening tile: rightmost
+                    row.append(spec.opening)
+                rows[seat] = row
+        state.extra = {"rows": rows}
+
+    def reset_round_extra(self, state: State) -> None:
+        n = self.num_players
+        state.extra.update(
+            mode=_INIT,
+            open=[False] * n,  # the tiles are face up: an open hand
+            seen=[0] * n,  # tiles of each seat everybody can name
+            known=[0] * n if self.blind else list(state.hands),  # tiles each seat can name itself
+            up=-1,  # the turned-up tile waiting to be laid (of state.current)
+            quiet=0,  # turns in a row with no tile laid nor drawn
+            drew=False,
+            revealed=False,  # the row turned face up during this turn
+            left=0,  # tiles the arranging seat still has to place
+        )
+
+    def known_hand(self, state: State, seat: int) -> int:
+        """The tiles of its own hand the seat can name."""
+        known: int = state.extra["known"][seat]
+        return known
+
+    # --- the turn loop ---------------------------------------------------------------------------
+
+    def legal_actions(self, state: State) -> list[int]:
+        return list(state.legal)
+
+    def advance(self, state: State) -> None:
+        """Run the environment's moves (turning up, misses, forced ends) to the next decision."""
+        x = state.extra
+        while True:
+            mode = x["mode"]
+            if mode in (_START, _CONT, _OPEN) and self._dead(state):
+                self.end_round(state, None, blocked=True)
+                state.legal = []
+                return
+            seat = state.current
+            if mode == _START:
+                if x["open"][seat]:
+                    x["mode"] = _OPEN
+                else:
+                    self._turn_up(state, seat)
+                continue
+            if mode == _UP:
+                tile = x["up"]
+                plays = state.line.placements(1 << tile)
+                if plays:
+                    state.events.append((UP, seat, tile))
+                    state.legal = plays
+                    return
+                self._miss(state, seat, tile)
+                if not state.turn_laid and self.can_draw(state):
+                    x["mode"] = _MISSED
+                    state.legal = self._draw_or_stop[:]
+                    return
+            elif mode == _OPEN:
+                plays = state.line.placements(state.hands[seat])
+                if plays:
+                    if state.turn_laid:
+                        plays.append(self._stop)
+                    state.legal = plays
+                    return
+                if not state.turn_laid and self.can_draw(state):
+                    x["mode"] = _OPEN_DRAW
+                    state.legal = self._draw_or_stop[:]
+                    return
+            elif mode == _CONT:
+                state.legal = self._up_or_stop[:]
+                return
+            elif mode in (_MISSED, _OPEN_DRAW):
+                state.legal = self._draw_or_stop[:]
+                return
+            elif mode == _ARRANGE:
+                left = x["left"]
+                if left & (left - 1):
+                    state.legal = [self.arrange_base + t for t in iter_bits(left)]
+                    return
+                self._arrange(state, seat, left.bit_length() - 1)  # the last tile: no choice
+                continue
+            elif mode == _LEAD:
+                if self.blind and x["up"] < 0:
+                    self._turn_up(state, seat, lead=True)
+                    state.required_lead = x["up"]
+                    state.events.append((UP, seat, x["up"]))
+                state.legal = self.placements(state)
+                return
+            else:  # _INIT
+                if self.arrange == "choose":
+                    x["mode"] = _ARRANGE
+                    x["left"] = state.hands[seat]
+                else:
+                    x["mode"] = _LEAD
+                continue
+            # a miss that offers no draw, or an open hand with nothing to do: the turn ends
+            self.end_turn(state)
+            if state.round_over:
+                state.legal = []
+                return
+
+    def _dead(self, state: State) -> bool:
+        """Blocked: the bazaar is empty and no tile anyone holds fits any open end."""
+        if state.stock:  # (with an empty bazaar every tile off the table is held by someone)
+            return False
+        return not ~state.line.played & state.line.playable_mask()
+
+    def apply(self, state: State, action: int) -> None:
+        if self.action_kind[action] == ARRANGE:
+            self._arrange(state, state.current, self.action_tile[action])
+            self.advance(state)
+        else:
+            super().apply(state, action)
+
+    def apply_extra(self, state: State, seat: int, kind: str) -> None:
+        if kind == STOP:  # end a multi-tile turn, or decline the draw
+            self.end_turn(state)
+        elif kind == TURN_UP:
+            self._turn_up(state, seat)
+        elif kind == DRAW_TILE:
+            self._draw(state, seat)
+            self.end_turn(state)
+        else:
+            raise ValueError(f"{self.name} has no {kind!r} action")
+
+    def after_lay(self, state: State, seat: int, tile: int) -> None:
+        x = state.extra
+        if x["up"] == tile:
+            x["up"] = -1  # already off the row
+        else:
+            x["rows"][seat].remove(tile)  # the opening tile, or a tile of an open hand
+        x["quiet"] = 0
+        keep = ~(1 << tile)
+        x["known"][seat] &= keep
+        x["seen"][seat] &= keep
+        self._check_reveal(state, seat)
+        if x["mode"] == _UP and not x["revealed"] and not self.blind:
+            x["mode"] = _CONT
+
+    def turn_continues(self, state: State, seat: int, tile: int) -> bool:
+        mode = state.extra["mode"]
+        return mode in (_CONT, _OPEN) and not state.extra["revealed"]
+
+    def end_turn(self, state: State) -> None:
+        x = state.extra
+        seat = state.current
+        if not state.turn_laid and not x["drew"]:  # (a tile laid or drawn set quiet to 0)
+            x["quiet"] += 1
+            state.events.append((PASS, seat))
+        state.turn_laid = 0
+        x["drew"] = x["revealed"] = False
+        x["up"] = -1
+        x["mode"] = _START
+        state.current = (seat + 1) % self.num_players
+        if x["quiet"] >= self.num_players:
+            self.end_round(state, None, blocked=True)
+
+    # --- row changes -----------------------------------------------------------------------------
+
+    def _arrange(self, state: State, seat: int, tile: int) -> None:
+        x = state.extra
+        x["rows"][seat].insert(0, tile)  # placed from right to left
+        x["left"] &= ~(1 << tile)
+        state.events.append((ARRANGED, seat))
+        if x["left"]:
+            return
+        following = (seat + 1) % self.num_players
+        if following == state.leader:
+            x["mode"] = _LEAD
+            state.current = state.leader
+        else:
+            state.current = following
+            x["left"] = state.hands[following]
+
+    def _turn_up(self, state: State, seat: int, lead: bool = False) -> None:
+        x = state.extra
+        tile = x["rows"][seat].pop()
+        x["up"] = tile  # logged as "up" when it fits (a decision follows), else as "miss"
+        if not lead:
+            x["mode"] = _UP
+
+    def _miss(self, state: State, seat: int, tile: int) -> None:
+        x = state.extra
+        x["rows"][seat].insert(0, tile)
+        x["up"] = -1
+        bit = 1 << tile
+        x["known"][seat] |= bit
+        x["seen"][seat] |= bit
+        state.events.append((MISS, seat, tile))
+
+    def _draw(self, state: State, seat: int) -> None:
+        x = state.extra
+        tile = state.stock.pop()
+        state.hands[seat] |= 1 << tile
+        x["rows"][seat].append(tile)  # the right end of a row; an open hand shows it
+        if x["open"][seat]:
+            x["known"][seat] |= 1 << tile
+            x["seen"][seat] |= 1 << tile
+        x["drew"] = True
+        x["quiet"] = 0
+        state.events.append((DRAW, seat, tile))
+        self._check_reveal(state, seat)
+
+    def _check_reveal(self, state: State, seat: int) -> None:
+        x = state.extra
+        if x["open"][seat] or len(x["rows"][seat]) != 3:
+            return
+        hand = state.hands[seat]
+        x["open"][seat] = x["revealed"] = True
+        x["known"][seat] = x["seen"][seat] = hand
+        state.events.append((REVEAL, seat, hand))
+
+    # --- observation -----------------------------------------------------------------------------
+
+    def phase_flags(self, state: State) -> tuple[bool, ...]:
+        mode = state.extra["mode"]
+        flags = (
+            mode == _LEAD,
+            mode == _ARRANGE,
+            state.turn_laid > 0 and mode in (_CONT, _OPEN),
+            mode in (_MISSED, _OPEN_DRAW),
+        )
+        return flags if self.arranges else (flags[0], *flags[2:])
+
+    def encode_extra(self, state: State, seat: int, out: np.ndarray) -> None:
+        out.fill(0.0)
+        view: Any = out.data  # item writes through a memoryview are cheaper than numpy's
+        x = state.extra
+        rows, opened, hands, seen = x["rows"], x["open"], state.hands, x["seen"]
+        size, open_at, unknown_at, scale = self._encode_constants
+        own = x["known"][seat]
+        for k, p in self._seat_order[seat]:
+            mask = seen[p] if k else own
+            base = k * size
+            if opened[p]:
+                view[open_at + k] = 1.0
+                for t in iter_bits(mask):
+                    view[base + t] = 1.0
+            elif mask:
+                row = rows[p]
+                length = len(row)
+                if mask.bit_count() * 3 < length:  # a few tiles seen: look them up
+                    for t in iter_bits(mask):
+                        view[base + t] = 1.0 / (length - row.index(t))
+                else:
+                    for i, t in enumerate(row):
+                        if mask >> t & 1:
+                            view[base + t] = 1.0 / (length - i)
+            unknown = hands[p] & ~mask
+            if unknown:
+                view[unknown_at + k] = unknown.bit_count() * scale
+        if x["up"] >= 0 and state.current == seat:
+            view[self._up_at + x["up"]] = 1.0
+        if x["quiet"]:
+            view[self._quiet_at] = x["quiet"] / self.num_players
+
+    def public_extra(self, state: State) -> dict[str, Any]:
+        x = state.extra
+        tiles = self.tile_set.tiles
+        up = x["up"]
+        return {
+            "rows": [
+                [tiles[t] if seen >> t & 1 else None for t in row]
+                for row, seen in zip(x["rows"], x["seen"], strict=True)
+            ],
+            "open_hands": list(x["open"]),
+            "turned_up": tiles[up] if up >= 0 else None,
+            "quiet_turns": x["quiet"],
+            "arranging": x["mode"] == _ARRANGE,
+            "laid_this_turn": state.turn_laid,
+        }
+
+    def greedy_key(self, state: State, action: int) -> tuple[int, ...]:
+        """Greedy lays its heaviest tile, turns up the next one while it may and never draws (a drawn
+        tile only adds pips); it arranges its heaviest tiles to be turned up first."""
+        kind = self.action_kind[action]
+        if kind == TURN_UP:
+            return (0, 0)
+        if kind == DRAW_TILE:
+            return (-1, 0)
+        return super().greedy_key(state, action)
+
+
+class BlindRules(BlindBlitzRules):
+    """Blind: nobody looked at their tiles; the rightmost tile opens; one tile a turn from a row."""
+
+    name = "blind"
+    extra_actions = (STOP, DRAW_TILE)
+    phases = ("lead", "continuing", "draw")
+    blind = True
+    arranges = False
+
+    def __init__(self, num_players: int = 2, teams: bool = False) -> None:
+        super().__init__(num_players, teams, arrange="dealt")
+
+    def opening(self, state: State) -> tuple[int, int]:
+        """A random seat in the first round, then the previous winner; the tile is its rightmost."""
+        if state.round_index == 0:
+            return int(state.rng.integers(self.num_players)), -1
+        return super().opening(state)

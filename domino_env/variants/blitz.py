@@ -1,0 +1,57 @@
+"""Blitz (RULES.md section 5, seed 003): Classic with any number of tiles a turn.
+
+Double-six, 2-4 players (4 may play as partners: seats 0+2 against 1+3), 7 tiles each, the
+rest is the boneyard; a linear line of play; scoring and match exactly as Classic (penalty
+pips in hand to 101, lowest wins).
+
+- **Opening.** First round: the holder of ``0-0`` leads it; if ``0-0`` was not dealt, the
+  holder of the tile closest to it by pips (ties: the lower small half, so ``0-2`` before
+  ``1-1``) leads that tile - unlike Classic, a double is not preferred. Later rounds as
+  Classic: the previous winner leads any tile. The opening tile is a turn of its own.
+- **A turn.** The player lays a tile on any open end, then may lay another (on any open
+  end, the one just made too) or end the turn (action ``stop``), and so on. When nothing
+  more fits, the turn ends by itself; laying the whole hand ends the round (domino).
+- **Drawing** as Classic (option ``draw``, default True): only at the start of a turn with
+  nothing to lay, one tile at a time until one fits (which must then be laid) or the
+  boneyard is empty (pass). After the drawn tile is laid the player may go on from hand.
+  ``draw=False`` gives a block game: a player who cannot lay passes.
+
+Decisions where RULES.md is silent: ``stop`` is offered only after at least one tile was laid
+this turn (a player who can lay must lay, as in Classic); the greedy baseline keeps laying
+while it can (``stop`` rates below every tile, so it lays its heaviest fitting tile each
+time). Observation: the phase flag ``continuing`` (the seat to move has laid a tile this
+turn and may ``stop``); ``public_state()["laid_this_turn"]`` counts the tiles laid so far in
+the current turn.
+
+Blind blitz (and Blind) build on :class:`BlitzRules`: the opening order and the multi-tile
+turn live here as hooks (``opening``, ``turn_continues``, ``phase_flags``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from domino_env.engine.state import State
+from domino_env.variants.base import STOP
+from domino_env.variants.classic import ClassicRules, by_pips
+
+
+class BlitzRules(ClassicRules):
+    name = "blitz"
+    extra_actions = (STOP,)
+    phases = ("lead", "continuing")
+
+    def __init__(self, num_players: int = 2, teams: bool = False, draw: bool = True) -> None:
+        super().__init__(num_players, teams, draw)
+        # 0-0 first, then the tile closest to it by pips, ties to the lower small half.
+        self._opening_order = by_pips(self.tile_set)
+
+    def turn_continues(self, state: State, seat: int, tile: int) -> bool:
+        """After any tile but the opening one the player may lay again (or ``stop``)."""
+        return state.line.count > 1
+
+    def phase_flags(self, state: State) -> tuple[bool, ...]:
+        return (not state.line.count, state.turn_laid > 0)
+
+    def public_extra(self, state: State) -> dict[str, Any]:
+        return {"laid_this_turn": state.turn_laid}

@@ -1,0 +1,78 @@
+"""Cross (RULES.md section 5, seed 003): four arms from the 6-6, each started by force.
+
+Four players (seats 0+2 against 1+3 with ``teams=True``), 7 tiles each: all 28 tiles are
+dealt, there is no boneyard. Scoring and match exactly as Classic (penalty pips in hand to
+101, lowest wins).
+
+- **Opening.** Every round the holder of ``6-6`` leads it (a turn of its own). It is the
+  spinner: east, west, north and south are open at once, each showing 6.
+- **Starting the arms.** While an arm is unstarted (no tile beyond the spinner), a player
+  who can start an arm must start one: laying on an arm that already holds tiles is then
+  illegal. A player who cannot start any arm plays on the started arms as usual.
+- Otherwise as Classic: one tile a turn on any matching open end; a player who cannot play
+  passes. The round ends when a player goes out (domino) or nobody can play (blocked: the
+  fewest pips in hand wins, a team counting both hands; a tie has no winner).
+
+Decisions where RULES.md is silent: the must-start rule is general, "an open arm with no
+tile yet" (a fixed deal may name another opening tile; the first double then becomes the
+spinner and its north/south arms are the unstarted ones). ``RoundResult.next_leader`` is -1:
+the next round is led by whoever is dealt ``6-6``. Observation block ``arm_started`` (one
+flag per arm: it holds a tile beyond the lead); ``public_state()["unstarted_arms"]`` lists
+the open arms that hold no tile yet. Greedy baseline: the heaviest legal tile.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from domino_env.engine.line import OPEN, Spinner
+from domino_env.engine.state import State
+from domino_env.variants.classic import ClassicRules
+
+
+class CrossRules(ClassicRules):
+    name = "cross"
+    player_counts = (4,)
+    num_slots = 4
+    spinner = Spinner.AT_ONCE
+    extra_features = (("arm_started", 4),)
+
+    def __init__(self, num_players: int = 4, teams: bool = False) -> None:
+        super().__init__(num_players, teams, draw=False)  # all 28 tiles are dealt: nothing to draw
+        self._six_six = self.tile_set.id_of((6, 6))
+
+    def opening(self, state: State) -> tuple[int, int]:
+        holder = next(seat for seat, hand in enumerate(state.hands) if hand >> self._six_six & 1)
+        return holder, self._six_six
+
+    def placements(self, state: State) -> list[int]:
+        plays = super().placements(state)
+        line = state.line
+        if line.count and 0 in line.length and plays:
+            slots, length, status = self.num_slots, line.length, line.state
+            starts = [a for a in plays if not length[a % slots] and status[a % slots] == OPEN]
+            if starts:
+                return starts
+        return plays
+
+    def end_round(self, state: State, winner: int | None, blocked: bool) -> None:
+        super().end_round(state, winner, blocked)
+        assert state.result is not None
+        state.result.next_leader = -1  # the holder of 6-6 in the next deal
+
+    def encode_extra(self, state: State, seat: int, out: np.ndarray) -> None:
+        length = state.line.length
+        for slot in range(self.num_slots):
+            out[slot] = length[slot] > 0
+
+    def public_extra(self, state: State) -> dict[str, Any]:
+        line = state.line
+        return {
+            "unstarted_arms": [
+                self.slot_names[s]
+                for s in range(self.num_slots)
+                if line.state[s] == OPEN and not line.length[s]
+            ]
+        }

@@ -1,0 +1,178 @@
+"""Osel / "Donkey" (RULES.md section 3, seed 004).
+
+Double-six, 2-4 players (individual game), 7 tiles each, the rest is the bazaar. The first
+double on the table is the spinner and opens all four arms at once (a late spinner when the
+lead is not a double: the line grows east and west until the first double).
+
+A turn is any number of doubles, optionally ended by one non-double: after a double (the
+lead too) the player may lay another fitting tile or ``stop``; after a non-double the turn
+ends. Every double except the spinner may be laid face down (its own actions, offset as in
+:class:`~domino_env.variants.base.ChainRules`): that arm is closed for good. A player with
+nothing to lay at the start of a turn draws until a tile fits (then lays it) or the bazaar
+is empty (then passes). The round ends when a player lays the last tile or nobody can move
+("fish").
+
+Opening: first round, the holder of the lowest double other than ``0-0`` leads it; with no
+such double dealt, the holder of the lowest non-double (by pips, then the smaller half).
+Later rounds: whoever laid the last tile of the previous round leads any tile.
+
+Scoring, per player: round points = pips in hand, a hand of exactly ``0-0`` counts 10.
+A player whose score is not open and who got 12 or fewer *remembers* them (added to earlier
+remembered points); more than 12 *opens* the score: remembered + this round are written,
+and from then on every round is written directly. A player who went out with the score not
+open loses all remembered points. ``state.scores`` are the written scores; the match ends
+after a round in which a written score reaches 125; the lowest written score wins (ties:
+fewer remembered points; still equal, they share the rank).
+
+Decisions where RULES.md is silent:
+
+* The "more than 12" test is on the round's points alone; remembered points may grow past
+  12 without opening the score.
+* A face-down double is still a double: the turn may go on after it. Before the spinner is on
+  the table every double laid becomes the spinner, so face-down actions exist only once a
+  spinner is down.
+* Within a turn, laying stops by itself when nothing more fits (no drawing mid-turn).
+* The lone ``0-0`` rule applies after a fish too. In a fish nobody went out, so nobody loses
+  remembered points; the round's recorded winner (``RoundResult.winner``, round ranking) is
+  the player with the fewest round points (a tie: none). The next round is still led by the
+  player who laid the last tile.
+* ``reward="points"`` pays written points only (remembered points are not a score yet).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from domino_env.engine.line import OPEN, Spinner
+from domino_env.engine.state import LAY, State
+from domino_env.variants.base import ChainRules
+from domino_env.variants.classic import by_pips, lowest_opening
+
+OPEN_ABOVE = 12  # round points above this open the score
+LONE_BLANK = 10  # a hand of exactly 0-0 counts this much
+
+
+class OselRules(ChainRules):
+    name = "osel"
+    teams_allowed = False
+    num_slots = 4
+    spinner = Spinner.AT_ONCE
+    face_down_doubles = True
+    extra_actions = ("stop",)
+    phases = ("lead", "continuing")
+    match_target = 125
+
+    def __init__(self, num_players: int = 2, teams: bool = False) -> None:
+        super().__init__(num_players, teams)
+        ts = self.tile_set
+        doubles = [t for t in range(ts.size) if ts.is_double[t] and ts.tiles[t] != (0, 0)]
+        self._opening_order = doubles + [t for t in by_pips(ts) if not ts.is_double[t]]
+        # double_of[v]: the id of the double v-v; face-down actions start at _face_down.
+        self._double_of = [ts.ids[(v, v)] for v in range(ts.num_values)]
+        self._face_down = ts.size * self.num_slots
+        self._blank = 1 << ts.ids[(0, 0)]
+        self._scale = 1.0 / self.match_target
+        self.extra_features = (("remembered", num_players), ("opened", num_players))
+
+    # --- round lifecycle ----------------------------------------------------------------------
+
+    def opening(self, state: State) -> tuple[int, int]:
+        if state.round_index == 0:
+            return lowest_opening(state, self.tile_set, self._opening_order)
+        return super().opening(state)
+
+    def reset_round_extra(self, state: State) -> None:
+        if "remembered" not in state.extra:  # a new match: the bookkeeping lasts the whole match
+            state.extra["remembered"] = [0] * self.num_players
+            state.extra["opened"] = [False] * self.num_players
+
+    # --- a turn -------------------------------------------------------------------------------
+
+    def placements(self, state: State) -> list[int]:
+        """Face-up placements, plus face-down ones for doubles once the spinner is down."""
+        moves = super().placements(state)
+        line = state.line
+        if line.spinner_slot >= 0:
+            doubles = state.hands[state.current] & self.tile_set.doubles_mask
+            if doubles:
+                for slot in range(4):
+                    if line.state[slot] == OPEN:
+                        double = self._double_of[line.value[slot]]
+                        if doubles >> double & 1:
+                            moves.append(self._face_down + double * 4 + slot)
+        return moves
+
+    def turn_continues(self, state: State, seat: int, tile: int) -> bool:
+        return self.tile_set.is_double[tile]
+
+    # --- scoring ------------------------------------------------------------------------------
+
+    def round_points(self, hands: list[int]) -> list[int]:
+        """Pips in each hand; a hand of exactly 0-0 counts 10."""
+        blank, pips = self._blank, self.tile_set.mask_pips
+        return [LONE_BLANK if hand == blank else pips(hand) for hand in hands]
+
+    def blocked_winner(self, state: State, pips: list[int]) -> int | None:
+        points = self.round_points(state.hands)
+        fewest = min(points)
+        seats = [seat for seat, p in enumerate(points) if p == fewest]
+        return seats[0] if len(seats) == 1 else None
+
+    def end_round(self, state: State, winner: int | None, blocked: bool) -> None:
+        super().end_round(state, winner, blocked)
+        last = next(e[1] for e in reversed(state.events) if e[0] == LAY)
+        state.next_leader = last
+        assert state.result is not None
+        state.result.next_leader = last
+
+    def score_round(self, state: State, winner: int | None, blocked: bool, pips: list[int]) -> None:
+        remembered, opened = state.extra["remembered"], state.extra["opened"]
+        for seat, points in enumerate(self.round_points(state.hands)):
+            if opened[seat]:
+                self.add_score(state, seat, points, "pips in hand")
+            elif seat == winner and not blocked:
+                remembered[seat] = 0  # went out before opening: the remembered points are lost
+            elif points > OPEN_ABOVE:
+                opened[seat] = True
+                self.add_score(state, seat, remembered[seat] + points, "score opened")
+                remembered[seat] = 0
+            else:
+                remembered[seat] += points
+
+    # --- ranking ------------------------------------------------------------------------------
+
+    def match_keys(self, state: State) -> list[Any]:
+        remembered = state.extra["remembered"]
+        return [(-state.scores[s], -remembered[s]) for s in range(self.num_players)]
+
+    def round_keys(self, state: State) -> list[Any]:
+        assert state.result is not None
+        winner = state.result.winner
+        points = self.round_points(state.hands)
+        return [(seat == winner, -points[seat]) for seat in range(self.num_players)]
+
+    # --- baseline and observation hooks -----------------------------------------------------
+
+    def greedy_key(self, state: State, action: int) -> tuple[int, ...]:
+        """Doubles first (they keep the turn going), then the heaviest tile, face up; ``stop`` last."""
+        tile = self.action_tile[action]
+        if tile < 0:
+            return (-1, -1, -1)
+        return (self.tile_set.is_double[tile], self.tile_set.pips[tile], not self.action_face_down[action])
+
+    def phase_flags(self, state: State) -> tuple[bool, ...]:
+        return (not state.line.count, state.turn_laid > 0)
+
+    def encode_extra(self, state: State, seat: int, out: np.ndarray) -> None:
+        """Remembered points / 125, then opened flags, each starting with the observer."""
+        n = self.num_players
+        remembered, opened = state.extra["remembered"], state.extra["opened"]
+        for k in range(n):
+            other = (seat + k) % n
+            out[k] = remembered[other] * self._scale
+            out[n + k] = opened[other]
+
+    def public_extra(self, state: State) -> dict[str, Any]:
+        return {"remembered": list(state.extra["remembered"]), "opened": list(state.extra["opened"])}
