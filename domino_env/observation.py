@@ -67,6 +67,7 @@ class ChainEncoder:
         self._table = self.layout["table"].start
         self._ends = self.layout["ends"].start
         self._phase = self.layout["phase"].start
+        self._sizes = self.layout["hand_sizes"].start  # the boneyard follows the hand sizes
         self._extra = slice(self.layout["phase"].stop, start)
         self.rows = np.zeros((n, self.size), dtype=np.float32)
         self._serial = [-1] * n  # round the row was built for
@@ -155,7 +156,10 @@ class ChainEncoder:
         if laid:
             self._write_ends(state, seat, row)
         if counts:
-            self._write_counts(state, seat, row)
+            n = len(state.hands)
+            for k in range(1, n):
+                row[self._sizes + k - 1] = state.hands[(seat + k) % n].bit_count() * self._size_scale
+            row[self._sizes + n - 1] = len(state.stock) * self._stock_scale
         if voids:
             self._write_voids(state, seat, row)
         if scores:
@@ -189,11 +193,11 @@ class ChainEncoder:
                 row[base : base + width] = self._slot_views[code]
 
     def _write_counts(self, state: State, seat: int, row: FloatRow) -> None:
-        n = self.rules.num_players
-        base = self.layout["hand_sizes"].start
+        """Other players' hand sizes, then the boneyard size (the block right after them)."""
+        n = len(state.hands)
         for k in range(1, n):
-            row[base + k - 1] = state.hands[(seat + k) % n].bit_count() * self._size_scale
-        row[self.layout["boneyard"].start] = len(state.stock) * self._stock_scale
+            row[self._sizes + k - 1] = state.hands[(seat + k) % n].bit_count() * self._size_scale
+        row[self._sizes + n - 1] = len(state.stock) * self._stock_scale
 
     def _write_voids(self, state: State, seat: int, row: FloatRow) -> None:
         n = self.rules.num_players

@@ -106,7 +106,7 @@ def main(argv: list[str] | None = None) -> None:
     )
     for name in args.variants:
         rules_cls = VARIANTS[name]
-        tables: list[dict[str, Any]] = [{"num_players": 2}]
+        tables: list[dict[str, Any]] = [{"num_players": rules_cls.player_counts[0]}]
         if rules_cls.teams_allowed and 4 in rules_cls.player_counts:
             tables.append({"num_players": 4, "teams": True})
         for options in tables:
@@ -120,7 +120,7 @@ def main(argv: list[str] | None = None) -> None:
                 **options,
             )
             low, high = summary.interval()
-            table = "2 players" if options["num_players"] == 2 else "4, partners"
+            table = "4, partners" if options.get("teams") else f"{options['num_players']} players"
             print(
                 f"{name:<11} {table:<16} {summary.win_rate:>8.1%} {f'[{low:.1%}, {high:.1%}]':>15} "
                 f"{summary.mean_reward:>+7.2f} {summary.mean_rounds:>6.1f} "

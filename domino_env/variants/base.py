@@ -95,6 +95,14 @@ class ChainRules:
             self.extra_actions
         )
         self.extra_action_id = {name: self.num_play_actions + i for i, name in enumerate(self.extra_actions)}
+        self._stop = self.extra_action_id.get(STOP, -1)
+        # One lookup decodes a play action: (tile, slot, face_down); None for the extras.
+        self._plays: list[tuple[int, int, bool] | None] = [
+            (self.action_tile[a], self.action_slot[a], self.action_face_down[a])
+            if self.action_kind[a] == PLAY
+            else None
+            for a in range(self.num_actions)
+        ]
 
     def play_action(self, tile: int, slot: int, face_down: bool = False) -> int:
         offset = self.tile_set.size * self.num_slots if face_down else 0
@@ -245,8 +253,8 @@ class ChainRules:
     def legal_actions(self, state: State) -> list[int]:
         """Placements of the seat to move, plus ``stop`` while it is in a multi-tile turn."""
         plays = self.placements(state)
-        if plays and state.turn_laid and STOP in self.extra_action_id:
-            plays.append(self.extra_action_id[STOP])
+        if plays and state.turn_laid and self._stop >= 0:
+            plays.append(self._stop)
         return plays
 
     def placements(self, state: State) -> list[int]:
@@ -262,13 +270,11 @@ class ChainRules:
 
     def apply(self, state: State, action: int) -> None:
         """Apply a legal action of ``state.current`` and run forced moves to the next decision."""
-        seat = state.current
-        if self.action_kind[action] == PLAY:
-            self.lay(
-                state, seat, self.action_tile[action], self.action_slot[action], self.action_face_down[action]
-            )
+        play = self._plays[action]
+        if play is not None:
+            self.lay(state, state.current, *play)
         else:
-            self.apply_extra(state, seat, self.action_kind[action])
+            self.apply_extra(state, state.current, self.action_kind[action])
         if not state.round_over:
             self.advance(state)
         else:
