@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import pytest
+from helpers import tile, tiles
 
 import domino_env
 from domino_env.variants.all_fives import end_count
@@ -27,20 +28,6 @@ TARGET = 250
 
 
 # --- helpers -----------------------------------------------------------------------------------
-
-
-def tile(t: str | Tile) -> Tile:
-    """'3-5', '5-3' or (5, 3) -> (3, 5)."""
-    a, b = (int(x) for x in t.split("-")) if isinstance(t, str) else t
-    return (min(a, b), max(a, b))
-
-
-def tiles(names: Sequence[str | Tile]) -> list[Tile]:
-    return [tile(t) for t in names]
-
-
-def pips(names: Sequence[str | Tile]) -> int:
-    return sum(a + b for a, b in tiles(names))
 
 
 def deal(hands: Sequence[Sequence[str | Tile]], leader: int | None = 0, first: Sequence[str] = ()) -> dict:

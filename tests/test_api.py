@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 import pytest
 from pettingzoo.test import api_test, render_test, seed_test
+from variant_configs import configs
 
 import domino_env
 from domino_env.env import DominoEnv
@@ -22,27 +23,11 @@ from domino_env.env import DominoEnv
 # --- parametrization ---------------------------------------------------------------------------
 
 
-def _configs() -> list[tuple[str, int, bool]]:
-    out = []
-    for name, rules in domino_env.VARIANTS.items():
-        for n in rules.player_counts:
-            out.append((name, n, False))
-            if n == 4 and rules.teams_allowed:
-                out.append((name, n, True))
-    return out
-
-
-CONFIGS = _configs()
-CONFIG_IDS = [f"{name}-{n}p{'-teams' if teams else ''}" for name, n, teams in CONFIGS]
 VARIANT_NAMES = sorted(domino_env.VARIANTS)
 
 DOCUMENTED_LAYOUT = ("hand", "table", "ends", "hand_sizes", "boneyard", "voids", "scores", "phase")
 LEGAL_MOVE_KEYS = {"action", "kind", "tile", "arm", "end_value", "face_down"}
 PUBLIC_KEYS = {"scores", "ends", "hand_sizes", "boneyard_size", "round", "leader"}
-
-
-def configs(fn):
-    return pytest.mark.parametrize(("name", "n", "teams"), CONFIGS, ids=CONFIG_IDS)(fn)
 
 
 def variants(fn):

@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from helpers import pips, tile, tiles
 from hypothesis import Phase, given, settings
 from hypothesis import strategies as st
 
@@ -30,19 +31,6 @@ S0_BLIND = "0-6 6-6 4-4 1-3 2-2 3-3 2-4 0-0"  # Blind: the leader opens with its
 
 
 # --- helpers ---------------------------------------------------------------------------------
-
-
-def tile(text: str | tuple[int, int]) -> tuple[int, int]:
-    a, b = text if isinstance(text, tuple) else (int(x) for x in text.split("-"))
-    return (min(a, b), max(a, b))
-
-
-def tiles(text: str) -> list[tuple[int, int]]:
-    return [tile(t) for t in text.split()]
-
-
-def pips(text: str) -> int:
-    return sum(a + b for a, b in tiles(text))
 
 
 def tid(text: str) -> int:

@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from helpers import pips, tile, tiles
 from hypothesis import Phase, given, settings
 from hypothesis import strategies as st
 
@@ -24,20 +25,6 @@ ALL_TILES = [(a, b) for a in range(7) for b in range(a, 7)]
 
 
 # --- helpers ---------------------------------------------------------------------------------
-
-
-def tile(text: str | tuple[int, int]) -> tuple[int, int]:
-    """``"a-b"`` (either order) -> ``(min, max)``."""
-    a, b = text if isinstance(text, tuple) else (int(x) for x in text.split("-"))
-    return (min(a, b), max(a, b))
-
-
-def tiles(text: str) -> list[tuple[int, int]]:
-    return [tile(t) for t in text.split()]
-
-
-def pips(text: str) -> int:
-    return sum(a + b for a, b in tiles(text))
 
 
 def deal(hands: list[str], first: str = "", **extra: Any) -> dict[str, Any]:

@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from helpers import pips, tile, tiles
 
 import domino_env
 from domino_env.engine.state import DRAW, LAY, PASS
@@ -21,23 +22,6 @@ TARGET = 101
 
 
 # --- helpers ---------------------------------------------------------------------------------
-
-
-def tile(text: str | tuple[int, int]) -> tuple[int, int]:
-    """``"a-b"`` (either order) -> ``(min, max)``."""
-    if isinstance(text, tuple):
-        a, b = text
-    else:
-        a, b = (int(x) for x in text.split("-"))
-    return (min(a, b), max(a, b))
-
-
-def tiles(text: str) -> list[tuple[int, int]]:
-    return [tile(t) for t in text.split()]
-
-
-def pips(text: str) -> int:
-    return sum(a + b for a, b in tiles(text))
 
 
 def rest(*used: str, first: str = "") -> list[tuple[int, int]]:

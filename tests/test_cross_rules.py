@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from helpers import pips, tile, tiles
 from hypothesis import Phase, given, settings
 from hypothesis import strategies as st
 
@@ -25,20 +26,6 @@ ARMS = {"east", "west", "north", "south"}
 
 
 # --- helpers ---------------------------------------------------------------------------------
-
-
-def tile(text: str | tuple[int, int]) -> tuple[int, int]:
-    """``"a-b"`` (either order) -> ``(min, max)``."""
-    a, b = text if isinstance(text, tuple) else (int(x) for x in text.split("-"))
-    return (min(a, b), max(a, b))
-
-
-def tiles(text: str) -> list[tuple[int, int]]:
-    return [tile(t) for t in text.split()]
-
-
-def pips(text: str) -> int:
-    return sum(a + b for a, b in tiles(text))
 
 
 def deal(hands: list[str], **extra: Any) -> dict[str, Any]:

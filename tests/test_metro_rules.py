@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from helpers import tile, tiles
 from hypothesis import Phase, given, settings
 from hypothesis import strategies as st
 
@@ -36,15 +37,6 @@ ODDS = ["1-1", "1-3", "1-5", "1-7", "3-3", "3-5", "3-7", "5-5", "5-7", "7-7"]  #
 
 
 # --- helpers -----------------------------------------------------------------------------------
-
-
-def tile(t: str | Tile) -> Tile:
-    a, b = (int(x) for x in t.split("-")) if isinstance(t, str) else t
-    return (min(a, b), max(a, b))
-
-
-def tiles(names: Sequence[str | Tile]) -> list[Tile]:
-    return [tile(t) for t in names]
 
 
 def deal(

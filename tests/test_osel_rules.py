@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from helpers import tile, tiles
 from hypothesis import Phase, given, settings
 from hypothesis import strategies as st
 
@@ -39,20 +40,6 @@ TRAIL = [
 
 
 # --- helpers -----------------------------------------------------------------------------------
-
-
-def tile(t: str | Tile) -> Tile:
-    """'3-5', '5-3' or (5, 3) -> (3, 5)."""
-    a, b = (int(x) for x in t.split("-")) if isinstance(t, str) else t
-    return (min(a, b), max(a, b))
-
-
-def tiles(names: Sequence[str | Tile]) -> list[Tile]:
-    return [tile(t) for t in names]
-
-
-def pips(names: Sequence[str | Tile]) -> int:
-    return sum(a + b for a, b in tiles(names))
 
 
 def deal(hands: Sequence[Sequence[str | Tile]], leader: int | None = 0, first: Sequence[str] = ()) -> dict:

@@ -14,31 +14,14 @@ import numpy as np
 import pytest
 from hypothesis import Phase, given, settings
 from hypothesis import strategies as st
+from variant_configs import CONFIGS, configs
 
 import domino_env
 from domino_env.observation import ChainEncoder
 
-
-def _configs() -> list[tuple[str, int, bool]]:
-    out = []
-    for name, rules in domino_env.VARIANTS.items():
-        for n in rules.player_counts:
-            out.append((name, n, False))
-            if n == 4 and rules.teams_allowed:
-                out.append((name, n, True))
-    return out
-
-
-CONFIGS = _configs()
-CONFIG_IDS = [f"{name}-{n}p{'-teams' if teams else ''}" for name, n, teams in CONFIGS]
-
 SEEDS = st.integers(min_value=0, max_value=2**32 - 1)
 RANDOMS = st.randoms(use_true_random=True)
 MAX_DECISIONS = 5000  # a safety net: no match comes close
-
-
-def configs(fn):
-    return pytest.mark.parametrize(("name", "n", "teams"), CONFIGS, ids=CONFIG_IDS)(fn)
 
 
 def examples(count: int):

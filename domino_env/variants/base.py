@@ -453,8 +453,9 @@ class ChainRules:
         return state.hands[seat]
 
     def phase_flags(self, state: State) -> tuple[bool, ...]:
-        """One flag per name in ``phases`` for the seat to move."""
-        return (not state.line.count,)
+        """One flag per name in ``phases`` for the seat to move: ``lead`` (the table is empty),
+        then ``continuing`` (in a multi-tile turn) for variants that list it."""
+        return (not state.line.count, state.turn_laid > 0)[: len(self.phases)]
 
     def encode_extra(self, state: State, seat: int, out: np.ndarray) -> None:
         """Hook: write the ``extra_features`` blocks (concatenated, seat-relative) into ``out``."""

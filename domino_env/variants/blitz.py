@@ -50,8 +50,5 @@ class BlitzRules(ClassicRules):
         """After any tile but the opening one the player may lay again (or ``stop``)."""
         return state.line.count > 1
 
-    def phase_flags(self, state: State) -> tuple[bool, ...]:
-        return (not state.line.count, state.turn_laid > 0)
-
     def public_extra(self, state: State) -> dict[str, Any]:
         return {"laid_this_turn": state.turn_laid}

@@ -162,9 +162,6 @@ class OselRules(ChainRules):
             return (-1, -1, -1)
         return (self.tile_set.is_double[tile], self.tile_set.pips[tile], not self.action_face_down[action])
 
-    def phase_flags(self, state: State) -> tuple[bool, ...]:
-        return (not state.line.count, state.turn_laid > 0)
-
     def encode_extra(self, state: State, seat: int, out: np.ndarray) -> None:
         """Remembered points / 125, then opened flags, each starting with the observer."""
         n = self.num_players
