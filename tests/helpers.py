@@ -18,3 +18,23 @@ def tiles(names: str | Sequence[str | Tile]) -> list[Tile]:
 
 def pips(names: str | Sequence[str | Tile]) -> int:
     return sum(a + b for a, b in tiles(names))
+
+
+ALL_TILES = [(a, b) for a in range(7) for b in range(a, 7)]  # double-six, in id order
+
+
+def deal(
+    hands: Sequence[str | Sequence[str | Tile]], leader: int | None = 0, first: str | Sequence[str] = ()
+) -> dict:
+    """A fully fixed double-six deal: the hands, then the boneyard (``first`` drawn first, the
+    rest in id order), so no randomness is left."""
+    fixed = tiles(first)
+    used = {t for hand in hands for t in tiles(hand)} | set(fixed)
+    assert len(used) == sum(len(tiles(h)) for h in hands) + len(fixed), "a tile is dealt twice"
+    out: dict = {
+        "hands": [tiles(h) for h in hands],
+        "boneyard": fixed + [t for t in ALL_TILES if t not in used],
+    }
+    if leader is not None:
+        out["leader"] = leader
+    return out

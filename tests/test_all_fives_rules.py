@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import pytest
-from helpers import tile, tiles
+from helpers import deal, tile, tiles
 
 import domino_env
 from domino_env.variants.all_fives import end_count
@@ -28,20 +28,6 @@ TARGET = 250
 
 
 # --- helpers -----------------------------------------------------------------------------------
-
-
-def deal(hands: Sequence[Sequence[str | Tile]], leader: int | None = 0, first: Sequence[str] = ()) -> dict:
-    """A fully fixed deal: the hands, then the boneyard (``first`` drawn first, the rest in id order)."""
-    fixed = tiles(first)
-    used = {t for hand in hands for t in tiles(hand)} | set(fixed)
-    assert len(used) == sum(len(h) for h in hands) + len(fixed), "a tile is dealt twice"
-    out: dict[str, Any] = {
-        "hands": [tiles(h) for h in hands],
-        "boneyard": fixed + [t for t in ALL_TILES if t not in used],
-    }
-    if leader is not None:
-        out["leader"] = leader
-    return out
 
 
 def start(

@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from helpers import tile, tiles
+from helpers import deal, tile, tiles
 from hypothesis import Phase, given, settings
 from hypothesis import strategies as st
 
@@ -40,20 +40,6 @@ TRAIL = [
 
 
 # --- helpers -----------------------------------------------------------------------------------
-
-
-def deal(hands: Sequence[Sequence[str | Tile]], leader: int | None = 0, first: Sequence[str] = ()) -> dict:
-    """A fully fixed deal: the hands, then the bazaar (``first`` drawn first, the rest in id order)."""
-    fixed = tiles(first)
-    used = {t for hand in hands for t in tiles(hand)} | set(fixed)
-    assert len(used) == sum(len(h) for h in hands) + len(fixed), "a tile is dealt twice"
-    out: dict[str, Any] = {
-        "hands": [tiles(h) for h in hands],
-        "boneyard": fixed + [t for t in ALL_TILES if t not in used],
-    }
-    if leader is not None:
-        out["leader"] = leader
-    return out
 
 
 def start(
