@@ -342,6 +342,11 @@ class OrderEnforcing(OrderEnforcingWrapper):
     infos = property(lambda self: self.env.infos)
     _cumulative_rewards = property(lambda self: self.env._cumulative_rewards)
 
+    def reset(self, seed: int | None = None, options: Mapping[str, Any] | None = None) -> None:
+        self._has_reset = True
+        self._has_updated = True
+        self.env.reset(seed=seed, options=options)
+
     def last(self, observe: bool = True) -> tuple[Any, float, bool, bool, dict[str, Any]]:
         if not self._has_reset:
             raise AttributeError("last() cannot be called before reset")

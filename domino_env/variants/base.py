@@ -367,7 +367,10 @@ class ChainRules:
             state.events.append((SCORE, side, points, reason))
 
     def side_pips(self, pips: list[int]) -> list[int]:
-        return [sum(pips[s] for s in members) for members in self.members]
+        """Pips per side: a team's are its two hands."""
+        if not self.teams:
+            return pips
+        return [pips[0] + pips[2], pips[1] + pips[3]]
 
     def blocked_winner(self, state: State, pips: list[int]) -> int | None:
         """The seat that wins a blocked round, None on a tie for fewest pips.
@@ -377,12 +380,13 @@ class ChainRules:
         """
         by_side = self.side_pips(pips)
         fewest = min(by_side)
-        sides = [side for side, p in enumerate(by_side) if p == fewest]
-        if len(sides) > 1:
+        if by_side.count(fewest) > 1:
             return None
-        members = self.members[sides[0]]
-        order = [(state.leader + k) % self.num_players for k in range(self.num_players)]
-        return min(members, key=lambda s: (pips[s], order.index(s)))
+        members = self.members[by_side.index(fewest)]
+        if len(members) == 1:
+            return members[0]
+        leader, n = state.leader, self.num_players
+        return min(members, key=lambda s: (pips[s], (s - leader) % n))
 
     def end_round(self, state: State, winner: int | None, blocked: bool) -> None:
         pips = [self.tile_set.mask_pips(h) for h in state.hands]
