@@ -14,7 +14,7 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 demo: $(STAMP)
-	$(BIN)/python -m training.arena --games 50 --seed 0
+	$(BIN)/python -m training demo
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
@@ -25,8 +25,9 @@ test: lint
 	$(BIN)/python -m pytest
 
 bench: $(STAMP)
-	$(BIN)/pip install --quiet open_spiel
+	$(BIN)/pip install --quiet -e ".[bench]"
 	$(BIN)/python benchmarks/env_speed.py
+	$(BIN)/python benchmarks/train_speed.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis

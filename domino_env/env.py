@@ -109,10 +109,10 @@ class DominoEnv(AECEnv):
         self.game = self.rules.new_match(self.np_random, deals)
         self.encoder.forget()
         self.agents = self.possible_agents[:]
-        self.rewards = {agent: 0.0 for agent in self.agents}
-        self._cumulative_rewards = {agent: 0.0 for agent in self.agents}
-        self.terminations = {agent: False for agent in self.agents}
-        self.truncations = {agent: False for agent in self.agents}
+        self.rewards = dict.fromkeys(self.agents, 0.0)
+        self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
+        self.terminations = dict.fromkeys(self.agents, False)
+        self.truncations = dict.fromkeys(self.agents, False)
         self.infos: dict[str, dict[str, Any]] = {
             agent: {"action_mask": self._zero_mask} for agent in self.agents
         }
@@ -156,12 +156,12 @@ class DominoEnv(AECEnv):
 
     def step(self, action: Any) -> None:
         agent = self.agent_selection
-        if self.terminations[agent] or self.truncations[agent]:
-            self._was_dead_step(action)
-            return
         game = self.game
         if action not in game.legal:  # ints, numpy ints and equal floats all compare
-            self._illegal(agent, action)
+            if self.terminations[agent] or self.truncations[agent]:  # (a finished game has no legal action)
+                self._was_dead_step(action)
+            else:
+                self._illegal(agent, action)
             return
         if self._rewarded:
             for a in self.agents:
@@ -191,10 +191,11 @@ class DominoEnv(AECEnv):
         for a in self.game.legal:
             mask[a] = 1
         self._mask_snapshot = mask
-        if self._mask_owner in self.infos:
-            self.infos[self._mask_owner] = {"action_mask": self._zero_mask}
-        self._mask_owner = self.agent_selection
-        self.infos[self._mask_owner] = {"action_mask": self._mask_snapshot}
+        infos = self.infos
+        if self._mask_owner in infos:
+            infos[self._mask_owner] = {"action_mask": self._zero_mask}
+        self._mask_owner = owner = self.agent_selection
+        infos[owner] = {"action_mask": mask}
 
     def _points_reward(self, before: list[int]) -> None:
         if not self._points:
@@ -262,6 +263,17 @@ class DominoEnv(AECEnv):
 
     def close(self) -> None:
         pass
+
+    def restore(self, game: Any, rng_state: dict[str, Any]) -> None:
+        """Continue from a saved match (``env.game`` and ``env.np_random.bit_generator.state``
+        as taken between two steps), e.g. to resume training exactly."""
+        self.reset()
+        self.np_random.bit_generator.state = rng_state
+        game.rng = self.np_random
+        self.game = game
+        self.encoder.forget()
+        self.agent_selection = self.agents[game.current]
+        self._show_mask()
 
     # --- introspection -----------------------------------------------------------------------
 

@@ -29,7 +29,6 @@ import numpy as np
 
 from domino_env.engine.line import CLOSED, OPEN
 from domino_env.engine.state import DEAL, DRAW, LAY, PASS, SCORE, State
-from domino_env.tiles import iter_bits
 from domino_env.variants.base import ChainRules
 
 _SLOT_FLAGS = 4  # open, closed, double at the end, live
@@ -68,8 +67,10 @@ class ChainEncoder:
         self._ends = self.layout["ends"].start
         self._phase = self.layout["phase"].start
         self._sizes = self.layout["hand_sizes"].start  # the boneyard follows the hand sizes
+        self._voids = self.layout["voids"].start
         self._extra = slice(self.layout["phase"].stop, start)
         self.rows = np.zeros((n, self.size), dtype=np.float32)
+        self._others = [[(seat + k) % n for k in range(1, n)] for seat in range(n)]  # next seat first
         self._serial = [-1] * n  # round the row was built for
         self._cursor = [0] * n  # events already applied to the row
         self._no_flags = (False,) * len(rules.phases)
@@ -77,6 +78,7 @@ class ChainEncoder:
         self._slot_keys: list[list[int]] = [[] for _ in range(n)]
         self._suit = ts.suit_mask
         self._closed_code, self._unused_code = 4 * values, 4 * values + 1
+        self._unused_keys = [self._unused_code] * slots  # the keys of all-zero slot features
         self._slot_table = np.zeros((4 * values + 2, self.slot_width), dtype=np.float32)
         for v in range(values):
             for double in (0, 1):
@@ -86,11 +88,22 @@ class ChainEncoder:
                     features[values:] = (1.0, 0.0, double, live)
         self._slot_table[self._closed_code, values + 1] = 1.0
         # Rows are written through memoryviews: item and slice writes cost a third of numpy's.
+        self._arrays = list(self.rows)  # (indexing ``rows`` makes a new view at every call)
         self._views: list[FloatRow] = [row.data for row in self.rows]
+        self._blank = np.zeros(self.size, dtype=np.float32).data
         self._slot_views = [features.data for features in self._slot_table]
+        self._slot_at = [self._ends + slot * self.slot_width for slot in range(slots)]
+        # Each row's extra blocks, the numpy view the rules' ``encode_extra`` writes (None: none).
+        self._extra_out = [row[self._extra] for row in self.rows] if rules.extra_features else None
         # value_bits[mask] is the row of V flags of a value bitmask (voids).
         value_bits = ((np.arange(1 << values)[:, None] >> np.arange(values)) & 1).astype(np.float32)
         self._value_views = [bits.data for bits in value_bits]
+        # A tile bitmask is written a byte at a time: (offset, end, flags of each byte value).
+        byte_bits = ((np.arange(256)[:, None] >> np.arange(8)) & 1).astype(np.float32)
+        self._tile_bytes = [
+            (start, min(start + 8, ts.size), [bits[: min(8, ts.size - start)].data for bits in byte_bits])
+            for start in range(0, ts.size, 8)
+        ]
         self._size_scale = 1.0 / rules.hand_size
         self._stock_scale = 1.0 / ts.size
         self._score_scale = 1.0 / rules.match_target
@@ -111,61 +124,61 @@ class ChainEncoder:
             for i, flag in enumerate(flags):
                 row[self._phase + i] = flag
             self._flags[seat] = flags
-        return self.rows[seat]
+        return self._arrays[seat]
 
     def _rebuild(self, state: State, seat: int, row: FloatRow) -> None:
-        """Write a row from scratch (a new round); blocks that are still zero are skipped."""
-        self.rows[seat].fill(0.0)
+        """Write a row for a new round: a blank row and the hand, then the round's events replayed
+        (the deal event writes the counts and scores), cheaper than writing every block from state."""
+        row[:] = self._blank
         self._flags[seat] = self._no_flags
-        self._slot_keys[seat] = [self._unused_code] * self.rules.num_slots  # all-zero features
-        for t in iter_bits(state.hands[seat]):
-            row[self._hand + t] = 1.0
-        for t in iter_bits(state.line.played):
-            row[self._table + t] = 1.0
-        self._write_ends(state, seat, row)
-        self._write_counts(state, seat, row)
-        if any(state.voids):
-            self._write_voids(state, seat, row)
-        if any(state.scores):
-            self._write_scores(state, seat, row)
-        if self.rules.extra_features:
-            self.rules.encode_extra(state, seat, self.rows[seat][self._extra])
+        self._slot_keys[seat] = self._unused_keys[:]
+        self._write_tiles(row, self._hand, state.hands[seat])  # the replayed own lays and draws agree
         self._serial[seat] = state.round_serial
-        self._cursor[seat] = len(state.events)
+        self._cursor[seat] = 0
+        self._catch_up(state, seat, row)
+
+    def _write_tiles(self, row: FloatRow, start: int, mask: int) -> None:
+        """Write a tile bitmask as T flags from ``start``."""
+        for offset, end, flags in self._tile_bytes:
+            row[start + offset : start + end] = flags[mask & 255]
+            mask >>= 8
 
     def _catch_up(self, state: State, seat: int, row: FloatRow) -> None:
+        """Apply the events since the row's last write; a block read from state is written once."""
         laid = counts = voids = scores = False
+        table, hand = self._table, self._hand
         for event in state.events[self._cursor[seat] :]:
             kind = event[0]
             if kind == LAY:
-                laid = counts = True
-                row[self._table + event[2]] = 1.0
+                laid = True
+                row[table + event[2]] = 1.0
                 if event[1] == seat:
-                    row[self._hand + event[2]] = 0.0
+                    row[hand + event[2]] = 0.0
             elif kind == DRAW:
                 counts = voids = True
                 if event[1] == seat:
-                    row[self._hand + event[2]] = 1.0
+                    row[hand + event[2]] = 1.0
             elif kind == PASS:
                 voids = True
             elif kind == SCORE:
                 scores = True
-            elif kind == DEAL:  # pragma: no cover - a new deal changes round_serial
-                self._rebuild(state, seat, row)
-                return
+            elif kind == DEAL:  # the first event of a round: the row is blank (see _rebuild)
+                counts = True
+                scores = any(state.scores)
         if laid:
             self._write_ends(state, seat, row)
-        if counts:
-            n = len(state.hands)
-            for k in range(1, n):
-                row[self._sizes + k - 1] = state.hands[(seat + k) % n].bit_count() * self._size_scale
-            row[self._sizes + n - 1] = len(state.stock) * self._stock_scale
+        if laid or counts:  # other players' hand sizes, then the boneyard (the block right after them)
+            at, hands, scale = self._sizes, state.hands, self._size_scale
+            for other in self._others[seat]:
+                row[at] = hands[other].bit_count() * scale
+                at += 1
+            row[at] = len(state.stock) * self._stock_scale
         if voids:
             self._write_voids(state, seat, row)
         if scores:
             self._write_scores(state, seat, row)
-        if self.rules.extra_features:
-            self.rules.encode_extra(state, seat, self.rows[seat][self._extra])
+        if self._extra_out is not None:
+            self.rules.encode_extra(state, seat, self._extra_out[seat])
         self._cursor[seat] = len(state.events)
 
     def _write_ends(self, state: State, seat: int, row: FloatRow) -> None:
@@ -175,37 +188,24 @@ class ChainEncoder:
         closed and unused after those) indexing the precomputed ``_slot_table``.
         """
         line = state.line
-        status, value, double = line.state, line.value, line.double_end
-        unplayed = ~line.played
-        suit = self._suit
-        keys = self._slot_keys[seat]
-        width = self.slot_width
-        for slot in range(line.num_slots):
-            s = status[slot]
-            if s == OPEN:
+        value, double, unplayed = line.value, line.double_end, ~line.played
+        suit, keys = self._suit, self._slot_keys[seat]
+        for slot, status in enumerate(line.state):
+            if status == OPEN:
                 v = value[slot]
                 code = 4 * v + 2 * double[slot] + (suit[v] & unplayed != 0)
             else:
-                code = self._closed_code if s == CLOSED else self._unused_code
+                code = self._closed_code if status == CLOSED else self._unused_code
             if code != keys[slot]:
                 keys[slot] = code
-                base = self._ends + slot * width
-                row[base : base + width] = self._slot_views[code]
-
-    def _write_counts(self, state: State, seat: int, row: FloatRow) -> None:
-        """Other players' hand sizes, then the boneyard size (the block right after them)."""
-        n = len(state.hands)
-        for k in range(1, n):
-            row[self._sizes + k - 1] = state.hands[(seat + k) % n].bit_count() * self._size_scale
-        row[self._sizes + n - 1] = len(state.stock) * self._stock_scale
+                at = self._slot_at[slot]
+                row[at : at + self.slot_width] = self._slot_views[code]
 
     def _write_voids(self, state: State, seat: int, row: FloatRow) -> None:
-        n = self.rules.num_players
-        values = self.rules.tile_set.num_values
-        base = self.layout["voids"].start
-        for k in range(1, n):
-            start = base + (k - 1) * values
-            row[start : start + values] = self._value_views[state.voids[(seat + k) % n]]
+        at, width = self._voids, self.rules.tile_set.num_values
+        for other in self._others[seat]:
+            row[at : at + width] = self._value_views[state.voids[other]]
+            at += width
 
     def _write_scores(self, state: State, seat: int, row: FloatRow) -> None:
         sides = self.rules.num_sides

@@ -15,7 +15,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from domino_env.agents import Agent, make_agent
+from domino_env.env import DominoEnv
 from domino_env.registry import VARIANTS, raw_env
+from domino_env.variants.base import ChainRules
 
 
 @dataclass
@@ -51,39 +53,52 @@ def seats_of_first(num_players: int, teams: bool, game_index: int) -> list[int]:
     return [game_index % num_players]
 
 
-def play_game(env: Any, agents: list[Agent], seed: int) -> tuple[list[float], int, int]:
-    """Play one episode; returns (final reward per seat, rounds played, decisions)."""
+def play_game(env: Any, agents: list[Agent], seed: int) -> tuple[int, int]:
+    """Play one episode; returns (rounds played, decisions)."""
     env.reset(seed=seed)
     raw = env.unwrapped
-    totals = dict.fromkeys(env.possible_agents, 0.0)
     steps = 0
     for agent in env.agent_iter():
-        observation, reward, terminated, truncated, _ = env.last()
-        totals[agent] += reward
+        _, _, terminated, truncated, _ = env.last()
         if terminated or truncated:
             env.step(None)
             continue
-        env.step(agents[raw.possible_agents.index(agent)](raw, observation))
+        env.step(agents[raw.possible_agents.index(agent)](raw, env.observe(agent)))
         steps += 1
-    return [totals[a] for a in env.possible_agents], raw.game.round_index + 1, steps
+    return raw.game.round_index + 1, steps
+
+
+def seat_outcomes(env: DominoEnv) -> list[float]:
+    """Each seat's outcome reward for the finished episode (+1 first ... -1 last, as the env's
+    ``reward="outcome"`` gives it), whatever reward the env was built with."""
+    rules, game = env.rules, env.game
+    by_side = rules.outcome(rules.round_keys(game) if env.episode == "round" else rules.match_keys(game))
+    return [by_side[rules.side_of[seat]] for seat in range(rules.num_players)]
+
+
+def win_share(rules: ChainRules, outcomes: list[float], mine: list[int]) -> float:
+    """1 for first place, 1/k for first place shared with k-1 other sides, else 0."""
+    best = max(outcomes)
+    if outcomes[mine[0]] != best:
+        return 0.0
+    tied = {rules.side_of[s] for s, r in enumerate(outcomes) if r == best and s not in mine}
+    return 1.0 / (1 + len(tied))
 
 
 def head_to_head(
     variant: str, first: Agent, second: Agent, games: int, seed: int = 0, **options: Any
 ) -> Summary:
-    """``first`` against ``second`` over ``games`` seeded episodes, seats rotated."""
+    """``first`` against ``second`` over ``games`` seeded episodes, seats rotated; wins and
+    rewards are outcomes (rank at the end), whatever reward the env is built with."""
     env = raw_env(variant, **options)
     n, teams = env.rules.num_players, env.rules.teams
     wins = reward_sum = rounds = steps = 0.0
     for g in range(games):
         mine = seats_of_first(n, teams, g)
-        agents = [first if seat in mine else second for seat in range(n)]
-        rewards, played, decisions = play_game(env, agents, seed + g)
-        best = max(rewards)
-        if rewards[mine[0]] == best:  # first place, shared with every other side tied on it
-            tied = {env.rules.side_of[s] for s, r in enumerate(rewards) if r == best and s not in mine}
-            wins += 1.0 / (1 + len(tied))
-        reward_sum += rewards[mine[0]]
+        played, decisions = play_game(env, [first if seat in mine else second for seat in range(n)], seed + g)
+        outcomes = seat_outcomes(env)
+        wins += win_share(env.rules, outcomes, mine)
+        reward_sum += outcomes[mine[0]]
         rounds += played
         steps += decisions
     return Summary(games, wins, reward_sum / games, rounds / games, int(steps))

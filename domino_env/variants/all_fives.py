@@ -8,6 +8,10 @@ north/south arm does not count); a positive multiple of 5 scores at once. Going 
 scores the opponents' pips, a blocked round scores the others' pips for the side with
 fewest; both rounded to the nearest 5. The match ends the moment a side reaches 250.
 
+Observation: besides the common blocks, ``points_now`` holds, for the seat to move, the
+points each legal play would score at once (/20) - information any player can work out,
+given so that a policy does not have to learn the count's arithmetic.
+
 First round: a random seat leads any tile. Later rounds: the previous round's winner
 leads (after a blocked team win, the partner with fewer pips - our choice, as in Classic;
 after a blocked tie, the seat after the previous leader).
@@ -15,21 +19,42 @@ after a blocked tie, the seat after the previous leader).
 
 from __future__ import annotations
 
+import numpy as np
+
 from domino_env.engine.line import NORTH, OPEN, SOUTH, Line, Spinner
 from domino_env.engine.state import State
 from domino_env.variants.base import ChainRules, round_to_five
 
+POINTS_SCALE = 1 / 20  # the points_now block: a count of 20 reads 1.0
+
+
+def end_value(line: Line, slot: int) -> int:
+    """What one end adds to the count: a double there counts both halves; an empty north or
+    south arm adds nothing."""
+    if line.state[slot] != OPEN or (slot in (NORTH, SOUTH) and not line.length[slot]):
+        return 0
+    return line.value[slot] * (2 if line.double_end[slot] else 1)
+
 
 def end_count(line: Line) -> int:
-    """Sum of the open ends as All Fives counts them."""
+    """Sum of the open ends as All Fives counts them (a lone first tile: all its pips)."""
     if line.count == 1:
         return line.tiles.pips[line.lead_tile]
-    total = 0
-    for slot in range(line.num_slots):
-        if line.state[slot] != OPEN or (slot in (NORTH, SOUTH) and not line.length[slot]):
-            continue
-        total += line.value[slot] * (2 if line.double_end[slot] else 1)
-    return total
+    return sum(end_value(line, slot) for slot in range(line.num_slots))
+
+
+def count_after(line: Line, tile: int, slot: int, ends_total: int) -> int:
+    """The count once ``tile`` is laid at ``slot``, without laying it; ``ends_total`` is the
+    sum of ``end_value`` over the slots now (only the end it covers changes)."""
+    tiles = line.tiles
+    if not line.count:
+        return tiles.pips[tile]
+    outer = tiles.other_half[tile][line.value[slot]]
+    return ends_total - end_value(line, slot) + outer * (2 if tiles.is_double[tile] else 1)
+
+
+def points_now(count: int) -> int:
+    return count if count % 5 == 0 else 0
 
 
 class AllFivesRules(ChainRules):
@@ -38,6 +63,11 @@ class AllFivesRules(ChainRules):
     spinner = Spinner.AFTER_SIDES
     match_target = 250
     lower_score_wins = False
+
+    def __init__(self, num_players: int = 2, teams: bool = False) -> None:
+        super().__init__(num_players, teams)
+        # points_now: for each play action, the points it would score at once (mover only)
+        self.extra_features = (("points_now", self.num_play_actions),)
 
     def opening(self, state: State) -> tuple[int, int]:
         if state.round_index == 0:
@@ -54,14 +84,22 @@ class AllFivesRules(ChainRules):
                 self.end_round(state, seat, blocked=False)
 
     def immediate_points(self, state: State, action: int) -> int:
-        line = state.line.clone()
-        tile = self.action_tile[action]
-        if line.empty:
-            line.lead(tile)
-        else:
-            line.attach(tile, self.action_slot[action])
-        count = end_count(line)
-        return count if count % 5 == 0 else 0
+        line = state.line
+        total = sum(end_value(line, slot) for slot in range(line.num_slots))
+        return points_now(count_after(line, self.action_tile[action], self.action_slot[action], total))
+
+    def encode_extra(self, state: State, seat: int, out: np.ndarray) -> None:
+        """What each legal play would score now (scaled), so a policy need not learn the count."""
+        out.fill(0.0)
+        if state.current != seat or state.round_over:
+            return
+        line = state.line
+        total = sum(end_value(line, slot) for slot in range(line.num_slots))
+        tile_of, slot_of = self.action_tile, self.action_slot
+        for action in state.legal:
+            points = points_now(count_after(line, tile_of[action], slot_of[action], total))
+            if points:
+                out[action] = points * POINTS_SCALE
 
     def score_round(self, state: State, winner: int | None, blocked: bool, pips: list[int]) -> None:
         if winner is None or state.match_over:

@@ -68,6 +68,11 @@ class ChainRules:
         self.members = [
             [s for s in range(num_players) if self.side_of[s] == side] for side in range(self.num_sides)
         ]
+        self._tile_ids = list(range(self.tile_set.size))
+        # Hooks a variant leaves as the no-ops below are skipped on the hot path (a call per tile).
+        cls = type(self)
+        self._scores_lays = cls.after_lay is not ChainRules.after_lay
+        self._multi_tile = cls.turn_continues is not ChainRules.turn_continues
         self._build_action_table()
 
     # --- actions ---------------------------------------------------------------------------
@@ -180,9 +185,15 @@ class ChainRules:
                 raise ValueError(f"the leader (seat {leader}) does not hold the opening tile {name}")
         return DealSpec(tuple(hands), boneyard, None if leader is None else int(leader), opening)
 
+    def shuffled_tiles(self, state: State) -> list[int]:
+        """Every tile id in random order: the stream of ``rng.permutation``, at half its cost."""
+        order = self._tile_ids[:]
+        state.rng.shuffle(order)
+        return order
+
     def _deal(self, state: State, spec: DealSpec | None) -> None:
-        ts, n, size = self.tile_set, self.num_players, self.hand_size
-        order: list[int] = state.rng.permutation(ts.size).tolist()
+        n, size = self.num_players, self.hand_size
+        order = self.shuffled_tiles(state)
         if spec is None:
             state.hands = [mask_of(order[i * size : (i + 1) * size]) for i in range(n)]
             state.stock = order[n * size :][::-1]
@@ -311,12 +322,13 @@ class ChainRules:
         state.events.append((LAY, seat, tile, slot, end_value))
         state.passes = 0
         state.turn_laid += 1
-        self.after_lay(state, seat, tile)
-        if state.round_over:
-            return
+        if self._scores_lays:
+            self.after_lay(state, seat, tile)
+            if state.round_over:
+                return
         if not state.hands[seat]:
             self.went_out(state, seat)
-        elif not self.turn_continues(state, seat, tile):
+        elif not (self._multi_tile and self.turn_continues(state, seat, tile)):
             self.end_turn(state)
 
     def after_lay(self, state: State, seat: int, tile: int) -> None:
@@ -433,8 +445,12 @@ class ChainRules:
         n = len(keys)
         rewards = []
         for key in keys:
-            better = sum(1 for other in keys if other > key)
-            tied = sum(1 for other in keys if other == key)
+            better = tied = 0  # plain loops: generator sums cost twice as much
+            for other in keys:
+                if other > key:
+                    better += 1
+                elif other == key:
+                    tied += 1
             rank = better + (tied + 1) / 2
             rewards.append(1.0 - 2.0 * (rank - 1) / (n - 1))
         return rewards

@@ -107,33 +107,23 @@ class BlindEncoder(ChainEncoder):
     def __init__(self, rules: BlindBlitzRules) -> None:
         super().__init__(rules)
         self.known_rules = rules
-        size = rules.tile_set.size
-        # _byte_bits[b]: the 8 flags of byte b, written a byte of the known mask at a time.
-        byte_bits = ((np.arange(256)[:, None] >> np.arange(8)) & 1).astype(np.float32)
-        self._byte_bits = [bits.data for bits in byte_bits]
-        self._chunks = [(self._hand + start, min(8, size - start)) for start in range(0, size, 8)]
         self._written = [(-1, -1)] * rules.num_players  # (hand, known) when the hand block was written
 
     def _rebuild(self, state: State, seat: int, row: FloatRow) -> None:
+        self._written[seat] = (-1, -1)  # the replay's catch-up writes the hand block
         super()._rebuild(state, seat, row)
-        self._written[seat] = (-1, -1)
-        self._write_known(state, seat)
 
     def _catch_up(self, state: State, seat: int, row: FloatRow) -> None:
         super()._catch_up(state, seat, row)
-        self._write_known(state, seat)
+        self._write_known(state, seat, row)
 
-    def _write_known(self, state: State, seat: int) -> None:
+    def _write_known(self, state: State, seat: int, row: FloatRow) -> None:
         """Rewrite the hand block (the base encoder marks own draws) when the hand or knowledge changed."""
         known = self.known_rules.known_hand(state, seat)
         key = (state.hands[seat], known)
-        if key == self._written[seat]:
-            return
-        self._written[seat] = key
-        row, byte_bits = self._views[seat], self._byte_bits
-        for start, width in self._chunks:
-            row[start : start + width] = byte_bits[known & 255][:width]
-            known >>= 8
+        if key != self._written[seat]:
+            self._written[seat] = key
+            self._write_tiles(row, self._hand, known)
 
 
 class BlindBlitzRules(ClassicRules):
@@ -209,7 +199,7 @@ class BlindBlitzRules(ClassicRules):
         n, size = self.num_players, self.hand_size
         rows: list[list[int]] = [[] for _ in range(n)]
         if spec is None:  # as the base deal, keeping the dealt order of every row
-            order: list[int] = state.rng.permutation(self.tile_set.size).tolist()
+            order = self.shuffled_tiles(state)
             if self.arrange == "dealt":
                 rows = [order[i * size : (i + 1) * size] for i in range(n)]
             state.hands = [mask_of(order[i * size : (i + 1) * size]) for i in range(n)]

@@ -1,0 +1,222 @@
+"""Training speed: learner decisions per second of our self-play PPO, and of sb3-contrib's MaskablePPO.
+
+    python benchmarks/train_speed.py [--config configs/all_fives.yaml] [--steps 40000] [--repeats 3]
+
+What is counted, for both: decisions made by the policy being trained, per second of
+wall-clock training (collection *and* PPO updates), one torch thread, CPU.
+
+* Ours (``training.train.Trainer`` on ``--config``; evaluation games off, TensorBoard and
+  checkpoints as configured): one shared policy plays every seat of self-play, so every
+  seat's decision is a learner decision and a PPO row; in the share of games where a frozen
+  pool snapshot plays the other side, those seats' moves are *not* counted (they are shown
+  separately as all env steps).
+* MaskablePPO (if ``sb3_contrib`` is installed): ``SingleAgentEnv(variant, opponents="random",
+  **env options)`` from the same config, so the learner plays one seat and the other seats'
+  random moves happen inside ``env.step`` uncounted. Settings mirror the config:
+  ``--sb3-envs`` envs in a ``DummyVecEnv`` (default ``run.num_envs``, batched inference like
+  ours), ``n_steps = num_envs * rollout_steps / sb3-envs`` (same batch per update),
+  ``batch_size = batch / num_minibatches``, ``n_epochs = update_epochs``, the same
+  learning rate, gamma, GAE lambda, clip, entropy/value coefficients, grad-norm and
+  target KL, and the same network: a shared ``network.hidden`` tanh trunk (as a features
+  extractor) with linear policy and value heads.
+
+Runs alternate (ours, theirs, ours, ...) ``--repeats`` times so that a busy machine
+disturbs both alike; it prints every run, the median and range of each, and the ratio,
+both per wall-clock second and per second of this process's CPU time (with one thread the
+CPU rate barely moves when other jobs share the cores; the wall rate is what a user sees).
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import statistics
+import tempfile
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+from torch import nn
+
+from training.config import Config, load_config
+from training.train import Trainer
+
+
+def ours_config(config_path: str, steps: int, out_dir: str) -> Config:
+    """The config as given, sized to ``steps``, one torch thread, no evaluation games."""
+    overrides = [
+        f"run.total_steps={steps}",
+        "run.torch_threads=1",
+        "eval.every=0",  # evaluation games are not training
+        f"run.out_dir={out_dir}",
+    ]
+    return load_config(config_path, overrides)
+
+
+@dataclass
+class Run:
+    """One training run: learner decisions, wall-clock and process CPU seconds."""
+
+    decisions: int
+    wall: float
+    cpu: float
+    note: str = ""
+
+    @property
+    def rate(self) -> float:
+        return self.decisions / self.wall
+
+    @property
+    def cpu_rate(self) -> float:
+        return self.decisions / self.cpu
+
+
+def run_ours(config: Config) -> Run:
+    """Train from scratch; the note gives all env steps and the share of time spent collecting."""
+    trainer = Trainer(copy.deepcopy(config))
+    learner_rows = 0
+    collecting = 0.0
+    collect = trainer.collector.collect
+
+    def counting_collect(*args: Any, **kwargs: Any) -> Any:
+        nonlocal learner_rows, collecting
+        start = time.perf_counter()
+        batch, episodes = collect(*args, **kwargs)
+        collecting += time.perf_counter() - start
+        learner_rows += len(batch.actions)
+        return batch, episodes
+
+    trainer.collector.collect = counting_collect  # type: ignore[method-assign]
+    wall, cpu = time.perf_counter(), time.process_time()
+    trainer.train(progress=False)
+    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    return Run(learner_rows, wall, cpu, f"{trainer.steps:,} env steps, {collecting / wall:.0%} collecting")
+
+
+def make_sb3(config: Config, num_envs: int) -> Any:
+    """A MaskablePPO mirroring the config's PPO settings and network (see the module docstring)."""
+    from sb3_contrib import MaskablePPO
+    from stable_baselines3.common.env_util import make_vec_env
+    from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
+
+    from domino_env.wrappers import SingleAgentEnv
+
+    hidden = config.network.hidden
+
+    class Trunk(BaseFeaturesExtractor):
+        """The shared tanh MLP our ActorCritic has, so both train the same network."""
+
+        def __init__(self, observation_space: Any) -> None:
+            super().__init__(observation_space, features_dim=hidden[-1])
+            layers: list[nn.Module] = []
+            width = int(observation_space.shape[0])
+            for size in hidden:
+                layers += [nn.Linear(width, size), nn.Tanh()]
+                width = size
+            self.net = nn.Sequential(*layers)
+
+        def forward(self, observations: torch.Tensor) -> torch.Tensor:
+            return self.net(observations)
+
+    run, ppo = config.run, config.ppo
+    batch = run.num_envs * run.rollout_steps
+    if batch % num_envs:
+        raise SystemExit(f"--sb3-envs must divide num_envs * rollout_steps = {batch}")
+    env = make_vec_env(
+        lambda: SingleAgentEnv(config.env.variant, opponents="random", **config.env.options),
+        n_envs=num_envs,
+        seed=run.seed,
+    )
+    return MaskablePPO(
+        "MlpPolicy",
+        env,
+        learning_rate=ppo.learning_rate,
+        n_steps=batch // num_envs,
+        batch_size=batch // ppo.num_minibatches,
+        n_epochs=ppo.update_epochs,
+        gamma=ppo.gamma,
+        gae_lambda=ppo.gae_lambda,
+        clip_range=ppo.clip_coef,
+        ent_coef=ppo.ent_coef,
+        vf_coef=ppo.vf_coef,
+        max_grad_norm=ppo.max_grad_norm,
+        target_kl=ppo.target_kl or None,
+        normalize_advantage=ppo.norm_adv,
+        policy_kwargs={"features_extractor_class": Trunk, "net_arch": {"pi": [], "vf": []}},
+        seed=run.seed,
+        device="cpu",
+        verbose=0,
+    )
+
+
+def run_sb3(config: Config, steps: int, num_envs: int) -> Run:
+    """Train a fresh MaskablePPO (built outside the timing)."""
+    model = make_sb3(config, num_envs)
+    wall, cpu = time.perf_counter(), time.process_time()
+    model.learn(total_timesteps=steps)
+    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    return Run(int(model.num_timesteps), wall, cpu, f"{num_envs} envs")
+
+
+def report(name: str, runs: list[Run]) -> None:
+    for label, rates in (("wall", [r.rate for r in runs]), ("CPU ", [r.cpu_rate for r in runs])):
+        median, low, high = statistics.median(rates), min(rates), max(rates)
+        print(
+            f"{name:<12} {label}: median {median:>7,.0f}/s  range {low:,.0f}-{high:,.0f}  ({len(runs)} runs)"
+        )
+
+
+def ratio(ours: list[float], theirs: list[float]) -> str:
+    pairs = sorted(a / b for a, b in zip(ours, theirs, strict=True))
+    return (
+        f"{statistics.median(ours) / statistics.median(theirs):.1f}x "
+        f"(run pairs {pairs[0]:.1f}x-{pairs[-1]:.1f}x)"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--config", default="configs/all_fives.yaml")
+    parser.add_argument("--steps", type=int, default=40_000, help="learner decisions per run (rounded up)")
+    parser.add_argument("--repeats", type=int, default=3, help="runs of each, alternating")
+    parser.add_argument("--sb3-envs", type=int, default=0, help="MaskablePPO envs (default: run.num_envs)")
+    parser.add_argument("--no-sb3", action="store_true", help="measure only our trainer")
+    args = parser.parse_args()
+    torch.set_num_threads(1)
+    config = load_config(args.config)
+    sb3 = not args.no_sb3
+    if sb3:
+        try:
+            import sb3_contrib  # noqa: F401
+        except ImportError:
+            print("sb3_contrib is not installed: measuring only our trainer (pip install sb3-contrib)")
+            sb3 = False
+    sb3_envs = args.sb3_envs or config.run.num_envs
+    print(
+        f"{config.env.variant} {config.env.options}, {args.steps:,} learner decisions per run, 1 torch thread"
+    )
+    ours: list[Run] = []
+    theirs: list[Run] = []
+    with tempfile.TemporaryDirectory() as out_dir:
+        mine = ours_config(args.config, args.steps, out_dir)  # read once: every run trains the same
+        for r in range(args.repeats):
+            runs = [("ours", run_ours(mine))]
+            if sb3:
+                runs.append(("MaskablePPO", run_sb3(config, args.steps, sb3_envs)))
+            for name, run in runs:
+                print(
+                    f"run {r + 1} {name:<12} {run.decisions:>7,} learner decisions in {run.wall:5.1f}s wall "
+                    f"= {run.rate:>6,.0f}/s, {run.cpu:5.1f}s CPU = {run.cpu_rate:>6,.0f}/s ({run.note})"
+                )
+            ours.append(runs[0][1])
+            theirs.extend(run for _, run in runs[1:])
+    report("ours", ours)
+    if theirs:
+        report("MaskablePPO", theirs)
+        print(f"ours / MaskablePPO, wall: {ratio([r.rate for r in ours], [r.rate for r in theirs])}")
+        print(f"ours / MaskablePPO, CPU:  {ratio([r.cpu_rate for r in ours], [r.cpu_rate for r in theirs])}")
+
+
+if __name__ == "__main__":
+    main()

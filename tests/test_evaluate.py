@@ -1,0 +1,216 @@
+"""Evaluation, ratings and terminal play: against a tiny run trained here in about a second."""
+
+from __future__ import annotations
+
+import csv
+import io
+from pathlib import Path
+
+import pytest
+
+from domino_env import raw_env
+from training import evaluate
+from training.__main__ import main
+from training.config import load_config
+from training.play import move_text, play
+from training.train import Trainer
+
+TINY = [
+    "env.options={num_players: 2, episode: round}",
+    "network.hidden=[16]",
+    "run.total_steps=384",
+    "run.num_envs=4",
+    "run.rollout_steps=32",
+    "run.checkpoint_every=1",
+    "ppo.update_epochs=1",
+    "eval.every=2",
+    "eval.games=2",
+]
+
+
+@pytest.fixture(scope="module")
+def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Three iterations of self-play: iter_00001..3.pt, latest.pt and evaluations.csv."""
+    out = tmp_path_factory.mktemp("runs")
+    config = load_config(None, [*TINY, f"run.out_dir={out}"])
+    trainer = Trainer(config)
+    trainer.train(progress=False)
+    return trainer.run_dir
+
+
+def read_csv(path: Path) -> list[dict[str, str]]:
+    with path.open(newline="") as handle:
+        return list(csv.DictReader(handle))
+
+
+# --- evaluate ------------------------------------------------------------------------------------
+
+
+def test_greedy_beats_random_with_a_confidence_interval() -> None:
+    plan = evaluate.prepare(["greedy", "random"], "all_fives", ["num_players=2"])
+    assert plan.options == {"num_players": 2, "episode": "match"}  # the default config's evaluation table
+    (result,) = evaluate.evaluate(plan, games=40, seed=0)
+    low, high = result.interval()
+    assert (result.agent, result.opponent, result.games) == ("greedy", "random", 40)
+    assert 0.5 < low <= result.win_rate <= high <= 1.0
+    assert result.mean_reward > 0 and result.mean_score >= 250  # greedy reaches the All Fives target
+    assert len(result.shares) == 40 and sum(result.shares) == result.wins
+
+
+def test_pairings_round_robin_and_first_only() -> None:
+    heads_up, three = raw_env("all_fives", num_players=2).rules, raw_env("all_fives", num_players=3).rules
+    assert evaluate.pairings(3, heads_up) == [(0, 1), (0, 2), (1, 2)]
+    assert evaluate.pairings(3, heads_up, first_only=True) == [(0, 1), (0, 2)]
+    assert evaluate.pairings(2, three) == [(0, 1), (1, 0)]  # one seat against two copies is not symmetric
+
+
+def test_evaluate_command_prints_every_pairing(run_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["evaluate", str(run_dir), "greedy", "random", "--games", "4", "--seed", "3"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == "all_fives (num_players=2, episode=match): 4 games per pairing, seats rotated, seed 3"
+    assert out[1].split() == [
+        "agent",
+        "opponent",
+        "games",
+        "win",
+        "rate",
+        "95%",
+        "CI",
+        "reward",
+        "score",
+        "rounds",
+    ]
+    pairs = [line.split()[:2] for line in out[2:]]
+    label = f"{run_dir.name}/latest"
+    assert pairs == [[label, "greedy"], [label, "random"], ["greedy", "random"]]
+    assert all("[" in line and "%]" in line for line in out[2:])
+
+
+def test_options_and_csv(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "table.csv"
+    args = ["evaluate", "greedy", "random", "--option", "episode=round", "--games", "6", "--csv", str(path)]
+    assert main(args) == 0
+    assert "episode=round" in capsys.readouterr().out
+    (row,) = read_csv(path)
+    assert row["agent"] == "greedy" and row["games"] == "6" and float(row["mean_rounds"]) == 1.0
+    assert float(row["ci_low"]) <= float(row["win_rate"]) <= float(row["ci_high"])
+
+
+def test_evaluate_final_writes_its_csv(run_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    rows = evaluate.evaluate_final(run_dir, games=4, seed=0)
+    assert [r["opponent"] for r in rows] == ["random", "greedy"]
+    assert all(r["games"] == 4 and r["ci_low"] <= r["win_rate"] <= r["ci_high"] for r in rows)
+    written = read_csv(run_dir / "final_evaluation.csv")
+    assert [r["opponent"] for r in written] == ["random", "greedy"]
+    assert list(written[0]) == list(evaluate.RESULT_COLUMNS)
+    assert "final_evaluation.csv" in capsys.readouterr().out
+
+
+# --- clear errors ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("agents", "message"),
+    [
+        (["grredy", "random"], "agent 'grredy' is not random or greedy"),
+        (["missing.pt", "random"], "no checkpoint file or run folder"),
+        (["CORRUPT", "random"], "cannot be read"),
+        (["NOT_A_RUN", "random"], "holds no checkpoints/latest.pt"),
+        (["RUN", "random", "--option", "num_players=3"], "was trained on all_fives (num_players=2"),
+        (["RUN", "random", "--variant", "classic"], "not on classic"),
+        (["greedy", "random", "--variant", "chess"], "unknown variant 'chess'"),
+        (["greedy", "random", "--option", "colour"], "must look like key=value"),
+    ],
+)
+def test_clear_errors(
+    agents: list[str], message: str, run_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    corrupt = tmp_path / "corrupt.pt"
+    corrupt.write_bytes(b"not a checkpoint")
+    swap = {
+        "CORRUPT": str(corrupt),
+        "NOT_A_RUN": str(tmp_path),
+        "RUN": str(run_dir),
+        "missing.pt": "missing.pt",
+    }
+    assert main(["evaluate", *(swap.get(a, a) for a in agents), "--games", "2"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and message in err and "Traceback" not in err
+
+
+def test_rate_and_play_refuse_bad_input(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["rate", str(tmp_path)]) == 2
+    assert "holds no checkpoints/latest.pt" in capsys.readouterr().err
+    assert main(["play", "--opponent", str(tmp_path / "gone.pt")]) == 2
+    assert "no checkpoint file" in capsys.readouterr().err
+    assert main(["play", "--seat", "2"]) == 2
+    assert "seat must be in 0..1" in capsys.readouterr().err
+
+
+# --- rate ------------------------------------------------------------------------------------------
+
+
+def test_rate_writes_table_and_figure(run_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["rate", str(run_dir), "--games", "2", "--most", "2"]) == 0
+    out = capsys.readouterr().out
+    rows = read_csv(run_dir / "ratings.csv")
+    # baselines, then iter 1 and 3 (the first and last of a sample of 2); latest.pt repeats iter 3
+    assert [r["agent"] for r in rows] == ["random", "greedy", "iter_00001", "iter_00003"]
+    assert [r["steps"] for r in rows] == ["", "", "128", "384"]
+    assert all(int(r["games"]) == 2 * 3 and float(r["sigma"]) > 0 for r in rows)
+    assert (run_dir / "ratings.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert "ratings.csv" in out and "ratings.png" in out and "iter_00003" in out
+
+
+def test_rating_follows_results(run_dir: Path) -> None:
+    """Greedy beats random nearly always over whole matches, so it ends rated above it."""
+    plan = evaluate.rating_plan(run_dir, most=1)
+    by_label = {r.contestant.label: r for r in evaluate.rate(plan, games=6, seed=0)}
+    assert set(by_label) == {"random", "greedy", "iter_00003"}
+    assert by_label["greedy"].mu > by_label["random"].mu
+
+
+# --- play ------------------------------------------------------------------------------------------
+
+
+def test_play_a_round_from_stdin() -> None:
+    env = raw_env("all_fives", num_players=2, episode="round")
+    stdin, stdout = io.StringIO("x\n0\n99\n" + "1\n" * 60), io.StringIO()
+    assert play(
+        env, 0, evaluate.contestant("greedy").agent(env, 1), "greedy", seed=3, stdin=stdin, stdout=stdout
+    )
+    text = stdout.getvalue()
+    assert "'x' is not one of the moves" in text and "'0' is not" in text and "'99' is not" in text
+    assert "your moves:\n  1) " in text and "P1 (greedy)" in text
+    assert "round over (" in text  # the running commentary
+    assert text.rstrip().splitlines()[-1].startswith("round over: you ")
+    assert env.game.round_over
+
+
+def test_play_quits_on_q_or_end_of_input() -> None:
+    env = raw_env("all_fives", num_players=2)
+    agent = evaluate.contestant("random").agent(env, 0)
+    for feed in ("q\n", ""):
+        stdout = io.StringIO()
+        assert not play(env, 1, agent, "random", seed=0, stdin=io.StringIO(feed), stdout=stdout)
+        assert not env.game.match_over
+
+
+def test_play_command_against_a_checkpoint(
+    run_dir: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr("sys.stdin", io.StringIO("1\n" * 60))
+    args = ["play", "--opponent", str(run_dir), "--option", "episode=round", "--seat", "1", "--seed", "5"]
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("all_fives (num_players=2, episode=round): you are P1, against ")
+    assert "round over: you " in out
+
+
+def test_move_text_names_every_kind() -> None:
+    lay = {"kind": "play", "tile": (3, 4), "arm": "east", "end_value": 4, "face_down": False}
+    assert move_text(lay) == "3-4 on east (end 4)"
+    assert move_text({**lay, "arm": "lead", "end_value": None}) == "3-4 lead"
+    assert move_text({**lay, "face_down": True}) == "3-4 on east (end 4) face down"
+    assert move_text({"kind": "stop", "tile": None}) == "stop"
+    assert move_text({"kind": "arrange", "tile": (0, 6)}) == "arrange 0-6"

@@ -1,0 +1,197 @@
+"""Command line: ``python -m training {train,evaluate,rate,play,demo} ...`` (also ``domino-train``)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from training.config import ConfigError, load_config
+
+
+def train_command(args: argparse.Namespace) -> int:
+    from training.checkpoint import CheckpointError
+    from training.train import Trainer
+
+    try:
+        config = load_config(args.config, args.overrides)
+        trainer = Trainer(config, resume=args.resume)
+    except (ConfigError, CheckpointError) as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    print(f"training {config.env.variant} {config.env.options} -> {trainer.run_dir}")
+    try:
+        path = trainer.train(progress=not args.no_progress)
+    except KeyboardInterrupt:
+        return 130
+    print(f"final checkpoint: {path}")
+    return 0
+
+
+def demo_command(args: argparse.Namespace) -> int:
+    """The README's main job: a short run on the default config, then its evaluation."""
+    from training import evaluate
+    from training.train import Trainer
+
+    overrides = [f"run.total_steps={args.steps}", f"run.name={args.name}", *args.overrides]
+    try:
+        config = load_config(args.config, overrides)
+        trainer = Trainer(config)
+    except ValueError as err:
+        return _fail(err)
+    print(
+        f"1/3 training {config.env.variant} {config.env.options} for {args.steps:,} steps"
+        f" -> {trainer.run_dir}"
+    )
+    try:
+        trainer.train(progress=not args.no_progress)
+        print(f"2/3 the latest checkpoint against the baselines, {args.games} whole matches each")
+        evaluate.evaluate_final(trainer.run_dir, games=args.games, seed=args.seed)
+        print("3/3 ratings of the run's checkpoints and the baselines, with the learning curve")
+        evaluate.rate_run(trainer.run_dir, games=args.rating_games, seed=args.seed)
+    except KeyboardInterrupt:
+        return 130
+    print(f"TensorBoard: tensorboard --logdir {trainer.run_dir / 'tb'}")
+    return 0
+
+
+def _fail(err: Exception) -> int:
+    """A setup problem (unknown agent, bad checkpoint, wrong table) as one line, without a traceback."""
+    print(f"error: {err}", file=sys.stderr)
+    return 2
+
+
+def evaluate_command(args: argparse.Namespace) -> int:
+    from training import evaluate
+
+    try:
+        plan = evaluate.prepare([args.agent, *args.opponents], args.variant, args.option, args.config)
+    except ValueError as err:  # CheckpointError and ConfigError are ValueErrors too
+        return _fail(err)
+    print(plan.header(args.games, args.seed))
+    try:
+        results = evaluate.evaluate(plan, args.games, args.seed, first_only=args.first_only)
+    except KeyboardInterrupt:
+        return 130
+    print(evaluate.format_results(results))
+    if args.csv:
+        evaluate.write_rows(Path(args.csv), evaluate.RESULT_COLUMNS, [r.row() for r in results])
+        print(f"written: {args.csv}")
+    return 0
+
+
+def rate_command(args: argparse.Namespace) -> int:
+    from training import evaluate
+
+    try:
+        plan = evaluate.rating_plan(args.run_dir, args.most)  # checks the run before any game
+    except ValueError as err:
+        return _fail(err)
+    try:
+        ratings = evaluate.rate(plan, args.games, args.seed)
+    except KeyboardInterrupt:
+        return 130
+    evaluate.report_ratings(args.run_dir, plan, ratings, args.games, args.seed)
+    return 0
+
+
+def play_command(args: argparse.Namespace) -> int:
+    from training import evaluate
+    from training.play import check_seat, play
+
+    try:
+        plan = evaluate.prepare([args.opponent], args.variant, args.option, args.config)
+        env = plan.env()
+        opponent = plan.contestants[0]
+        agent = opponent.agent(env, 0 if args.seed is None else args.seed + 1)
+        check_seat(env, args.seat)
+    except ValueError as err:
+        return _fail(err)
+    print(
+        f"{evaluate.table_text(plan.variant, plan.options)}: you are P{args.seat}, against {opponent.label}"
+    )
+    try:
+        play(env, args.seat, agent, opponent.label, args.seed)
+    except (KeyboardInterrupt, EOFError):
+        return 130
+    return 0
+
+
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def _table_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--variant", help="variant (default: the checkpoint's, else all_fives)")
+    parser.add_argument(
+        "--option", action="append", metavar="KEY=VALUE", help="table option, repeatable (num_players=4)"
+    )
+    parser.add_argument("--config", help="take variant and options from this training YAML")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m training", description=__doc__)
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    train = commands.add_parser("train", help="self-play PPO from a YAML config")
+    train.add_argument("config", help="a YAML file in configs/")
+    train.add_argument("overrides", nargs="*", help="dotted overrides, e.g. ppo.learning_rate=1e-3")
+    train.add_argument("--resume", help="continue exactly from this checkpoint")
+    train.add_argument("--no-progress", action="store_true", help="no progress bar")
+    train.set_defaults(run=train_command)
+
+    evaluate = commands.add_parser(
+        "evaluate",
+        help="agents against each other, seats rotated: win rate with 95%% CI, reward, final score",
+        description="Every pair of the agents plays --games seeded games with the seats rotated "
+        "(both orders at 3-4 single seats, where one agent sits against copies of the other). "
+        "Agents: random, greedy, a checkpoint file or a run folder (its latest.pt).",
+    )
+    evaluate.add_argument("agent", help="random, greedy, a checkpoint file or a run folder")
+    evaluate.add_argument("opponents", nargs="+", metavar="AGENT", help="more agents, the same kinds")
+    _table_arguments(evaluate)
+    evaluate.add_argument("--games", type=_positive, default=100, help="games per pairing (default 100)")
+    evaluate.add_argument("--seed", type=int, default=0, help="game g is dealt from seed + g")
+    evaluate.add_argument("--first-only", action="store_true", help="only the first agent against each other")
+    evaluate.add_argument("--csv", help="also write the table to this CSV file")
+    evaluate.set_defaults(run=evaluate_command)
+
+    rate = commands.add_parser(
+        "rate",
+        help="OpenSkill ratings of a run's checkpoints and the baselines -> ratings.csv, ratings.png",
+    )
+    rate.add_argument("run_dir", help="a training run folder (<out_dir>/<name>)")
+    rate.add_argument("--games", type=_positive, default=20, help="games per pair of agents (default 20)")
+    rate.add_argument("--seed", type=int, default=0)
+    rate.add_argument(
+        "--most", type=_positive, default=8, help="checkpoints sampled over the run (default 8)"
+    )
+    rate.set_defaults(run=rate_command)
+
+    play = commands.add_parser("play", help="play in the terminal against an agent")
+    _table_arguments(play)
+    play.add_argument("--opponent", default="greedy", help="greedy, random, checkpoint or run folder")
+    play.add_argument("--seat", type=int, default=0, help="your seat, 0..players-1 (default 0)")
+    play.add_argument("--seed", type=int, help="deal seed (default: a new deal each time)")
+    play.set_defaults(run=play_command)
+
+    demo = commands.add_parser("demo", help="the main job: a short training run, then its evaluation")
+    demo.add_argument("--config", default="configs/all_fives.yaml", help="default: configs/all_fives.yaml")
+    demo.add_argument("overrides", nargs="*", help="dotted overrides, e.g. run.out_dir=/tmp/runs")
+    demo.add_argument("--steps", type=_positive, default=600_000, help="training decisions (default 600,000)")
+    demo.add_argument("--name", default="demo", help="run folder name (default demo)")
+    demo.add_argument("--games", type=_positive, default=500, help="evaluation matches per baseline")
+    demo.add_argument("--rating-games", type=_positive, default=10, help="games per pair in the rating")
+    demo.add_argument("--seed", type=int, default=0)
+    demo.add_argument("--no-progress", action="store_true", help="no progress bar")
+    demo.set_defaults(run=demo_command)
+
+    args = parser.parse_args(argv)
+    return int(args.run(args))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,240 @@
+"""Typed run configuration: YAML files in ``configs/`` plus dotted command-line overrides.
+
+    cfg = load_config("configs/all_fives.yaml", ["ppo.learning_rate=1e-3", "run.total_steps=20000"])
+
+Every key is checked against the dataclasses below: an unknown key or a value of the wrong
+type raises :class:`ConfigError` naming the key and what is allowed.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import types
+import typing
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+
+class ConfigError(ValueError):
+    """A configuration file or override that does not fit the schema."""
+
+
+@dataclass
+class EnvConfig:
+    variant: str = "all_fives"
+    options: dict[str, Any] = field(default_factory=lambda: {"num_players": 2})
+
+
+@dataclass
+class NetworkConfig:
+    hidden: list[int] = field(default_factory=lambda: [256, 256])
+
+
+@dataclass
+class PPOConfig:
+    learning_rate: float = 3e-4
+    anneal_lr: bool = True
+    gamma: float = 0.99
+    gae_lambda: float = 0.95
+    clip_coef: float = 0.2
+    clip_vloss: bool = True
+    ent_coef: float = 0.01
+    vf_coef: float = 0.5
+    max_grad_norm: float = 0.5
+    update_epochs: int = 4
+    num_minibatches: int = 4
+    target_kl: float = 0.03
+    norm_adv: bool = True
+
+
+@dataclass
+class PoolConfig:
+    share: float = 0.2  # share of games with frozen earlier snapshots in the other seats
+    snapshot_every: int = 10  # iterations between snapshots
+    size: int = 5  # snapshots kept
+
+
+@dataclass
+class EvalConfig:
+    every: int = 10  # iterations between evaluations against the baselines (0: never)
+    games: int = 100
+    opponents: list[str] = field(default_factory=lambda: ["random", "greedy"])
+    episode: str = "match"  # evaluation games are whole matches, whatever the training episode
+
+
+@dataclass
+class RunConfig:
+    total_steps: int = 200_000  # decisions (env steps) collected in all
+    num_envs: int = 32
+    rollout_steps: int = 64  # decisions per env per iteration
+    seed: int = 1
+    torch_threads: int = 1
+    checkpoint_every: int = 10  # iterations
+    out_dir: str = "runs"
+    name: str = ""  # run folder name; default <variant>-<seed>
+    zero_sum: bool = True  # learn from each seat's reward minus the table's mean reward
+    reward_scale: float = 1.0  # learned rewards are multiplied by this (points rewards are small)
+
+
+@dataclass
+class Config:
+    env: EnvConfig = field(default_factory=EnvConfig)
+    network: NetworkConfig = field(default_factory=NetworkConfig)
+    ppo: PPOConfig = field(default_factory=PPOConfig)
+    pool: PoolConfig = field(default_factory=PoolConfig)
+    eval: EvalConfig = field(default_factory=EvalConfig)
+    run: RunConfig = field(default_factory=RunConfig)
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    @property
+    def run_name(self) -> str:
+        return self.run.name or f"{self.env.variant}-{self.run.seed}"
+
+
+def _check(value: Any, hint: Any, where: str) -> Any:
+    """``value`` converted to the annotated type, or ConfigError saying what was expected."""
+    origin = typing.get_origin(hint)
+    if hint is Any:
+        return value
+    if hint is bool:
+        if isinstance(value, bool):
+            return value
+    elif hint is int:
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+        number = _number(value)  # 2e6 (YAML reads it as text) or 2000000.0
+        if number is not None and number.is_integer():
+            return int(number)
+    elif hint is float:
+        number = _number(value)
+        if number is not None:
+            return number
+    elif hint is str:
+        if isinstance(value, str):
+            return value
+    elif origin is list:
+        (item,) = typing.get_args(hint)
+        if isinstance(value, list):
+            return [_check(v, item, f"{where}[{i}]") for i, v in enumerate(value)]
+    elif origin is dict:
+        if isinstance(value, dict):
+            return dict(value)
+    elif isinstance(hint, types.UnionType):  # pragma: no cover - no optional fields yet
+        return value
+    name = getattr(hint, "__name__", str(hint))
+    raise ConfigError(f"{where} must be {name}, got {value!r}")
+
+
+def _number(value: Any) -> float | None:
+    """A float from an int, a float or text such as ``1e-3`` (YAML 1.1 reads that as a string)."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, (int, float)):
+        return float(value)
+    if isinstance(value, str):
+        try:
+            return float(value)
+        except ValueError:
+            return None
+    return None
+
+
+def _merge(section: Any, values: dict[str, Any], where: str) -> None:
+    hints = typing.get_type_hints(type(section))
+    for key, value in values.items():
+        path = f"{where}.{key}" if where else key
+        if key not in hints:
+            allowed = ", ".join(f.name for f in dataclasses.fields(section))
+            raise ConfigError(f"unknown key {path!r}; allowed here: {allowed}")
+        current = getattr(section, key)
+        if dataclasses.is_dataclass(current):
+            if not isinstance(value, dict):
+                raise ConfigError(f"{path} must be a mapping of its keys, got {value!r}")
+            _merge(current, value, path)
+        elif isinstance(current, dict) and isinstance(value, dict):  # env.options: key by key
+            setattr(section, key, {**current, **value})
+        else:
+            setattr(section, key, _check(value, hints[key], path))
+
+
+def _parse_override(text: str) -> tuple[list[str], Any]:
+    if "=" not in text:
+        raise ConfigError(f"override {text!r} must look like section.key=value")
+    key, raw = text.split("=", 1)
+    return key.strip().split("."), yaml.safe_load(raw)
+
+
+def load_config(path: str | Path | None = None, overrides: list[str] | None = None) -> Config:
+    """The default config, updated from a YAML file and then from ``a.b=value`` overrides."""
+    config = Config()
+    if path is not None:
+        try:
+            data = yaml.safe_load(Path(path).read_text()) or {}
+        except FileNotFoundError:
+            raise ConfigError(f"config file {path} does not exist") from None
+        except yaml.YAMLError as err:
+            mark = getattr(err, "problem_mark", None)
+            where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+            problem = getattr(err, "problem", None) or type(err).__name__
+            raise ConfigError(f"config file {path} is not valid YAML: {problem}{where}") from None
+        if not isinstance(data, dict):
+            raise ConfigError(f"config file {path} must hold a mapping of sections")
+        _merge(config, data, "")
+    for text in overrides or []:
+        keys, value = _parse_override(text)
+        nested: Any = value
+        for key in reversed(keys):
+            nested = {key: nested}
+        _merge(config, nested, "")
+    validate(config)
+    return config
+
+
+def config_from_dict(data: dict[str, Any]) -> Config:
+    """A config rebuilt from ``Config.to_dict()`` (checkpoints store it that way)."""
+    config = Config()
+    _merge(config, data, "")
+    validate(config)
+    return config
+
+
+def validate(config: Config) -> None:
+    """Values that type-check but make no sense, and the env options, checked up front."""
+    from domino_env import raw_env
+
+    run, ppo = config.run, config.ppo
+    positive = {
+        "run.total_steps": run.total_steps,
+        "run.num_envs": run.num_envs,
+        "run.rollout_steps": run.rollout_steps,
+        "run.torch_threads": run.torch_threads,
+        "ppo.update_epochs": ppo.update_epochs,
+        "ppo.num_minibatches": ppo.num_minibatches,
+        "pool.snapshot_every": config.pool.snapshot_every,
+        "pool.size": config.pool.size,
+    }
+    for key, value in positive.items():
+        if value < 1:
+            raise ConfigError(f"{key} must be at least 1, got {value}")
+    if not 0.0 <= config.pool.share <= 1.0:
+        raise ConfigError(f"pool.share must be in [0, 1], got {config.pool.share}")
+    if not config.network.hidden or min(config.network.hidden) < 1:
+        raise ConfigError(f"network.hidden must list positive layer sizes, got {config.network.hidden}")
+    if run.num_envs * run.rollout_steps < ppo.num_minibatches:
+        raise ConfigError("run.num_envs * run.rollout_steps must be at least ppo.num_minibatches")
+    from domino_env.agents import AGENTS
+
+    unknown = [name for name in config.eval.opponents if name not in AGENTS]
+    if unknown:
+        raise ConfigError(f"eval.opponents: unknown baseline(s) {unknown}; known: {', '.join(AGENTS)}")
+    if config.eval.episode not in ("match", "round"):
+        raise ConfigError(f"eval.episode must be 'match' or 'round', got {config.eval.episode!r}")
+    try:
+        raw_env(config.env.variant, **config.env.options)
+    except (ValueError, TypeError) as err:
+        raise ConfigError(f"env: {err}") from None

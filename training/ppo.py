@@ -1,0 +1,165 @@
+"""Masked PPO, read top to bottom (after CleanRL's ppo.py).
+
+The actor-critic is an MLP over the flat observation; illegal actions get zero
+probability because their logits are replaced by a large negative number before the
+softmax, both when acting and when the update re-evaluates the stored actions.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+from torch import nn
+from torch.distributions import Categorical
+
+from training.config import PPOConfig
+
+MASKED_LOGIT = -1e8
+
+
+def layer(inputs: int, outputs: int, std: float = float(np.sqrt(2))) -> nn.Linear:
+    """A linear layer with orthogonal weights (CleanRL's init)."""
+    linear = nn.Linear(inputs, outputs)
+    nn.init.orthogonal_(linear.weight, std)
+    nn.init.constant_(linear.bias, 0.0)
+    return linear
+
+
+class ActorCritic(nn.Module):
+    """Shared trunk, a policy head over every action id and a value head."""
+
+    def __init__(self, obs_size: int, num_actions: int, hidden: list[int]) -> None:
+        super().__init__()
+        self.obs_size, self.num_actions, self.hidden = obs_size, num_actions, list(hidden)
+        layers: list[nn.Module] = []
+        width = obs_size
+        for size in hidden:
+            layers += [layer(width, size), nn.Tanh()]
+            width = size
+        self.trunk = nn.Sequential(*layers)
+        self.policy = layer(width, num_actions, std=0.01)
+        self.value = layer(width, 1, std=1.0)
+
+    def distribution(self, obs: torch.Tensor, mask: torch.Tensor) -> tuple[Categorical, torch.Tensor]:
+        """(masked action distribution, state value) for a batch."""
+        features = self.trunk(obs)
+        logits = self.policy(features).masked_fill(~mask, MASKED_LOGIT)
+        return Categorical(logits=logits), self.value(features).squeeze(-1)
+
+    @torch.no_grad()
+    def act(self, obs: np.ndarray, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Sample actions for a batch: (actions, log-probabilities, values) as numpy arrays."""
+        dist, value = self.distribution(torch.from_numpy(obs), torch.from_numpy(mask).bool())
+        action = dist.sample()
+        return action.numpy(), dist.log_prob(action).numpy(), value.numpy()
+
+    @torch.no_grad()
+    def greedy(self, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        """The most probable legal action for each row (for evaluation)."""
+        logits = self.policy(self.trunk(torch.from_numpy(obs)))
+        return logits.masked_fill(~torch.from_numpy(mask).bool(), MASKED_LOGIT).argmax(-1).numpy()
+
+
+@dataclass
+class Batch:
+    """One iteration's transitions, flattened."""
+
+    obs: torch.Tensor
+    masks: torch.Tensor
+    actions: torch.Tensor
+    logprobs: torch.Tensor
+    values: torch.Tensor
+    advantages: torch.Tensor
+    returns: torch.Tensor
+
+
+def gae(
+    rewards: np.ndarray,
+    values: np.ndarray,
+    successor: np.ndarray,
+    done: np.ndarray,
+    bootstrap: np.ndarray,
+    gamma: float,
+    lam: float,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Generalised advantage estimates over per-seat chains of transitions.
+
+    Transition ``i`` is followed, in its own seat's trajectory, by ``successor[i]`` (a later
+    index), or ends the episode (``done[i]``), or is still open when the rollout stops: then
+    ``bootstrap[i]`` is the value of where it stands. Returns (advantages, returns).
+    """
+    advantages = np.zeros_like(rewards)
+    for i in range(len(rewards) - 1, -1, -1):
+        if done[i]:
+            next_value, next_advantage = 0.0, 0.0
+        elif successor[i] >= 0:
+            j = successor[i]
+            next_value, next_advantage = values[j], advantages[j]
+        else:
+            next_value, next_advantage = bootstrap[i], 0.0
+        delta = rewards[i] + gamma * next_value - values[i]
+        advantages[i] = delta + gamma * lam * next_advantage
+    return advantages, advantages + values
+
+
+def update(
+    model: ActorCritic,
+    optimizer: torch.optim.Optimizer,
+    batch: Batch,
+    cfg: PPOConfig,
+    rng: np.random.Generator,
+) -> dict[str, float]:
+    """PPO epochs over shuffled minibatches; returns the statistics to log."""
+    size = len(batch.actions)
+    minibatch = max(1, size // cfg.num_minibatches)
+    clip_fractions, approx_kl = [], 0.0
+    stats: dict[str, float] = {}
+    for _epoch in range(cfg.update_epochs):
+        order = rng.permutation(size)
+        for start in range(0, size, minibatch):
+            idx = torch.from_numpy(order[start : start + minibatch])
+            dist, new_values = model.distribution(batch.obs[idx], batch.masks[idx])
+            new_logprob = dist.log_prob(batch.actions[idx])
+            entropy = dist.entropy().mean()
+            log_ratio = new_logprob - batch.logprobs[idx]
+            ratio = log_ratio.exp()
+            with torch.no_grad():
+                approx_kl = float(((ratio - 1) - log_ratio).mean())
+                clip_fractions.append(float(((ratio - 1.0).abs() > cfg.clip_coef).float().mean()))
+
+            advantages = batch.advantages[idx]
+            if cfg.norm_adv and len(idx) > 1:
+                advantages = (advantages - advantages.mean()) / (advantages.std() + 1e-8)
+            policy_loss = torch.max(
+                -advantages * ratio, -advantages * ratio.clamp(1 - cfg.clip_coef, 1 + cfg.clip_coef)
+            ).mean()
+
+            returns, old_values = batch.returns[idx], batch.values[idx]
+            if cfg.clip_vloss:
+                clipped = old_values + (new_values - old_values).clamp(-cfg.clip_coef, cfg.clip_coef)
+                value_loss = 0.5 * torch.max((new_values - returns) ** 2, (clipped - returns) ** 2).mean()
+            else:
+                value_loss = 0.5 * ((new_values - returns) ** 2).mean()
+
+            loss = policy_loss - cfg.ent_coef * entropy + cfg.vf_coef * value_loss
+            optimizer.zero_grad()
+            loss.backward()
+            nn.utils.clip_grad_norm_(model.parameters(), cfg.max_grad_norm)
+            optimizer.step()
+            stats = {
+                "loss/policy": policy_loss.item(),
+                "loss/value": value_loss.item(),
+                "loss/entropy": entropy.item(),
+            }
+        if cfg.target_kl and approx_kl > cfg.target_kl:
+            break
+    predicted, target = batch.values.numpy(), batch.returns.numpy()
+    variance = float(np.var(target))
+    stats["loss/approx_kl"] = approx_kl
+    stats["loss/clip_fraction"] = float(np.mean(clip_fractions)) if clip_fractions else 0.0
+    stats["loss/explained_variance"] = (
+        1.0 - float(np.var(target - predicted)) / variance if variance > 0 else 0.0
+    )
+    return stats

@@ -1,0 +1,209 @@
+"""Self-play rollouts: many environments stepped in lockstep, one batched forward per step.
+
+Turn-based transitions: a seat's transition runs from one of its decisions to its next
+decision and collects every reward the seat receives in between (including the final
+reward that arrives after the other players' moves). With ``run.zero_sum`` a seat learns
+from its reward minus the table's mean (points scored against the others, for
+``reward="points"``; outcome rewards are zero-sum already). One policy plays every seat
+(parameter sharing); in a configurable share of games, frozen snapshots from the
+opponent pool take the seats of the other side and their moves are not learned from.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+
+from domino_env import raw_env
+from domino_env.env import DominoEnv
+from training.config import Config
+from training.ppo import ActorCritic, Batch, gae
+
+
+@dataclass
+class EpisodeStats:
+    """Outcomes of finished games, from the learner's side."""
+
+    self_play: int = 0
+    pool_games: int = 0
+    pool_reward: float = 0.0
+    lengths: list[int] = field(default_factory=list)
+
+
+class Collector:
+    """Steps ``num_envs`` environments and assembles PPO batches from them."""
+
+    def __init__(self, config: Config, rng: np.random.Generator) -> None:
+        self.config = config
+        self.rng = rng
+        self.envs: list[DominoEnv] = [
+            raw_env(config.env.variant, **config.env.options) for _ in range(config.run.num_envs)
+        ]
+        rules = self.envs[0].rules
+        self.side_of = rules.side_of
+        self.num_players = rules.num_players
+        self.obs_size = self.envs[0].encoder.size
+        self.num_actions = rules.num_actions
+        self.pool: list[ActorCritic] = []
+        # per env: the pool snapshot playing the other side (None: pure self-play), learner side
+        self.opponent: list[ActorCritic | None] = [None] * len(self.envs)
+        self.learner_side = [0] * len(self.envs)
+        self.lengths = [0] * len(self.envs)
+        for env in self.envs:
+            self._new_game(self.envs.index(env))
+
+    def _new_game(self, e: int) -> None:
+        self.envs[e].reset(seed=int(self.rng.integers(2**31)))
+        self.lengths[e] = 0
+        if self.pool and self.rng.random() < self.config.pool.share:
+            self.opponent[e] = self.pool[int(self.rng.integers(len(self.pool)))]
+            self.learner_side[e] = int(self.rng.integers(len(set(self.side_of))))
+        else:
+            self.opponent[e] = None
+
+    def add_snapshot(self, model: ActorCritic) -> None:
+        snapshot = ActorCritic(model.obs_size, model.num_actions, model.hidden)
+        snapshot.load_state_dict(model.state_dict())
+        snapshot.eval()
+        self.pool.append(snapshot)
+        del self.pool[: -self.config.pool.size]
+
+    def collect(self, model: ActorCritic, steps: int) -> tuple[Batch, EpisodeStats]:
+        """Play ``steps`` decisions in every environment; returns the learner's transitions."""
+        num_envs, n = len(self.envs), self.num_players
+        cap = num_envs * steps
+        obs = np.zeros((cap, self.obs_size), dtype=np.float32)
+        masks = np.zeros((cap, self.num_actions), dtype=bool)
+        actions = np.zeros(cap, dtype=np.int64)
+        logprobs = np.zeros(cap, dtype=np.float32)
+        values = np.zeros(cap, dtype=np.float32)
+        rewards = np.zeros(cap, dtype=np.float32)
+        successor = np.full(cap, -1, dtype=np.int64)
+        done = np.zeros(cap, dtype=bool)
+        bootstrap = np.zeros(cap, dtype=np.float32)
+        pending = np.full((num_envs, n), -1, dtype=np.int64)  # each seat's open transition
+        step_obs = np.zeros((num_envs, self.obs_size), dtype=np.float32)
+        step_masks = np.zeros((num_envs, self.num_actions), dtype=bool)
+        stats = EpisodeStats()
+        count = 0
+        for _ in range(steps):
+            seats = []
+            for e, env in enumerate(self.envs):
+                agent = env.agent_selection
+                seats.append(env.possible_agents.index(agent))
+                observation = env.observe(agent)
+                step_obs[e] = observation["observation"]
+                step_masks[e] = observation["action_mask"]
+            learner = np.array(
+                [
+                    self.opponent[e] is None or self.side_of[s] == self.learner_side[e]
+                    for e, s in enumerate(seats)
+                ]
+            )
+            chosen = np.zeros(num_envs, dtype=np.int64)
+            rows = np.flatnonzero(learner)
+            if len(rows):
+                a, lp, v = model.act(step_obs[rows], step_masks[rows])
+                chosen[rows] = a
+                for k, e in enumerate(rows.tolist()):
+                    i = count
+                    count += 1
+                    obs[i], masks[i] = step_obs[e], step_masks[e]
+                    actions[i], logprobs[i], values[i] = a[k], lp[k], v[k]
+                    j = pending[e, seats[e]]
+                    if j >= 0:
+                        successor[j] = i
+                    pending[e, seats[e]] = i
+            for e in np.flatnonzero(~learner).tolist():
+                opponent = self.opponent[e]
+                assert opponent is not None
+                chosen[e] = opponent.act(step_obs[e : e + 1], step_masks[e : e + 1])[0][0]
+            for e, env in enumerate(self.envs):
+                env.step(int(chosen[e]))
+                self.lengths[e] += 1
+                step_rewards = [env.rewards[agent] for agent in env.possible_agents]
+                if any(step_rewards):
+                    offset = sum(step_rewards) / n if self.config.run.zero_sum else 0.0
+                    for s in range(n):
+                        if pending[e, s] >= 0:
+                            rewards[pending[e, s]] += (
+                                step_rewards[s] - offset
+                            ) * self.config.run.reward_scale
+                if all(env.terminations.values()):
+                    self._record(e, env, stats)
+                    for s in range(n):
+                        if pending[e, s] >= 0:
+                            done[pending[e, s]] = True
+                            pending[e, s] = -1
+                    self._new_game(e)
+        self._bootstrap(model, pending, bootstrap)
+        advantages, returns = gae(
+            rewards[:count],
+            values[:count],
+            successor[:count],
+            done[:count],
+            bootstrap[:count],
+            self.config.ppo.gamma,
+            self.config.ppo.gae_lambda,
+        )
+        batch = Batch(
+            obs=torch.from_numpy(obs[:count]),
+            masks=torch.from_numpy(masks[:count]),
+            actions=torch.from_numpy(actions[:count]),
+            logprobs=torch.from_numpy(logprobs[:count]),
+            values=torch.from_numpy(values[:count]),
+            advantages=torch.from_numpy(advantages),
+            returns=torch.from_numpy(returns),
+        )
+        return batch, stats
+
+    def _record(self, e: int, env: DominoEnv, stats: EpisodeStats) -> None:
+        stats.lengths.append(self.lengths[e])
+        if self.opponent[e] is None:
+            stats.self_play += 1
+            return
+        seat = self.side_of.index(self.learner_side[e])
+        stats.pool_games += 1
+        stats.pool_reward += env.rewards[env.possible_agents[seat]]
+
+    def state_dict(self) -> dict:
+        """What an exact resume needs: every game in progress, who plays it, the pool."""
+        # an env may still play a snapshot that has left the pool: keep those weights too
+        models = self.pool + [o for o in dict.fromkeys(self.opponent) if o is not None and o not in self.pool]
+        return {
+            "games": [env.game for env in self.envs],
+            "env_rngs": [env.np_random.bit_generator.state for env in self.envs],
+            "models": [model.state_dict() for model in models],
+            "pool_size": len(self.pool),
+            "opponents": [None if o is None else models.index(o) for o in self.opponent],
+            "learner_side": list(self.learner_side),
+            "lengths": list(self.lengths),
+        }
+
+    def load_state_dict(self, state: dict, model: ActorCritic) -> None:
+        models = []
+        for weights in state["models"]:
+            snapshot = ActorCritic(model.obs_size, model.num_actions, model.hidden)
+            snapshot.load_state_dict(weights)
+            snapshot.eval()
+            models.append(snapshot)
+        self.pool = models[: state["pool_size"]]
+        for e, env in enumerate(self.envs):
+            env.restore(state["games"][e], state["env_rngs"][e])
+        self.opponent = [None if i is None else models[i] for i in state["opponents"]]
+        self.learner_side = list(state["learner_side"])
+        self.lengths = list(state["lengths"])
+
+    @torch.no_grad()
+    def _bootstrap(self, model: ActorCritic, pending: np.ndarray, bootstrap: np.ndarray) -> None:
+        """Value of where each open transition stands now (its seat's current observation)."""
+        open_ = np.argwhere(pending >= 0)
+        if not len(open_):
+            return
+        rows = [self.envs[e].observe(self.envs[e].possible_agents[s])["observation"] for e, s in open_]
+        _, value = model.distribution(
+            torch.from_numpy(np.stack(rows)), torch.ones((len(rows), self.num_actions), dtype=torch.bool)
+        )
+        bootstrap[pending[open_[:, 0], open_[:, 1]]] = value.numpy()

@@ -1,0 +1,176 @@
+"""The self-play training loop: collect, update, log, evaluate, checkpoint.
+
+Runs from a :class:`~training.config.Config`; writes ``<out_dir>/<name>/`` with TensorBoard
+logs (``tb/``), checkpoints (``checkpoints/iter_NNNNN.pt`` and ``latest.pt``) and
+``evaluations.csv`` (win rates against the baselines over training).
+"""
+
+from __future__ import annotations
+
+import copy
+import csv
+import math
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from torch.utils.tensorboard import SummaryWriter
+from tqdm import tqdm
+
+from domino_env.agents import make_agent
+from training import checkpoint
+from training.arena import head_to_head
+from training.config import Config
+from training.policy import PolicyAgent
+from training.ppo import ActorCritic, update
+from training.rollout import Collector
+
+
+class Trainer:
+    def __init__(self, config: Config, resume: str | Path | None = None) -> None:
+        self.config = config
+        torch.set_num_threads(config.run.torch_threads)
+        torch.manual_seed(config.run.seed)
+        self.rngs = {
+            "collect": np.random.default_rng(config.run.seed),
+            "update": np.random.default_rng(config.run.seed + 1),
+        }
+        self.collector = Collector(config, self.rngs["collect"])
+        self.model = ActorCritic(self.collector.obs_size, self.collector.num_actions, config.network.hidden)
+        self.optimizer = torch.optim.Adam(self.model.parameters(), lr=config.ppo.learning_rate, eps=1e-5)
+        self.iteration = 0
+        self.steps = 0
+        self.per_iteration = config.run.num_envs * config.run.rollout_steps
+        self.iterations = math.ceil(config.run.total_steps / self.per_iteration)
+        self.run_dir = Path(config.run.out_dir) / config.run_name
+        self.last_good: dict[str, Any] | None = None
+        if resume is not None:
+            self._resume(resume)
+
+    # --- checkpoints ------------------------------------------------------------------------
+
+    def payload(self) -> dict[str, Any]:
+        """Everything needed to continue exactly from the end of the current iteration."""
+        return copy.deepcopy(
+            {
+                "model": self.model.state_dict(),
+                "optimizer": self.optimizer.state_dict(),
+                "config": self.config.to_dict(),
+                "obs_size": self.collector.obs_size,
+                "num_actions": self.collector.num_actions,
+                "iteration": self.iteration,
+                "steps": self.steps,
+                "collector": self.collector.state_dict(),
+                "rng": checkpoint.rng_states(self.rngs),
+            }
+        )
+
+    def _resume(self, path: str | Path) -> None:
+        data = checkpoint.load(path)
+        saved: Config = data["config"]
+        if (saved.env, saved.network) != (self.config.env, self.config.network):
+            raise checkpoint.CheckpointError(
+                f"checkpoint {path} was trained on {saved.env} with network {saved.network}; "
+                f"this run has {self.config.env} with {self.config.network}"
+            )
+        if "collector" not in data:
+            raise checkpoint.CheckpointError(f"checkpoint {path} holds weights only and cannot resume a run")
+        self.model.load_state_dict(data["model"])
+        self.optimizer.load_state_dict(data["optimizer"])
+        self.iteration, self.steps = data["iteration"], data["steps"]
+        self.collector.load_state_dict(data["collector"], self.model)
+        checkpoint.restore_rngs(data["rng"], self.rngs)
+
+    def save(self, payload: dict[str, Any]) -> Path:
+        folder = self.run_dir / "checkpoints"
+        path = folder / f"iter_{payload['iteration']:05d}.pt"
+        checkpoint.save(path, payload)
+        checkpoint.save(folder / "latest.pt", payload)
+        return path
+
+    # --- the loop ---------------------------------------------------------------------------
+
+    def evaluate(self) -> dict[str, float]:
+        """Win rates of the current policy against each baseline, seats rotated."""
+        cfg = self.config
+        agent = PolicyAgent(self.model)
+        rates = {}
+        for name in cfg.eval.opponents:
+            summary = head_to_head(
+                cfg.env.variant,
+                agent,
+                make_agent(name, cfg.run.seed),
+                cfg.eval.games,
+                seed=10_000 + self.iteration,
+                **{**cfg.env.options, "episode": cfg.eval.episode},
+            )
+            rates[name] = summary.win_rate
+        return rates
+
+    def train(self, progress: bool = True) -> Path:
+        cfg = self.config
+        writer = SummaryWriter(str(self.run_dir / "tb"))
+        eval_log = self.run_dir / "evaluations.csv"
+        bar = tqdm(
+            total=self.iterations * self.per_iteration, initial=self.steps, unit="step", disable=not progress
+        )
+        postfix: dict[str, str] = {}
+        path = self.run_dir / "checkpoints" / "latest.pt"
+        try:
+            while self.iteration < self.iterations:
+                start = time.perf_counter()
+                if cfg.ppo.anneal_lr:
+                    lr = cfg.ppo.learning_rate * (1.0 - self.iteration / self.iterations)
+                    for group in self.optimizer.param_groups:
+                        group["lr"] = lr
+                self.model.train()
+                batch, episodes = self.collector.collect(self.model, cfg.run.rollout_steps)
+                stats = update(self.model, self.optimizer, batch, cfg.ppo, self.rngs["update"])
+                self.iteration += 1
+                self.steps += self.per_iteration
+                elapsed = time.perf_counter() - start
+                stats["speed/steps_per_second"] = self.per_iteration / elapsed
+                stats["charts/learning_rate"] = self.optimizer.param_groups[0]["lr"]
+                if episodes.lengths:
+                    stats["charts/episode_length"] = float(np.mean(episodes.lengths))
+                if episodes.pool_games:
+                    stats["charts/pool_reward"] = episodes.pool_reward / episodes.pool_games
+                if self.iteration % cfg.pool.snapshot_every == 0:
+                    self.collector.add_snapshot(self.model)
+                if cfg.eval.every and (
+                    self.iteration % cfg.eval.every == 0 or self.iteration == self.iterations
+                ):
+                    self.model.eval()
+                    rates = self.evaluate()
+                    self._log_evaluation(eval_log, rates)
+                    for name, rate in rates.items():
+                        stats[f"eval/win_rate_vs_{name}"] = rate
+                        postfix[name] = f"{rate:.0%}"
+                for key, value in stats.items():
+                    writer.add_scalar(key, value, self.steps)
+                postfix["steps/s"] = f"{stats['speed/steps_per_second']:,.0f}"
+                bar.set_postfix(postfix, refresh=False)
+                bar.update(self.per_iteration)
+                self.last_good = self.payload()
+                if self.iteration % cfg.run.checkpoint_every == 0 or self.iteration == self.iterations:
+                    path = self.save(self.last_good)
+        except KeyboardInterrupt:
+            if self.last_good is not None:  # the last completed iteration, never a half-collected one
+                path = self.save(self.last_good)
+                bar.write(f"interrupted: saved {path} (resume with --resume {path})")
+            raise
+        finally:
+            bar.close()
+            writer.close()
+        return path
+
+    def _log_evaluation(self, path: Path, rates: dict[str, float]) -> None:
+        new = not path.exists() or self.iteration == 0
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with path.open("a", newline="") as handle:
+            out = csv.writer(handle)
+            if new:
+                out.writerow(["iteration", "steps", *(f"win_rate_vs_{n}" for n in rates)])
+            out.writerow([self.iteration, self.steps, *(f"{r:.4f}" for r in rates.values())])
