@@ -80,6 +80,8 @@ class DominoEnv(AECEnv):
             for agent in self.possible_agents
         }
         self.action_spaces = {agent: spaces.Discrete(rules.num_actions) for agent in self.possible_agents}
+        self._zeros = dict.fromkeys(self.possible_agents, 0.0)  # copied at reset: cheaper than building
+        self._falses = dict.fromkeys(self.possible_agents, False)
         self._zero_mask = np.zeros(rules.num_actions, dtype=np.int8)
         self._zero_mask.setflags(write=False)
         self._mask_snapshot = self._zero_mask
@@ -109,10 +111,10 @@ class DominoEnv(AECEnv):
         self.game = self.rules.new_match(self.np_random, deals)
         self.encoder.forget()
         self.agents = self.possible_agents[:]
-        self.rewards = dict.fromkeys(self.agents, 0.0)
-        self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
-        self.terminations = dict.fromkeys(self.agents, False)
-        self.truncations = dict.fromkeys(self.agents, False)
+        self.rewards = self._zeros.copy()
+        self._cumulative_rewards = self._zeros.copy()
+        self.terminations = self._falses.copy()
+        self.truncations = self._falses.copy()
         self.infos: dict[str, dict[str, Any]] = {
             agent: {"action_mask": self._zero_mask} for agent in self.agents
         }
@@ -365,8 +367,9 @@ class OrderEnforcing(OrderEnforcingWrapper):
         return self.env.last(observe)
 
     def step(self, action: Any) -> None:
-        if self._has_reset and self.env.agents:
+        env = self.env
+        if self._has_reset and env.agents:
             self._has_updated = True
-            self.env.step(action)
+            env.step(action)
         else:
             super().step(action)

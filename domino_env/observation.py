@@ -90,7 +90,6 @@ class ChainEncoder:
         # Rows are written through memoryviews: item and slice writes cost a third of numpy's.
         self._arrays = list(self.rows)  # (indexing ``rows`` makes a new view at every call)
         self._views: list[FloatRow] = [row.data for row in self.rows]
-        self._blank = np.zeros(self.size, dtype=np.float32).data
         self._slot_views = [features.data for features in self._slot_table]
         self._slot_at = [self._ends + slot * self.slot_width for slot in range(slots)]
         # Each row's extra blocks, the numpy view the rules' ``encode_extra`` writes (None: none).
@@ -107,6 +106,11 @@ class ChainEncoder:
         self._size_scale = 1.0 / rules.hand_size
         self._stock_scale = 1.0 / ts.size
         self._score_scale = 1.0 / rules.match_target
+        # A fresh deal's row before its hand: every player holds hand_size tiles, the rest is the boneyard.
+        blank = np.zeros(self.size, dtype=np.float32)
+        blank[self._sizes : self._sizes + n - 1] = rules.hand_size * self._size_scale
+        blank[self._sizes + n - 1] = (ts.size - n * rules.hand_size) * self._stock_scale
+        self._blank = blank.data
 
     def forget(self) -> None:
         """Drop every cached row (a new match restarts the round serials)."""
@@ -127,8 +131,8 @@ class ChainEncoder:
         return self._arrays[seat]
 
     def _rebuild(self, state: State, seat: int, row: FloatRow) -> None:
-        """Write a row for a new round: a blank row and the hand, then the round's events replayed
-        (the deal event writes the counts and scores), cheaper than writing every block from state."""
+        """Write a row for a new round: a fresh deal's row and the hand, then the round's events
+        replayed (the deal event writes the scores), cheaper than writing every block from state."""
         row[:] = self._blank
         self._flags[seat] = self._no_flags
         self._slot_keys[seat] = self._unused_keys[:]
@@ -162,11 +166,22 @@ class ChainEncoder:
                 voids = True
             elif kind == SCORE:
                 scores = True
-            elif kind == DEAL:  # the first event of a round: the row is blank (see _rebuild)
-                counts = True
+            elif kind == DEAL:  # the first event of a round: the row is a fresh deal's (see _rebuild)
                 scores = any(state.scores)
-        if laid:
-            self._write_ends(state, seat, row)
+        if laid:  # rewrite the slots whose features changed (each coded as one int, see __init__)
+            line = state.line
+            value, double, unplayed = line.value, line.double_end, ~line.played
+            suit, keys = self._suit, self._slot_keys[seat]
+            for slot, status in enumerate(line.state):
+                if status == OPEN:
+                    v = value[slot]
+                    code = 4 * v + 2 * double[slot] + (suit[v] & unplayed != 0)
+                else:
+                    code = self._closed_code if status == CLOSED else self._unused_code
+                if code != keys[slot]:
+                    keys[slot] = code
+                    at = self._slot_at[slot]
+                    row[at : at + self.slot_width] = self._slot_views[code]
         if laid or counts:  # other players' hand sizes, then the boneyard (the block right after them)
             at, hands, scale = self._sizes, state.hands, self._size_scale
             for other in self._others[seat]:
@@ -180,26 +195,6 @@ class ChainEncoder:
         if self._extra_out is not None:
             self.rules.encode_extra(state, seat, self._extra_out[seat])
         self._cursor[seat] = len(state.events)
-
-    def _write_ends(self, state: State, seat: int, row: FloatRow) -> None:
-        """Rewrite the slots whose features changed since the row's last write.
-
-        A slot's features are coded as one int (open: 4 * value + 2 * double + live;
-        closed and unused after those) indexing the precomputed ``_slot_table``.
-        """
-        line = state.line
-        value, double, unplayed = line.value, line.double_end, ~line.played
-        suit, keys = self._suit, self._slot_keys[seat]
-        for slot, status in enumerate(line.state):
-            if status == OPEN:
-                v = value[slot]
-                code = 4 * v + 2 * double[slot] + (suit[v] & unplayed != 0)
-            else:
-                code = self._closed_code if status == CLOSED else self._unused_code
-            if code != keys[slot]:
-                keys[slot] = code
-                at = self._slot_at[slot]
-                row[at : at + self.slot_width] = self._slot_views[code]
 
     def _write_voids(self, state: State, seat: int, row: FloatRow) -> None:
         at, width = self._voids, self.rules.tile_set.num_values

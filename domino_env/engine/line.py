@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from enum import Enum
 
-from domino_env.tiles import TileSet
+from domino_env.tiles import TileSet, iter_bits
 
 UNUSED, OPEN, CLOSED = 0, 1, 2
 EAST, WEST, NORTH, SOUTH = 0, 1, 2, 3
@@ -32,6 +32,30 @@ class Spinner(Enum):
     AFTER_SIDES = "after_sides"  # ... once both its east and west sides hold a tile
 
 
+# Reading a member through the class goes through EnumType.__getattr__ (a call each time): the
+# methods run at every tile compare with these names instead.
+_NONE, _AT_ONCE, _AFTER_SIDES = Spinner.NONE, Spinner.AT_ONCE, Spinner.AFTER_SIDES
+
+
+class _SlotMoves(dict[int, tuple[int, ...]]):
+    """Tiles that fit one slot (a mask) -> their placements there, ``tile * num_slots + slot``.
+
+    Filled as masks are met: they are the tiles of one suit in a hand, 2**num_values at most
+    per suit. A lookup costs a third of walking the mask's bits at every placement query.
+    """
+
+    def __init__(self, num_slots: int, slot: int) -> None:
+        super().__init__()
+        self.num_slots, self.slot = num_slots, slot
+
+    def __missing__(self, fits: int) -> tuple[int, ...]:
+        moves = self[fits] = tuple(tile * self.num_slots + self.slot for tile in iter_bits(fits))
+        return moves
+
+
+_SLOT_MOVES: dict[tuple[TileSet, int], list[_SlotMoves]] = {}  # per layout, shared by its lines
+
+
 class Line:
     """Open ends, arms and the tiles on the table for one round."""
 
@@ -43,6 +67,7 @@ class Line:
         "length",
         "num_slots",
         "played",
+        "slot_moves",
         "spinner_depth",
         "spinner_rule",
         "spinner_slot",
@@ -57,6 +82,10 @@ class Line:
         self.tiles = tiles
         self.num_slots = num_slots
         self.spinner_rule = spinner
+        layout = (tiles, num_slots)
+        if layout not in _SLOT_MOVES:
+            _SLOT_MOVES[layout] = [_SlotMoves(num_slots, slot) for slot in range(num_slots)]
+        self.slot_moves = _SLOT_MOVES[layout]
         self.reset()
 
     def reset(self) -> None:
@@ -77,6 +106,7 @@ class Line:
         other.tiles = self.tiles
         other.num_slots = self.num_slots
         other.spinner_rule = self.spinner_rule
+        other.slot_moves = self.slot_moves
         other.value = self.value[:]
         other.state = self.state[:]
         other.length = self.length[:]
@@ -126,23 +156,17 @@ class Line:
     def live_slots(self) -> list[int]:
         return [s for s in range(self.num_slots) if self.is_live(s)]
 
-    def placements(self, hand: int, stride: int = 0) -> list[int]:
-        """Every placement of a hand's tile at an open end, as ``tile * stride + slot``.
-
-        ``stride`` defaults to the number of slots, which makes these a chain game's
-        face-up play action ids; in slot order, then tile order.
-        """
-        stride = stride or self.num_slots
-        suit = self.tiles.suit_mask
+    def placements(self, hand: int) -> list[int]:
+        """Every placement of a hand's tile at an open end, as ``tile * num_slots + slot`` (a
+        chain game's face-up play action ids); in slot order, then tile order."""
+        suit, slot_moves = self.tiles.suit_mask, self.slot_moves
         state, value = self.state, self.value
-        moves = []
+        moves: list[int] = []
         for s in range(self.num_slots):
             if state[s] == OPEN:
                 fits = hand & suit[value[s]]
-                while fits:
-                    low = fits & -fits
-                    moves.append((low.bit_length() - 1) * stride + s)
-                    fits ^= low
+                if fits:
+                    moves += slot_moves[s][fits]
         return moves
 
     # --- changes -------------------------------------------------------------------------
@@ -157,9 +181,9 @@ class Line:
         self.played |= 1 << tile
         self.count = 1
         self.lead_tile = tile
-        if double and self.spinner_rule is not Spinner.NONE:
+        if double and self.spinner_rule is not _NONE:
             self.spinner_slot = 4
-            if self.spinner_rule is Spinner.AT_ONCE:
+            if self.spinner_rule is _AT_ONCE:
                 self._open_spinner_arms(a)
 
     def attach(self, tile: int, slot: int) -> int:
@@ -174,14 +198,14 @@ class Line:
         self.played |= 1 << tile
         self.count += 1
         rule = self.spinner_rule
-        if rule is not Spinner.NONE:
+        if rule is not _NONE:
             if double and self.spinner_slot < 0 and slot <= WEST:
                 self.spinner_slot = slot
                 self.spinner_depth = self.length[slot]
-                if rule is Spinner.AT_ONCE:
+                if rule is _AT_ONCE:
                     self._open_spinner_arms(outer)
             elif (
-                rule is Spinner.AFTER_SIDES
+                rule is _AFTER_SIDES
                 and self.state[NORTH] == UNUSED
                 and self.spinner_slot >= 0
                 and self._spinner_sides_filled()

@@ -69,11 +69,15 @@ class ChainRules:
             [s for s in range(num_players) if self.side_of[s] == side] for side in range(self.num_sides)
         ]
         self._tile_ids = list(range(self.tile_set.size))
+        self._build_action_table()
         # Hooks a variant leaves as the no-ops below are skipped on the hot path (a call per tile).
         cls = type(self)
         self._scores_lays = cls.after_lay is not ChainRules.after_lay
         self._multi_tile = cls.turn_continues is not ChainRules.turn_continues
-        self._build_action_table()
+        self._skips_seats = cls.next_seat is not ChainRules.next_seat
+        self._following = [(seat + 1) % num_players for seat in range(num_players)]
+        # Without a ``stop`` action the default legal_actions adds nothing to the placements.
+        self._adds_stop = self._stop >= 0 or cls.legal_actions is not ChainRules.legal_actions
 
     # --- actions ---------------------------------------------------------------------------
 
@@ -283,7 +287,8 @@ class ChainRules:
         """Apply a legal action of ``state.current`` and run forced moves to the next decision."""
         play = self._plays[action]
         if play is not None:
-            self.lay(state, state.current, *play)
+            tile, slot, face_down = play
+            self.lay(state, state.current, tile, slot, face_down)
         else:
             self.apply_extra(state, state.current, self.action_kind[action])
         if not state.round_over:
@@ -299,11 +304,12 @@ class ChainRules:
 
     def end_turn(self, state: State) -> None:
         state.turn_laid = 0
-        state.current = self.next_seat(state, state.current)
+        seat = state.current
+        state.current = self.next_seat(state, seat) if self._skips_seats else self._following[seat]
 
     def next_seat(self, state: State, seat: int) -> int:
         """Hook: who moves after ``seat`` (the next seat; Metro skips players who went out)."""
-        return (seat + 1) % self.num_players
+        return self._following[seat]
 
     def players_in(self, state: State) -> int:
         """Hook: players still in the round; that many passes in a row block it."""
@@ -348,7 +354,7 @@ class ChainRules:
     def advance(self, state: State) -> None:
         """Run forced draws and passes until someone has a decision or the round ends."""
         while True:
-            legal = self.legal_actions(state)
+            legal = self.legal_actions(state) if self._adds_stop else self.placements(state)
             if legal:
                 state.legal = legal
                 return
