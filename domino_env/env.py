@@ -115,9 +115,9 @@ class DominoEnv(AECEnv):
         self._cumulative_rewards = self._zeros.copy()
         self.terminations = self._falses.copy()
         self.truncations = self._falses.copy()
-        self.infos: dict[str, dict[str, Any]] = {
-            agent: {"action_mask": self._zero_mask} for agent in self.agents
-        }
+        # Each agent's info while another moves, made once an episode (the mask moves at every step).
+        self._idle_infos = {agent: {"action_mask": self._zero_mask} for agent in self.agents}
+        self.infos: dict[str, dict[str, Any]] = dict(self._idle_infos)
         self._rewarded = False
         self.agent_selection = self.agents[self.game.current]
         self._show_mask()
@@ -195,7 +195,7 @@ class DominoEnv(AECEnv):
         self._mask_snapshot = mask
         infos = self.infos
         if self._mask_owner in infos:
-            infos[self._mask_owner] = {"action_mask": self._zero_mask}
+            infos[self._mask_owner] = self._idle_infos[self._mask_owner]
         self._mask_owner = owner = self.agent_selection
         infos[owner] = {"action_mask": mask}
 

@@ -76,6 +76,7 @@ class ChainRules:
         self._multi_tile = cls.turn_continues is not ChainRules.turn_continues
         self._skips_seats = cls.next_seat is not ChainRules.next_seat
         self._following = [(seat + 1) % num_players for seat in range(num_players)]
+        self._flags_continuing = len(self.phases) > 1
         # Without a ``stop`` action the default legal_actions adds nothing to the placements.
         self._adds_stop = self._stop >= 0 or cls.legal_actions is not ChainRules.legal_actions
 
@@ -481,7 +482,8 @@ class ChainRules:
     def phase_flags(self, state: State) -> tuple[bool, ...]:
         """One flag per name in ``phases`` for the seat to move: ``lead`` (the table is empty),
         then ``continuing`` (in a multi-tile turn) for variants that list it."""
-        return (not state.line.count, state.turn_laid > 0)[: len(self.phases)]
+        lead = not state.line.count
+        return (lead, state.turn_laid > 0) if self._flags_continuing else (lead,)
 
     def encode_extra(self, state: State, seat: int, out: np.ndarray) -> None:
         """Hook: write the ``extra_features`` blocks (concatenated, seat-relative) into ``out``."""
