@@ -7,7 +7,8 @@ second and games per second (a game is one round). Each configuration runs in
 ``--repeats`` chunks and the best chunk counts, so a busy machine disturbs it less. If
 ``open_spiel`` is installed it also plays OpenSpiel's ``python_block_dominoes`` the same way
 (observation tensor at each decision), in chunks interleaved with our ``classic`` block game
-with 2 players, and prints the ratio of the two.
+with 2 players, and prints the ratio of the two. Both sides pick each action (and OpenSpiel
+each chance outcome) uniformly as ``int(random() * n)``, cheaper than ``randrange(n)``.
 """
 
 from __future__ import annotations
@@ -59,7 +60,7 @@ class OursRunner:
                 if terminated or truncated:
                     break
                 legal = obs["action_mask"].nonzero()[0]
-                env.step(int(legal[rng.randrange(len(legal))]))
+                env.step(int(legal[int(rng.random() * len(legal))]))
                 steps += 1
             games += 1
         return steps, games, time.perf_counter() - start
@@ -84,11 +85,11 @@ class OpenSpielRunner:
             while not state.is_terminal():
                 if state.is_chance_node():
                     outcomes = state.chance_outcomes()
-                    state.apply_action(outcomes[rng.randrange(len(outcomes))][0])
+                    state.apply_action(outcomes[int(rng.random() * len(outcomes))][0])
                     continue
                 state.observation_tensor(state.current_player())
                 legal = state.legal_actions()
-                state.apply_action(legal[rng.randrange(len(legal))])
+                state.apply_action(legal[int(rng.random() * len(legal))])
                 steps += 1
             games += 1
         return steps, games, time.perf_counter() - start

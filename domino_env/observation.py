@@ -72,6 +72,7 @@ class ChainEncoder:
         self.rows = np.zeros((n, self.size), dtype=np.float32)
         self._others = [[(seat + k) % n for k in range(1, n)] for seat in range(n)]  # next seat first
         self._serial = [-1] * n  # round the row was built for
+        self._shown = [0] * n  # the tiles each row's hand block shows
         self._cursor = [0] * n  # events already applied to the row
         self._no_flags = (False,) * len(rules.phases)
         self._flags = [self._no_flags] * n  # phase flags written in each row
@@ -91,18 +92,12 @@ class ChainEncoder:
         self._arrays = list(self.rows)  # (indexing ``rows`` makes a new view at every call)
         self._views: list[FloatRow] = [row.data for row in self.rows]
         self._slot_views = [features.data for features in self._slot_table]
-        self._slot_at = [self._ends + slot * self.slot_width for slot in range(slots)]
+        self._slot_at = [(slot, self._ends + slot * self.slot_width) for slot in range(slots)]
         # Each row's extra blocks, the numpy view the rules' ``encode_extra`` writes (None: none).
         self._extra_out = [row[self._extra] for row in self.rows] if rules.extra_features else None
         # value_bits[mask] is the row of V flags of a value bitmask (voids).
         value_bits = ((np.arange(1 << values)[:, None] >> np.arange(values)) & 1).astype(np.float32)
         self._value_views = [bits.data for bits in value_bits]
-        # A tile bitmask is written a byte at a time: (offset, end, flags of each byte value).
-        byte_bits = ((np.arange(256)[:, None] >> np.arange(8)) & 1).astype(np.float32)
-        self._tile_bytes = [
-            (start, min(start + 8, ts.size), [bits[: min(8, ts.size - start)].data for bits in byte_bits])
-            for start in range(0, ts.size, 8)
-        ]
         self._size_scale = 1.0 / rules.hand_size
         self._stock_scale = 1.0 / ts.size
         self._score_scale = 1.0 / rules.match_target
@@ -136,51 +131,48 @@ class ChainEncoder:
         row[:] = self._blank
         self._flags[seat] = self._no_flags
         self._slot_keys[seat] = self._unused_keys[:]
-        self._write_tiles(row, self._hand, state.hands[seat])  # the replayed own lays and draws agree
+        self._shown[seat] = 0
         self._serial[seat] = state.round_serial
         self._cursor[seat] = 0
         self._catch_up(state, seat, row)
 
-    def _write_tiles(self, row: FloatRow, start: int, mask: int) -> None:
-        """Write a tile bitmask as T flags from ``start``."""
-        for offset, end, flags in self._tile_bytes:
-            row[start + offset : start + end] = flags[mask & 255]
-            mask >>= 8
-
     def _catch_up(self, state: State, seat: int, row: FloatRow) -> None:
         """Apply the events since the row's last write; a block read from state is written once."""
         laid = counts = voids = scores = False
-        table, hand = self._table, self._hand
+        table = self._table
         for event in state.events[self._cursor[seat] :]:
             kind = event[0]
             if kind == LAY:
                 laid = True
                 row[table + event[2]] = 1.0
-                if event[1] == seat:
-                    row[hand + event[2]] = 0.0
             elif kind == DRAW:
                 counts = voids = True
-                if event[1] == seat:
-                    row[hand + event[2]] = 1.0
             elif kind == PASS:
                 voids = True
             elif kind == SCORE:
                 scores = True
             elif kind == DEAL:  # the first event of a round: the row is a fresh deal's (see _rebuild)
                 scores = any(state.scores)
+        known, shown = self.rules.known_hand(state, seat), self._shown[seat]
+        if known != shown:  # rewrite the hand block's changed tiles
+            self._shown[seat] = known
+            changed, hand = known ^ shown, self._hand
+            while changed:
+                low = changed & -changed
+                row[hand + low.bit_length() - 1] = 1.0 if known & low else 0.0
+                changed ^= low
         if laid:  # rewrite the slots whose features changed (each coded as one int, see __init__)
             line = state.line
-            value, double, unplayed = line.value, line.double_end, ~line.played
+            status, value, double, unplayed = line.state, line.value, line.double_end, ~line.played
             suit, keys = self._suit, self._slot_keys[seat]
-            for slot, status in enumerate(line.state):
-                if status == OPEN:
+            for slot, at in self._slot_at:
+                if status[slot] == OPEN:
                     v = value[slot]
                     code = 4 * v + 2 * double[slot] + (suit[v] & unplayed != 0)
                 else:
-                    code = self._closed_code if status == CLOSED else self._unused_code
+                    code = self._closed_code if status[slot] == CLOSED else self._unused_code
                 if code != keys[slot]:
                     keys[slot] = code
-                    at = self._slot_at[slot]
                     row[at : at + self.slot_width] = self._slot_views[code]
         if laid or counts:  # other players' hand sizes, then the boneyard (the block right after them)
             at, hands, scale = self._sizes, state.hands, self._size_scale

@@ -33,6 +33,7 @@ class TileSet:
         self.pips: list[int] = [a + b for a, b in self.tiles]
         self.is_double: list[bool] = [a == b for a, b in self.tiles]
         self.all_mask = (1 << self.size) - 1
+        self.bit: list[int] = [1 << t for t in range(self.size)]  # bit[t]: the mask of tile t alone
         # suit_mask[v]: the tiles carrying value v.
         self.suit_mask: list[int] = [
             sum(1 << i for i, (a, b) in enumerate(self.tiles) if v in (a, b)) for v in range(self.num_values)

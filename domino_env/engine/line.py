@@ -53,7 +53,9 @@ class _SlotMoves(dict[int, tuple[int, ...]]):
         return moves
 
 
-_SLOT_MOVES: dict[tuple[TileSet, int], list[_SlotMoves]] = {}  # per layout, shared by its lines
+# Per layout (tile set, slots), shared by its lines: the slot numbers and (slot, its moves).
+# Loops go over these stored sequences: building a range at every call costs more than the loop.
+_LAYOUTS: dict[tuple[TileSet, int], tuple[range, list[tuple[int, _SlotMoves]]]] = {}
 
 
 class Line:
@@ -68,6 +70,7 @@ class Line:
         "num_slots",
         "played",
         "slot_moves",
+        "slots",
         "spinner_depth",
         "spinner_rule",
         "spinner_slot",
@@ -83,9 +86,10 @@ class Line:
         self.num_slots = num_slots
         self.spinner_rule = spinner
         layout = (tiles, num_slots)
-        if layout not in _SLOT_MOVES:
-            _SLOT_MOVES[layout] = [_SlotMoves(num_slots, slot) for slot in range(num_slots)]
-        self.slot_moves = _SLOT_MOVES[layout]
+        if layout not in _LAYOUTS:
+            slots = range(num_slots)
+            _LAYOUTS[layout] = (slots, [(slot, _SlotMoves(num_slots, slot)) for slot in slots])
+        self.slots, self.slot_moves = _LAYOUTS[layout]
         self.reset()
 
     def reset(self) -> None:
@@ -94,7 +98,7 @@ class Line:
         self.state = [UNUSED] * n
         self.length = [0] * n  # tiles laid on the arm beyond the lead
         self.double_end = [False] * n  # the outermost tile of the arm is a double
-        self.arms: list[list[tuple[int, int]]] = [[] for _ in range(n)]  # (inner, outer) halves
+        self.arms: list[list[tuple[int, int]]] = [[] for _ in self.slots]  # (inner, outer) halves
         self.played = 0  # bitmask of tiles on the table
         self.count = 0  # number of tiles on the table
         self.lead_tile = -1
@@ -106,7 +110,7 @@ class Line:
         other.tiles = self.tiles
         other.num_slots = self.num_slots
         other.spinner_rule = self.spinner_rule
-        other.slot_moves = self.slot_moves
+        other.slots, other.slot_moves = self.slots, self.slot_moves
         other.value = self.value[:]
         other.state = self.state[:]
         other.length = self.length[:]
@@ -130,12 +134,12 @@ class Line:
         return self.spinner_slot >= 0
 
     def open_slots(self) -> list[int]:
-        return [s for s in range(self.num_slots) if self.state[s] == OPEN]
+        return [s for s in self.slots if self.state[s] == OPEN]
 
     def open_values_mask(self) -> int:
         """Bitmask over values (bit v) of the values shown by open ends."""
         mask = 0
-        for s in range(self.num_slots):
+        for s in self.slots:
             if self.state[s] == OPEN:
                 mask |= 1 << self.value[s]
         return mask
@@ -144,7 +148,7 @@ class Line:
         """Tiles (bitmask) that fit at least one open end."""
         suit = self.tiles.suit_mask
         mask = 0
-        for s in range(self.num_slots):
+        for s in self.slots:
             if self.state[s] == OPEN:
                 mask |= suit[self.value[s]]
         return mask
@@ -154,19 +158,18 @@ class Line:
         return self.state[slot] == OPEN and bool(self.tiles.suit_mask[self.value[slot]] & ~self.played)
 
     def live_slots(self) -> list[int]:
-        return [s for s in range(self.num_slots) if self.is_live(s)]
+        return [s for s in self.slots if self.is_live(s)]
 
     def placements(self, hand: int) -> list[int]:
         """Every placement of a hand's tile at an open end, as ``tile * num_slots + slot`` (a
         chain game's face-up play action ids); in slot order, then tile order."""
-        suit, slot_moves = self.tiles.suit_mask, self.slot_moves
-        state, value = self.state, self.value
+        suit, state, value = self.tiles.suit_mask, self.state, self.value
         moves: list[int] = []
-        for s in range(self.num_slots):
+        for s, moves_at in self.slot_moves:
             if state[s] == OPEN:
                 fits = hand & suit[value[s]]
                 if fits:
-                    moves += slot_moves[s][fits]
+                    moves += moves_at[fits]
         return moves
 
     # --- changes -------------------------------------------------------------------------
@@ -219,7 +222,7 @@ class Line:
 
     def open_end(self, value: int) -> int:
         """Open a new end showing ``value`` in the first unused slot; return that slot."""
-        for s in range(self.num_slots):
+        for s in self.slots:
             if self.state[s] == UNUSED:
                 self.value[s] = value
                 self.state[s] = OPEN

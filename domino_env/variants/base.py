@@ -44,7 +44,7 @@ class ChainRules:
     extra_actions: ClassVar[tuple[str, ...]] = ()
     phases: ClassVar[tuple[str, ...]] = ("lead",)
     # Variant-specific observation blocks (name, size), appended after the common layout and
-    # written by ``encode_extra``; ``encoder_class`` replaces the encoder entirely (Blind).
+    # written by ``encode_extra``; ``encoder_class`` replaces the encoder entirely (None: ChainEncoder).
     extra_features: tuple[tuple[str, int], ...] = ()  # an instance may size them by num_players
     encoder_class: ClassVar[type | None] = None
     hand_size: int = 7
@@ -196,13 +196,22 @@ class ChainRules:
         state.rng.shuffle(order)
         return order
 
+    def deal_in_order(self, state: State, order: list[int]) -> None:
+        """Deal ``order``: hand_size tiles a seat from its front; the rest is the stock, the
+        first of them drawn first."""
+        n, size, bit = self.num_players, self.hand_size, self.tile_set.bit.__getitem__
+        hands = []
+        for start in range(0, n * size, size):
+            hands.append(sum(map(bit, order[start : start + size])))  # distinct bits: their sum is the mask
+        state.hands = hands
+        state.stock = order[n * size :][::-1]
+
     def _deal(self, state: State, spec: DealSpec | None) -> None:
-        n, size = self.num_players, self.hand_size
         order = self.shuffled_tiles(state)
         if spec is None:
-            state.hands = [mask_of(order[i * size : (i + 1) * size]) for i in range(n)]
-            state.stock = order[n * size :][::-1]
+            self.deal_in_order(state, order)
             return
+        size = self.hand_size
         fixed = {t for hand in spec.hands if hand for t in hand} | set(spec.boneyard or ())
         rest = [t for t in order if t not in fixed]
         owed = {}  # an opening tile owed to a leader whose hand is dealt at random

@@ -58,7 +58,7 @@ Decisions where RULES.md is silent:
 - The greedy baseline lays its heaviest fitting tile, always turns up the next tile, never
   draws, and arranges its row heaviest first (rightmost).
 
-Observation (seat-relative, ``BlindEncoder``): the common blocks, where ``hand`` holds only the
+Observation (seat-relative): the common blocks, where ``hand`` holds only the
 tiles of its own hand the seat knows (Blind blitz: its whole row except tiles it drew unseen;
 Blind: what was turned up) and ``voids`` stays zero (every such fact is in the blocks below);
 then ``rows`` (P x T, the observer first: 1/(k+1) for a tile known to sit k places from the
@@ -81,8 +81,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from domino_env.engine.state import DRAW, PASS, State
-from domino_env.observation import ChainEncoder, FloatRow
-from domino_env.tiles import format_tile, iter_bits, mask_of
+from domino_env.tiles import format_tile, iter_bits
 from domino_env.variants.base import STOP, DealSpec
 from domino_env.variants.classic import ClassicRules, by_pips
 
@@ -101,36 +100,10 @@ ARRANGED = "arrange"  # ("arrange", seat): one more tile placed in the row (whic
 _INIT, _ARRANGE, _LEAD, _START, _UP, _CONT, _MISSED, _OPEN, _OPEN_DRAW = range(9)
 
 
-class BlindEncoder(ChainEncoder):
-    """ChainEncoder whose ``hand`` block holds only the tiles the seat knows it has."""
-
-    def __init__(self, rules: BlindBlitzRules) -> None:
-        super().__init__(rules)
-        self.known_rules = rules
-        self._written = [(-1, -1)] * rules.num_players  # (hand, known) when the hand block was written
-
-    def _rebuild(self, state: State, seat: int, row: FloatRow) -> None:
-        self._written[seat] = (-1, -1)  # the replay's catch-up writes the hand block
-        super()._rebuild(state, seat, row)
-
-    def _catch_up(self, state: State, seat: int, row: FloatRow) -> None:
-        super()._catch_up(state, seat, row)
-        self._write_known(state, seat, row)
-
-    def _write_known(self, state: State, seat: int, row: FloatRow) -> None:
-        """Rewrite the hand block (the base encoder marks own draws) when the hand or knowledge changed."""
-        known = self.known_rules.known_hand(state, seat)
-        key = (state.hands[seat], known)
-        if key != self._written[seat]:
-            self._written[seat] = key
-            self._write_tiles(row, self._hand, known)
-
-
 class BlindBlitzRules(ClassicRules):
     name = "blind_blitz"
     extra_actions: ClassVar[tuple[str, ...]] = (STOP, TURN_UP, DRAW_TILE)
     phases: ClassVar[tuple[str, ...]] = ("lead", "arrange", "continuing", "draw")
-    encoder_class = BlindEncoder
     blind: ClassVar[bool] = False  # Blind: nobody looked at their tiles
     arranges: ClassVar[bool] = True  # the action table has the arrange actions
 
@@ -202,8 +175,7 @@ class BlindBlitzRules(ClassicRules):
             order = self.shuffled_tiles(state)
             if self.arrange == "dealt":
                 rows = [order[i * size : (i + 1) * size] for i in range(n)]
-            state.hands = [mask_of(order[i * size : (i + 1) * size]) for i in range(n)]
-            state.stock = order[n * size :][::-1]
+            self.deal_in_order(state, order)
             state.extra = {"rows": rows}
             return
         super()._deal(state, spec)

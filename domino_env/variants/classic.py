@@ -20,10 +20,13 @@ from domino_env.variants.base import ChainRules
 
 def lowest_opening(state: State, tile_set: TileSet, candidates: list[int]) -> tuple[int, int]:
     """(holder, tile) of the first dealt tile in ``candidates`` (a preference order)."""
+    dealt = sum(state.hands)  # hands are disjoint: their sum is the tiles dealt
     for tile in candidates:
-        for seat, hand in enumerate(state.hands):
-            if hand >> tile & 1:
-                return seat, tile
+        if dealt >> tile & 1:
+            holder = 0
+            while not state.hands[holder] >> tile & 1:
+                holder += 1
+            return holder, tile
     raise ValueError("no candidate opening tile was dealt")
 
 
