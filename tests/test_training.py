@@ -97,6 +97,41 @@ def test_illegal_actions_get_exactly_zero_probability_and_are_never_sampled() ->
     assert np.allclose(logprob, 0.0, atol=1e-6)  # the only legal action has probability 1
 
 
+def test_action_blocks_add_their_entries_to_the_logits_scaled_by_a_state_gain() -> None:
+    """Entry k of an action block moves action k's logit by gain * entry; other actions and a
+    model without blocks are untouched."""
+    torch.manual_seed(2)
+    blocks = [(10, 16), (16, 22)]  # two blocks describing actions 0..5 of 8
+    model = ActorCritic(22, 8, [32], blocks)
+    plain = ActorCritic(22, 8, [32])
+    plain.load_state_dict({k: v for k, v in model.state_dict().items() if not k.startswith("gains")})
+    obs = torch.from_numpy(np.random.default_rng(2).normal(size=(5, 22)).astype(np.float32))
+    with torch.no_grad():
+        features = model.trunk(obs)
+        gains = model.gains(features)
+        expected = plain.policy(features)
+        expected[:, :6] += gains[:, :1] * obs[:, 10:16] + gains[:, 1:2] * obs[:, 16:22]
+        assert torch.allclose(model.logits(obs, features), expected)
+        assert torch.equal(plain.logits(obs, features), plain.policy(features))
+    twin = model.copy()
+    assert twin.action_blocks == blocks and not twin.training
+    assert torch.equal(twin.logits(obs, twin.trunk(obs)), model.logits(obs, model.trunk(obs)))
+
+
+def test_all_fives_points_now_is_an_action_block_of_the_trained_model(tmp_path: Path) -> None:
+    config = tiny_config(tmp_path, variant="all_fives", options="{num_players: 2}")
+    trainer = Trainer(config)
+    layout = trainer.collector.envs[0].observation_layout
+    assert trainer.model.action_blocks == [(layout["points_now"].start, layout["points_now"].stop)]
+    path = trainer.train(progress=False)
+    model, _ = load_model(path)
+    assert model.action_blocks == trainer.model.action_blocks
+    exported, _ = load_model(checkpoint.export(path, tmp_path / "slim.pt"))
+    assert exported.action_blocks == trainer.model.action_blocks
+    off = Trainer(tiny_config(tmp_path, "network.action_blocks=false", variant="all_fives", options="{}"))
+    assert off.model.action_blocks == [] and off.model.gains is None
+
+
 def test_update_reevaluates_stored_actions_under_the_same_mask() -> None:
     """With a zero learning rate the update's log-probabilities equal the acting ones: ratio 1,
     no KL, nothing clipped. Unmasked re-evaluation would give other log-probabilities."""

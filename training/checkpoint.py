@@ -64,7 +64,8 @@ def load_model(
                 f"(variant {data['config'].env.variant} with {data['config'].env.options})"
             )
     config: Config = data["config"]
-    model = ActorCritic(data["obs_size"], data["num_actions"], config.network.hidden)
+    blocks = data.get("action_blocks", [])  # absent from checkpoints made before action blocks
+    model = ActorCritic(data["obs_size"], data["num_actions"], config.network.hidden, blocks)
     try:
         model.load_state_dict(data["model"])
     except RuntimeError as err:
@@ -91,7 +92,7 @@ def restore_rngs(states: dict[str, Any], rngs: dict[str, np.random.Generator]) -
 def export(source: str | Path, target: str | Path) -> Path:
     """A weights-only copy of a checkpoint (no optimizer, games or pool): small enough to ship."""
     data = load(source)
-    kept = ("model", "obs_size", "num_actions", "iteration", "steps")
+    kept = ("model", "obs_size", "num_actions", "action_blocks", "iteration", "steps")
     slim: dict[str, Any] = {key: data[key] for key in kept if key in data}
     slim["config"] = data["config"].to_dict()
     target = Path(target)

@@ -31,6 +31,7 @@ class EnvConfig:
 @dataclass
 class NetworkConfig:
     hidden: list[int] = field(default_factory=lambda: [256, 256])
+    action_blocks: bool = True  # add the observation blocks the rules align with actions to the logits
 
 
 @dataclass

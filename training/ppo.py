@@ -7,6 +7,7 @@ softmax, both when acting and when the update re-evaluates the stored actions.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -28,11 +29,24 @@ def layer(inputs: int, outputs: int, std: float = float(np.sqrt(2))) -> nn.Linea
 
 
 class ActorCritic(nn.Module):
-    """Shared trunk, a policy head over every action id and a value head."""
+    """Shared trunk, a policy head over every action id and a value head.
 
-    def __init__(self, obs_size: int, num_actions: int, hidden: list[int]) -> None:
+    ``action_blocks`` are (start, stop) slices of the observation whose entry ``k`` describes
+    action ``k`` (All Fives' ``points_now``). Each such block is added to the logits, scaled by
+    a gain the trunk computes from the state, so a policy can weigh a per-action fact at once
+    instead of first learning to route it through the hidden layers to the right action.
+    """
+
+    def __init__(
+        self,
+        obs_size: int,
+        num_actions: int,
+        hidden: list[int],
+        action_blocks: Sequence[tuple[int, int]] = (),
+    ) -> None:
         super().__init__()
         self.obs_size, self.num_actions, self.hidden = obs_size, num_actions, list(hidden)
+        self.action_blocks = [(int(start), int(stop)) for start, stop in action_blocks]
         layers: list[nn.Module] = []
         width = obs_size
         for size in hidden:
@@ -41,11 +55,26 @@ class ActorCritic(nn.Module):
         self.trunk = nn.Sequential(*layers)
         self.policy = layer(width, num_actions, std=0.01)
         self.value = layer(width, 1, std=1.0)
+        self.gains = layer(width, len(self.action_blocks), std=0.01) if self.action_blocks else None
+
+    def copy(self) -> ActorCritic:
+        """A frozen copy (an opponent-pool snapshot)."""
+        twin = ActorCritic(self.obs_size, self.num_actions, self.hidden, self.action_blocks)
+        twin.load_state_dict(self.state_dict())
+        return twin.eval()
+
+    def logits(self, obs: torch.Tensor, features: torch.Tensor) -> torch.Tensor:
+        logits = self.policy(features)
+        if self.gains is not None:
+            gains = self.gains(features)
+            for k, (start, stop) in enumerate(self.action_blocks):
+                logits[:, : stop - start] += gains[:, k : k + 1] * obs[:, start:stop]
+        return logits
 
     def distribution(self, obs: torch.Tensor, mask: torch.Tensor) -> tuple[Categorical, torch.Tensor]:
         """(masked action distribution, state value) for a batch."""
         features = self.trunk(obs)
-        logits = self.policy(features).masked_fill(~mask, MASKED_LOGIT)
+        logits = self.logits(obs, features).masked_fill(~mask, MASKED_LOGIT)
         return Categorical(logits=logits), self.value(features).squeeze(-1)
 
     @torch.no_grad()
@@ -58,7 +87,8 @@ class ActorCritic(nn.Module):
     @torch.no_grad()
     def greedy(self, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
         """The most probable legal action for each row (for evaluation)."""
-        logits = self.policy(self.trunk(torch.from_numpy(obs)))
+        observations = torch.from_numpy(obs)
+        logits = self.logits(observations, self.trunk(observations))
         return logits.masked_fill(~torch.from_numpy(mask).bool(), MASKED_LOGIT).argmax(-1).numpy()
 
 

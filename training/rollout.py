@@ -46,6 +46,12 @@ class Collector:
         self.num_players = rules.num_players
         self.obs_size = self.envs[0].encoder.size
         self.num_actions = rules.num_actions
+        layout = self.envs[0].observation_layout
+        self.action_blocks = (
+            [(layout[name].start, layout[name].stop) for name in rules.action_blocks]
+            if config.network.action_blocks
+            else []
+        )
         self.pool: list[ActorCritic] = []
         # per env: the pool snapshot playing the other side (None: pure self-play), learner side
         self.opponent: list[ActorCritic | None] = [None] * len(self.envs)
@@ -64,10 +70,7 @@ class Collector:
             self.opponent[e] = None
 
     def add_snapshot(self, model: ActorCritic) -> None:
-        snapshot = ActorCritic(model.obs_size, model.num_actions, model.hidden)
-        snapshot.load_state_dict(model.state_dict())
-        snapshot.eval()
-        self.pool.append(snapshot)
+        self.pool.append(model.copy())
         del self.pool[: -self.config.pool.size]
 
     def collect(self, model: ActorCritic, steps: int) -> tuple[Batch, EpisodeStats]:
@@ -185,9 +188,8 @@ class Collector:
     def load_state_dict(self, state: dict, model: ActorCritic) -> None:
         models = []
         for weights in state["models"]:
-            snapshot = ActorCritic(model.obs_size, model.num_actions, model.hidden)
+            snapshot = model.copy()
             snapshot.load_state_dict(weights)
-            snapshot.eval()
             models.append(snapshot)
         self.pool = models[: state["pool_size"]]
         for e, env in enumerate(self.envs):

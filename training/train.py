@@ -38,7 +38,12 @@ class Trainer:
             "update": np.random.default_rng(config.run.seed + 1),
         }
         self.collector = Collector(config, self.rngs["collect"])
-        self.model = ActorCritic(self.collector.obs_size, self.collector.num_actions, config.network.hidden)
+        self.model = ActorCritic(
+            self.collector.obs_size,
+            self.collector.num_actions,
+            config.network.hidden,
+            self.collector.action_blocks,
+        )
         self.optimizer = torch.optim.Adam(self.model.parameters(), lr=config.ppo.learning_rate, eps=1e-5)
         self.iteration = 0
         self.steps = 0
@@ -60,6 +65,7 @@ class Trainer:
                 "config": self.config.to_dict(),
                 "obs_size": self.collector.obs_size,
                 "num_actions": self.collector.num_actions,
+                "action_blocks": self.collector.action_blocks,
                 "iteration": self.iteration,
                 "steps": self.steps,
                 "collector": self.collector.state_dict(),

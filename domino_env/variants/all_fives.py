@@ -63,6 +63,7 @@ class AllFivesRules(ChainRules):
     spinner = Spinner.AFTER_SIDES
     match_target = 250
     lower_score_wins = False
+    action_blocks = ("points_now",)
 
     def __init__(self, num_players: int = 2, teams: bool = False) -> None:
         super().__init__(num_players, teams)

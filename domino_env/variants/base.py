@@ -46,6 +46,9 @@ class ChainRules:
     # Variant-specific observation blocks (name, size), appended after the common layout and
     # written by ``encode_extra``; ``encoder_class`` replaces the encoder entirely (None: ChainEncoder).
     extra_features: tuple[tuple[str, int], ...] = ()  # an instance may size them by num_players
+    # Extra blocks whose entry k describes play action k: a policy may feed them straight to
+    # its action scores (training's ``network.action_blocks``).
+    action_blocks: ClassVar[tuple[str, ...]] = ()
     encoder_class: ClassVar[type | None] = None
     hand_size: int = 7
     match_target: int = 101
