@@ -75,7 +75,7 @@ class ActorCritic(nn.Module):
         """(masked action distribution, state value) for a batch."""
         features = self.trunk(obs)
         logits = self.logits(obs, features).masked_fill(~mask, MASKED_LOGIT)
-        return Categorical(logits=logits), self.value(features).squeeze(-1)
+        return Categorical(logits=logits, validate_args=False), self.value(features).squeeze(-1)
 
     @torch.no_grad()
     def act(self, obs: np.ndarray, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
