@@ -16,13 +16,14 @@ from typing import Any
 
 import yaml
 
+from domino_env.variants.base import ChainRules
 from training import checkpoint, evaluate
 from training.config import load_config
 from training.train import Trainer
 
 SHIPPED_COLUMNS = (
     "variant",
-    "options",
+    "players",
     "steps",
     "train_minutes",
     "games",
@@ -59,7 +60,7 @@ def ship(
         print(evaluate.format_results(list(results.values())))
     row: dict[str, Any] = {
         "variant": config.env.variant,
-        "options": evaluate.table_text(plan.variant, plan.options),
+        "players": players_text(plan.env().rules),
         "steps": trainer.steps,
         "train_minutes": round(minutes, 1),
         "games": games,
@@ -83,6 +84,10 @@ def record(folder: Path, row: dict[str, Any]) -> None:
     (folder / "README.md").write_text(markdown_table(rows))
 
 
+def players_text(rules: ChainRules) -> str:
+    return f"{rules.num_players}{', partners' if rules.teams else ''}"
+
+
 def percent(row: dict[str, Any], name: str) -> str:
     rate, low, high = (float(row[f"vs_{name}{end}"]) for end in ("", "_low", "_high"))
     return f"{rate:.1%} [{low:.1%}, {high:.1%}]"
@@ -96,12 +101,14 @@ def markdown_table(rows: list[dict[str, Any]]) -> str:
         "Made by `python -m training ship configs/<variant>.yaml`; load one with "
         "`python -m training evaluate agents/<variant>.pt random greedy`.",
         "",
-        "| variant | table | training steps | training time | games | vs random | vs greedy |",
+        "Whole matches, seats rotated; win rates with 95% Wilson intervals.",
+        "",
+        "| variant | players | training steps | training time | matches | vs random | vs greedy |",
         "|---|---|---:|---:|---:|---|---|",
     ]
     for row in rows:
         lines.append(
-            f"| {row['variant']} | {row['options']} | {int(row['steps']):,} | "
+            f"| {row['variant']} | {row['players']} | {int(row['steps']):,} | "
             f"{float(row['train_minutes']):.1f} min | {int(row['games']):,} | "
             f"{percent(row, 'random')} | {percent(row, 'greedy')} |"
         )
