@@ -128,8 +128,18 @@ def test_all_fives_points_now_is_an_action_block_of_the_trained_model(tmp_path: 
     assert model.action_blocks == trainer.model.action_blocks
     exported, _ = load_model(checkpoint.export(path, tmp_path / "slim.pt"))
     assert exported.action_blocks == trainer.model.action_blocks
-    off = Trainer(tiny_config(tmp_path, "network.action_blocks=false", variant="all_fives", options="{}"))
-    assert off.model.action_blocks == [] and off.model.gains is None
+    assert model.architecture() == trainer.model.architecture()
+    assert model.traits is not None and model.traits.shape == (3, trainer.collector.num_actions)
+    off = Trainer(
+        tiny_config(
+            tmp_path,
+            "network.action_blocks=false",
+            "network.action_traits=false",
+            variant="all_fives",
+            options="{}",
+        )
+    )
+    assert off.model.action_blocks == [] and off.model.gains is None and off.model.trait_gains is None
 
 
 def test_update_reevaluates_stored_actions_under_the_same_mask() -> None:

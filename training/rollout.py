@@ -52,6 +52,7 @@ class Collector:
             if config.network.action_blocks
             else []
         )
+        self.action_traits = rules.action_traits().tolist() if config.network.action_traits else None
         self.pool: list[ActorCritic] = []
         # per env: the pool snapshot playing the other side (None: pure self-play), learner side
         self.opponent: list[ActorCritic | None] = [None] * len(self.envs)

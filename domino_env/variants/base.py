@@ -476,6 +476,18 @@ class ChainRules:
 
     # --- baseline hooks ---------------------------------------------------------------------
 
+    def action_traits(self) -> np.ndarray:
+        """(num_actions, 3) facts about each action id for a policy to share what it learns
+        across ids: the laid tile's pips (/ the heaviest), double, face down; zero for actions
+        that lay no tile."""
+        traits = np.zeros((self.num_actions, 3), dtype=np.float32)
+        ts = self.tile_set
+        heaviest = max(ts.pips)
+        for action in range(self.num_play_actions):
+            tile = self.action_tile[action]
+            traits[action] = (ts.pips[tile] / heaviest, ts.is_double[tile], self.action_face_down[action])
+        return traits
+
     def greedy_key(self, state: State, action: int) -> tuple[int, ...]:
         """How a greedy player rates a legal action: points it scores now, then tile pips."""
         tile = self.action_tile[action]
