@@ -152,9 +152,8 @@ class DominoEnv(AECEnv):
         )
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
-        row = self.encoder.observe(self.game, self._seat[agent])
         mask = self._mask_snapshot if agent == self.agent_selection else self._zero_mask
-        return {"observation": row.copy(), "action_mask": mask}
+        return {"observation": self.encoder.observe(self.game, self._seat[agent]), "action_mask": mask}
 
     def step(self, action: Any) -> None:
         agent = self.agent_selection

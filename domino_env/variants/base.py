@@ -484,9 +484,13 @@ class ChainRules:
 
     # --- observation hooks --------------------------------------------------------------------
 
+    def known_hands(self, state: State) -> list[int]:
+        """Hook: per seat, the tiles of its own hand it can name (all of them; Blind hides some)."""
+        return state.hands
+
     def known_hand(self, state: State, seat: int) -> int:
-        """Hook: the tiles of its own hand a seat can name (all of them; Blind hides some)."""
-        return state.hands[seat]
+        """The tiles of its own hand ``seat`` can name."""
+        return self.known_hands(state)[seat]
 
     def phase_flags(self, state: State) -> tuple[bool, ...]:
         """One flag per name in ``phases`` for the seat to move: ``lead`` (the table is empty),

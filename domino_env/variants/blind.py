@@ -207,9 +207,9 @@ class BlindBlitzRules(ClassicRules):
             left=0,  # tiles the arranging seat still has to place
         )
 
-    def known_hand(self, state: State, seat: int) -> int:
-        """The tiles of its own hand the seat can name."""
-        known: int = state.extra["known"][seat]
+    def known_hands(self, state: State) -> list[int]:
+        """Per seat, the tiles of its own hand it can name."""
+        known: list[int] = state.extra["known"]
         return known
 
     # --- the turn loop ---------------------------------------------------------------------------
