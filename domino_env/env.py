@@ -359,6 +359,8 @@ class OrderEnforcing(OrderEnforcingWrapper):
         self._has_reset = True
         self._has_updated = True
         self.env.reset(seed=seed, options=options)
+        # from now on last() has nothing to check: call the env's directly
+        self.last = self.env.last  # type: ignore[method-assign]
 
     def last(self, observe: bool = True) -> tuple[Any, float, bool, bool, dict[str, Any]]:
         if not self._has_reset:

@@ -115,8 +115,10 @@ class ChainEncoder:
             else None
         )
         self._hand_at = [self._hand + seat * tiles for seat in range(n)]
-        # A hand changes only by a lay or a draw (or a deal), so the events keep the hand blocks;
-        # for rules that hide tiles from their holder (``known_hands``) they are compared instead.
+        self._voids_at = [self._voids + seat * values for seat in range(n)]
+        # A hand changes only by a lay or a draw (or a deal), and voids only by a draw or a pass,
+        # so the events keep those blocks; for rules that hide tiles from their holder
+        # (``known_hands``) the hand blocks are compared instead.
         self._hides = type(rules).known_hands is not ChainRules.known_hands
         self._serial = -1  # round the world was built for
         self._cursor = 0  # events already applied
@@ -190,9 +192,10 @@ class ChainEncoder:
 
     def _catch_up(self, state: State) -> None:
         """Apply the events since the last write; a block read from state is written once."""
-        laid = voids = scores = False
+        laid = scores = False
         view, table, hand_at, sizes = self._view, self._table, self._hand_at, self._sizes
         hands, scale, follow = state.hands, self._size_scale, not self._hides
+        voids, voids_at, width = state.voids, self._voids_at, self.rules.tile_set.num_values
         for event in state.events[self._cursor :]:
             kind = event[0]
             if kind == LAY:
@@ -203,14 +206,16 @@ class ChainEncoder:
                     view[hand_at[seat] + tile] = 0.0
                 view[sizes + seat] = hands[seat].bit_count() * scale
             elif kind == DRAW:
-                voids = True
                 seat, tile = event[1], event[2]
                 if follow:
                     view[hand_at[seat] + tile] = 1.0
                 view[sizes + seat] = hands[seat].bit_count() * scale
                 view[self._stock] = len(state.stock) * self._stock_scale
+                at = voids_at[seat]
+                view[at : at + width] = self._value_views[voids[seat]]
             elif kind == PASS:
-                voids = True
+                at = voids_at[event[1]]
+                view[at : at + width] = self._value_views[voids[event[1]]]
             elif kind == SCORE:
                 scores = True
             elif kind == DEAL:  # the first event of a round: the world is a fresh deal's (see _rebuild)
@@ -232,11 +237,6 @@ class ChainEncoder:
                 if code != keys[slot]:
                     keys[slot] = code
                     view[at : at + width] = self._slot_views[code]
-        if voids:
-            at, width = self._voids, self.rules.tile_set.num_values
-            for mask in state.voids:
-                view[at : at + width] = self._value_views[mask]
-                at += width
         if scores:
             for k, points in enumerate(state.scores, self._scores):
                 view[k] = points * self._score_scale

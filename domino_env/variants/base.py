@@ -246,7 +246,8 @@ class ChainRules:
         if state.round_over:
             state.round_index += 1
         spec = state.fixed_deals[state.round_index] if state.round_index < len(state.fixed_deals) else None
-        state.line.reset()
+        if state.line.count:  # (a new match's line has no tile yet)
+            state.line.reset()
         self._deal(state, spec)
         state.voids = [0] * self.num_players
         state.passes = 0
