@@ -249,7 +249,8 @@ class ChainRules:
         if state.round_over:
             state.round_index += 1
         spec = state.fixed_deals[state.round_index] if state.round_index < len(state.fixed_deals) else None
-        state.line.reset()
+        if state.line.count:  # (a new match's line has no tile yet)
+            state.line.reset()
         self._deal(state, spec)
         state.voids = [0] * self.num_players
         state.passes = 0
@@ -499,9 +500,13 @@ class ChainRules:
 
     # --- observation hooks --------------------------------------------------------------------
 
+    def known_hands(self, state: State) -> list[int]:
+        """Hook: per seat, the tiles of its own hand it can name (all of them; Blind hides some)."""
+        return state.hands
+
     def known_hand(self, state: State, seat: int) -> int:
-        """Hook: the tiles of its own hand a seat can name (all of them; Blind hides some)."""
-        return state.hands[seat]
+        """The tiles of its own hand ``seat`` can name."""
+        return self.known_hands(state)[seat]
 
     def phase_flags(self, state: State) -> tuple[bool, ...]:
         """One flag per name in ``phases`` for the seat to move: ``lead`` (the table is empty),
