@@ -467,6 +467,27 @@ def test_pool_snapshots_play_the_other_side_and_are_not_learned_from() -> None:
     assert -stats.pool_games <= stats.pool_reward <= stats.pool_games
 
 
+def test_pool_baselines_play_the_other_side_and_are_not_learned_from() -> None:
+    config = tiny_config(None, "pool.share=1.0", "pool.baselines=[greedy]")
+    collector = Collector(config, np.random.default_rng(4))
+    greedy = collector.baselines["greedy"]
+    calls = 0
+
+    def counted(env: Any, observation: dict[str, np.ndarray]) -> int:
+        nonlocal calls
+        calls += 1
+        return greedy(env, observation)
+
+    collector.baselines["greedy"] = counted  # type: ignore[assignment]
+    for e in range(len(collector.envs)):
+        collector._new_game(e)
+    assert all(o is counted for o in collector.opponent)  # no snapshots yet: the baseline plays
+    torch.manual_seed(0)
+    batch, stats = collector.collect(ActorCritic(collector.obs_size, collector.num_actions, [32]), 40)
+    assert calls > 0 and len(batch.actions) + calls == 4 * 40
+    assert stats.pool_games > 0 and stats.self_play == 0
+
+
 # --- learning --------------------------------------------------------------------------------------
 
 
@@ -567,6 +588,7 @@ def test_resume_is_exact(tmp_path: Path) -> None:
         "pool.share=0.5",
         "pool.snapshot_every=1",
         "pool.size=2",
+        "pool.baselines=[random, greedy]",  # baselines in the pool, with their random streams
         "eval.every=2",
         "eval.games=2",
         "eval.opponents=[random]",

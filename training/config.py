@@ -57,6 +57,7 @@ class PoolConfig:
     share: float = 0.2  # share of games with frozen earlier snapshots in the other seats
     snapshot_every: int = 10  # iterations between snapshots
     size: int = 5  # snapshots kept
+    baselines: list[str] = field(default_factory=list)  # baseline agents that join the snapshots
 
 
 @dataclass
@@ -231,9 +232,10 @@ def validate(config: Config) -> None:
         raise ConfigError("run.num_envs * run.rollout_steps must be at least ppo.num_minibatches")
     from domino_env.agents import AGENTS
 
-    unknown = [name for name in config.eval.opponents if name not in AGENTS]
-    if unknown:
-        raise ConfigError(f"eval.opponents: unknown baseline(s) {unknown}; known: {', '.join(AGENTS)}")
+    for key, names in (("eval.opponents", config.eval.opponents), ("pool.baselines", config.pool.baselines)):
+        unknown = [name for name in names if name not in AGENTS]
+        if unknown:
+            raise ConfigError(f"{key}: unknown baseline(s) {unknown}; known: {', '.join(AGENTS)}")
     if config.eval.episode not in ("match", "round"):
         raise ConfigError(f"eval.episode must be 'match' or 'round', got {config.eval.episode!r}")
     try:

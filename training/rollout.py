@@ -5,8 +5,9 @@ decision and collects every reward the seat receives in between (including the f
 reward that arrives after the other players' moves). With ``run.zero_sum`` a seat learns
 from its reward minus the table's mean (points scored against the others, for
 ``reward="points"``; outcome rewards are zero-sum already). One policy plays every seat
-(parameter sharing); in a configurable share of games, frozen snapshots from the
-opponent pool take the seats of the other side and their moves are not learned from.
+(parameter sharing); in a configurable share of games, a member of the opponent pool -
+a frozen snapshot of the policy, or one of the baselines named in ``pool.baselines`` -
+takes the seats of the other side, and its moves are not learned from.
 """
 
 from __future__ import annotations
@@ -17,9 +18,13 @@ import numpy as np
 import torch
 
 from domino_env import raw_env
+from domino_env.agents import AGENTS, GreedyAgent, RandomAgent
 from domino_env.env import DominoEnv
 from training.config import Config
 from training.ppo import ActorCritic, Batch, gae
+
+Baseline = RandomAgent | GreedyAgent
+Opponent = ActorCritic | Baseline  # a pool member: a frozen snapshot or a baseline
 
 
 @dataclass
@@ -54,8 +59,11 @@ class Collector:
         )
         self.action_traits = rules.action_traits().tolist() if config.network.action_traits else None
         self.pool: list[ActorCritic] = []
-        # per env: the pool snapshot playing the other side (None: pure self-play), learner side
-        self.opponent: list[ActorCritic | None] = [None] * len(self.envs)
+        self.baselines: dict[str, Baseline] = {
+            name: AGENTS[name](config.run.seed) for name in config.pool.baselines
+        }
+        # per env: the pool member playing the other side (None: pure self-play), learner side
+        self.opponent: list[Opponent | None] = [None] * len(self.envs)
         self.learner_side = [0] * len(self.envs)
         self.lengths = [0] * len(self.envs)
         for env in self.envs:
@@ -64,8 +72,9 @@ class Collector:
     def _new_game(self, e: int) -> None:
         self.envs[e].reset(seed=int(self.rng.integers(2**31)))
         self.lengths[e] = 0
-        if self.pool and self.rng.random() < self.config.pool.share:
-            self.opponent[e] = self.pool[int(self.rng.integers(len(self.pool)))]
+        members: list[Opponent] = [*self.pool, *self.baselines.values()]
+        if members and self.rng.random() < self.config.pool.share:
+            self.opponent[e] = members[int(self.rng.integers(len(members)))]
             self.learner_side[e] = int(self.rng.integers(len(set(self.side_of))))
         else:
             self.opponent[e] = None
@@ -122,8 +131,13 @@ class Collector:
                 pending[rows, row_seats] = new
             for e in np.flatnonzero(~learner).tolist():
                 opponent = self.opponent[e]
-                assert opponent is not None
-                chosen[e] = opponent.act(step_obs[e : e + 1], step_masks[e : e + 1])[0][0]
+                if isinstance(opponent, ActorCritic):
+                    chosen[e] = opponent.act(step_obs[e : e + 1], step_masks[e : e + 1])[0][0]
+                else:
+                    assert opponent is not None
+                    chosen[e] = opponent(
+                        self.envs[e], {"observation": step_obs[e], "action_mask": step_masks[e]}
+                    )
             for e, env in enumerate(self.envs):
                 env.step(int(chosen[e]))
                 self.lengths[e] += 1
@@ -175,13 +189,21 @@ class Collector:
     def state_dict(self) -> dict:
         """What an exact resume needs: every game in progress, who plays it, the pool."""
         # an env may still play a snapshot that has left the pool: keep those weights too
-        models = self.pool + [o for o in dict.fromkeys(self.opponent) if o is not None and o not in self.pool]
+        models = self.pool + [
+            o for o in dict.fromkeys(self.opponent) if isinstance(o, ActorCritic) and o not in self.pool
+        ]
+        names = {id(agent): name for name, agent in self.baselines.items()}
         return {
             "games": [env.game for env in self.envs],
             "env_rngs": [env.np_random.bit_generator.state for env in self.envs],
             "models": [model.state_dict() for model in models],
             "pool_size": len(self.pool),
-            "opponents": [None if o is None else models.index(o) for o in self.opponent],
+            # a snapshot by its index in models, a baseline by its name
+            "opponents": [
+                o if o is None else models.index(o) if isinstance(o, ActorCritic) else names[id(o)]
+                for o in self.opponent
+            ],
+            "baseline_rngs": {name: agent.rng.getstate() for name, agent in self.baselines.items()},
             "learner_side": list(self.learner_side),
             "lengths": list(self.lengths),
         }
@@ -195,7 +217,12 @@ class Collector:
         self.pool = models[: state["pool_size"]]
         for e, env in enumerate(self.envs):
             env.restore(state["games"][e], state["env_rngs"][e])
-        self.opponent = [None if i is None else models[i] for i in state["opponents"]]
+        self.opponent = [
+            None if o is None else self.baselines[o] if isinstance(o, str) else models[o]
+            for o in state["opponents"]
+        ]
+        for name, rng_state in state["baseline_rngs"].items():
+            self.baselines[name].rng.setstate(rng_state)
         self.learner_side = list(state["learner_side"])
         self.lengths = list(state["lengths"])
 
