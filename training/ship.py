@@ -78,7 +78,11 @@ def record(folder: Path, row: dict[str, Any]) -> None:
     rows = []
     if path.exists():
         with path.open(newline="") as handle:
-            rows = [r for r in csv.DictReader(handle) if r["variant"] != row["variant"]]
+            rows = [  # rows of an older layout (other columns) are dropped, not fatal
+                {key: r[key] for key in SHIPPED_COLUMNS}
+                for r in csv.DictReader(handle)
+                if set(SHIPPED_COLUMNS) <= set(r) and r["variant"] != row["variant"]
+            ]
     rows = sorted([*rows, row], key=lambda r: str(r["variant"]))
     evaluate.write_rows(path, SHIPPED_COLUMNS, rows)
     (folder / "README.md").write_text(markdown_table(rows))
