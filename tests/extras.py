@@ -7,7 +7,9 @@ missing or broken install fails there instead of skipping quietly.
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import os
+from pathlib import Path
 from types import ModuleType
 
 import pytest
@@ -18,3 +20,13 @@ def extra(module: str) -> ModuleType:
     if os.environ.get("DOMINO_REQUIRE_EXTRAS"):
         return importlib.import_module(module)
     return pytest.importorskip(module)
+
+
+def load_example(name: str) -> ModuleType:
+    """``examples/<name>.py`` as a module (the examples folder is not a package)."""
+    path = Path(__file__).resolve().parents[1] / "examples" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module

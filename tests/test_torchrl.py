@@ -3,12 +3,9 @@ run of ``examples/torchrl_ppo.py`` that never samples a masked action."""
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import pytest
 import torch
-from extras import extra
+from extras import extra, load_example
 
 pytestmark = [
     pytest.mark.torchrl,
@@ -47,12 +44,8 @@ def test_rollout_masks_seats_and_returns() -> None:
 
 
 def test_torchrl_ppo_example_trains() -> None:
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))
-    try:
-        import torchrl_ppo
-    finally:
-        sys.path.pop(0)
-    log = torchrl_ppo.train(iterations=2, steps=150, epochs=1, hidden=(16,), eval_every=2, eval_games=4)
+    example = load_example("torchrl_ppo")
+    log = example.train(iterations=2, steps=150, epochs=1, hidden=(16,), eval_every=2, eval_games=4)
     assert [line["masked_actions"] for line in log] == [0, 0]
     assert all(line["decisions"] > 50 for line in log)
     assert 0.0 <= log[-1]["win_rate_vs_random"] <= 1.0
