@@ -1,4 +1,4 @@
-"""Training speed: learner decisions per second of our self-play PPO, and of sb3-contrib's MaskablePPO.
+"""Training speed: learner decisions per second of our PPO, sb3-contrib's MaskablePPO and RLlib's PPO.
 
     python benchmarks/train_speed.py [--config configs/all_fives.yaml] [--steps 40000] [--repeats 3]
 
@@ -19,6 +19,13 @@ wall-clock training (collection *and* PPO updates), one torch thread, CPU.
   learning rate, gamma, GAE lambda, clip, entropy/value coefficients, grad-norm and
   target KL, and the same network: a shared ``network.hidden`` tanh trunk (as a features
   extractor) with linear policy and value heads.
+
+* RLlib's PPO (if ``ray`` is installed: ``pip install "domino-env[ray]"``), current API stack:
+  ``domino_env.integrations.rllib.ppo_config`` on the config's variant and options (one masked
+  module shared by every seat, so every env step is a learner decision, as in ours), the same
+  network, batch per update (``train_batch_size_per_learner``), minibatch size, epochs and PPO
+  coefficients, ``--rllib-runners`` remote env runners (default 1) with one env each, on a local
+  Ray instance. Its CPU column counts the driver only (the learner), not the runners' sampling.
 
 Runs alternate (ours, theirs, ours, ...) ``--repeats`` times so that a busy machine
 disturbs both alike; it prints every run, the median and range of each, and the ratio,
@@ -159,6 +166,47 @@ def run_sb3(config: Config, steps: int, num_envs: int) -> Run:
     return Run(int(model.num_timesteps), wall, cpu, f"{num_envs} envs")
 
 
+def make_rllib(config: Config, runners: int) -> Any:
+    """RLlib's PPO (current API stack) on the same variant, options, network and PPO settings:
+    one masked module shared by every seat (``domino_env.integrations.rllib.ppo_config``)."""
+    from domino_env.integrations.rllib import ppo_config
+
+    run, ppo = config.run, config.ppo
+    batch = run.num_envs * run.rollout_steps
+    rllib = ppo_config(config.env.variant, config.env.options, config.network.hidden, num_env_runners=runners)
+    rllib = rllib.env_runners(num_envs_per_env_runner=1).training(
+        train_batch_size_per_learner=batch,
+        minibatch_size=batch // ppo.num_minibatches,
+        num_epochs=ppo.update_epochs,
+        lr=ppo.learning_rate,
+        gamma=ppo.gamma,
+        lambda_=ppo.gae_lambda,
+        clip_param=ppo.clip_coef,
+        entropy_coeff=ppo.ent_coef,
+        vf_loss_coeff=ppo.vf_coef,
+        grad_clip=ppo.max_grad_norm,
+    )
+    return rllib.debugging(seed=run.seed).build_algo()
+
+
+def run_rllib(config: Config, steps: int, runners: int) -> Run:
+    """Train a fresh RLlib PPO (built outside the timing) until ``steps`` env steps were sampled.
+
+    Every env step is a decision of the shared policy, so env steps = learner decisions. The
+    CPU column counts this process only: with remote runners their sampling is not in it.
+    """
+    algo = make_rllib(config, runners)
+    sampled = 0
+    try:
+        wall, cpu = time.perf_counter(), time.process_time()
+        while sampled < steps:
+            sampled = int(algo.train()["env_runners"]["num_env_steps_sampled_lifetime"])
+        wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    finally:
+        algo.stop()
+    return Run(sampled, wall, cpu, f"{runners} env runner{'s' * (runners != 1)}")
+
+
 def report(name: str, runs: list[Run]) -> None:
     for label, rates in (("wall", [r.rate for r in runs]), ("CPU ", [r.cpu_rate for r in runs])):
         median, low, high = statistics.median(rates), min(rates), max(rates)
@@ -182,6 +230,8 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3, help="runs of each, alternating")
     parser.add_argument("--sb3-envs", type=int, default=0, help="MaskablePPO envs (default: run.num_envs)")
     parser.add_argument("--no-sb3", action="store_true", help="measure only our trainer")
+    parser.add_argument("--rllib-runners", type=int, default=1, help="RLlib env runners (0: in the driver)")
+    parser.add_argument("--no-rllib", action="store_true", help="skip RLlib's PPO")
     args = parser.parse_args()
     torch.set_num_threads(1)
     config = load_config(args.config)
@@ -192,30 +242,42 @@ def main() -> None:
         except ImportError:
             print("sb3_contrib is not installed: measuring only our trainer (pip install sb3-contrib)")
             sb3 = False
+    rllib = not args.no_rllib
+    if rllib:
+        try:
+            import ray
+
+            ray.init(num_cpus=max(2, args.rllib_runners + 1), include_dashboard=False, log_to_driver=False)
+        except ImportError:
+            print('Ray is not installed: no RLlib runs (pip install "domino-env[ray]")')
+            rllib = False
     sb3_envs = args.sb3_envs or config.run.num_envs
     print(
         f"{config.env.variant} {config.env.options}, {args.steps:,} learner decisions per run, 1 torch thread"
     )
-    ours: list[Run] = []
-    theirs: list[Run] = []
+    results: dict[str, list[Run]] = {"ours": [], "MaskablePPO": [], "RLlib PPO": []}
     with tempfile.TemporaryDirectory() as out_dir:
         mine = ours_config(args.config, args.steps, out_dir)  # read once: every run trains the same
         for r in range(args.repeats):
             runs = [("ours", run_ours(mine))]
             if sb3:
                 runs.append(("MaskablePPO", run_sb3(config, args.steps, sb3_envs)))
+            if rllib:
+                runs.append(("RLlib PPO", run_rllib(config, args.steps, args.rllib_runners)))
             for name, run in runs:
                 print(
                     f"run {r + 1} {name:<12} {run.decisions:>7,} learner decisions in {run.wall:5.1f}s wall "
                     f"= {run.rate:>6,.0f}/s, {run.cpu:5.1f}s CPU = {run.cpu_rate:>6,.0f}/s ({run.note})"
                 )
-            ours.append(runs[0][1])
-            theirs.extend(run for _, run in runs[1:])
+                results[name].append(run)
+    ours = results["ours"]
     report("ours", ours)
-    if theirs:
-        report("MaskablePPO", theirs)
-        print(f"ours / MaskablePPO, wall: {ratio([r.rate for r in ours], [r.rate for r in theirs])}")
-        print(f"ours / MaskablePPO, CPU:  {ratio([r.cpu_rate for r in ours], [r.cpu_rate for r in theirs])}")
+    for name in ("MaskablePPO", "RLlib PPO"):
+        theirs = results[name]
+        if theirs:
+            report(name, theirs)
+            print(f"ours / {name}, wall: {ratio([r.rate for r in ours], [r.rate for r in theirs])}")
+            print(f"ours / {name}, CPU:  {ratio([r.cpu_rate for r in ours], [r.cpu_rate for r in theirs])}")
 
 
 if __name__ == "__main__":

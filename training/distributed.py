@@ -110,7 +110,10 @@ class RayCollector:
     def __init__(
         self, config: Config, rng: np.random.Generator, workers: int, address: str | None = None
     ) -> None:
-        import ray
+        try:
+            import ray
+        except ImportError:
+            raise ConfigError('--ray needs Ray: pip install "domino-env[ray]"') from None
 
         if workers < 0 or (workers == 0 and address is None):
             raise ConfigError(f"--ray needs at least 1 worker, got {workers}")
