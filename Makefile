@@ -3,8 +3,13 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+# The optional integrations (Ray/RLlib, TorchRL) live in a second venv: Ray pins its own
+# gymnasium (1.2.2), the main venv gets the latest, and the core package is tested on both.
+EXTRAS := .venv-extras
+EXTRAS_STAMP := $(EXTRAS)/.installed
+EXTRAS_TESTS := tests/test_rllib.py tests/test_distributed.py tests/test_torchrl.py tests/test_api.py tests/test_wrappers.py
 
-.PHONY: demo test lint bench clean
+.PHONY: demo test test-extras lint bench clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -12,6 +17,13 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install --quiet torch==2.13.0
 	$(BIN)/pip install --quiet -e ".[train,dev]"
 	touch $(STAMP)
+
+$(EXTRAS_STAMP): pyproject.toml
+	$(PYTHON) -m venv $(EXTRAS)
+	$(EXTRAS)/bin/pip install --quiet --upgrade pip
+	$(EXTRAS)/bin/pip install --quiet torch==2.13.0
+	$(EXTRAS)/bin/pip install --quiet -e ".[train,dev,ray,torchrl]"
+	touch $(EXTRAS_STAMP)
 
 demo: $(STAMP)
 	$(BIN)/python -m training demo
@@ -22,7 +34,13 @@ lint: $(STAMP)
 	$(BIN)/mypy
 
 test: lint
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -m "not ray and not torchrl"
+	$(MAKE) test-extras
+
+# RLlib and `--ray` on a local Ray instance (2 CPUs), TorchRL, and the core API and Gymnasium
+# wrapper on Ray's gymnasium; DOMINO_REQUIRE_EXTRAS turns a missing extra into a failure.
+test-extras: $(EXTRAS_STAMP)
+	DOMINO_REQUIRE_EXTRAS=1 $(EXTRAS)/bin/python -m pytest $(EXTRAS_TESTS)
 
 bench: $(STAMP)
 	$(BIN)/pip install --quiet -e ".[bench]"
@@ -30,4 +48,4 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/train_speed.py
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) $(EXTRAS) .pytest_cache .mypy_cache .ruff_cache .hypothesis

@@ -1,4 +1,4 @@
-"""Training speed: learner decisions per second of our self-play PPO, and of sb3-contrib's MaskablePPO.
+"""Training speed: learner decisions per second of our PPO, sb3-contrib's MaskablePPO and RLlib's PPO.
 
     python benchmarks/train_speed.py [--config configs/all_fives.yaml] [--steps 40000] [--repeats 3]
 
@@ -22,6 +22,13 @@ wall-clock training (collection *and* PPO updates), one torch thread, CPU.
 * With ``--sb3-defaults``, also MaskablePPO as its documentation uses it: one env, every
   setting at its default (n_steps 2048, minibatches of 64, 10 epochs, a 64x64 MLP) - more
   gradient steps per decision on a smaller network.
+
+* RLlib's PPO (if ``ray`` is installed: ``pip install "domino-env[ray]"``), current API stack:
+  ``domino_env.integrations.rllib.ppo_config`` on the config's variant and options (one masked
+  module shared by every seat, so every env step is a learner decision, as in ours), the same
+  network, batch per update (``train_batch_size_per_learner``), minibatch size, epochs and PPO
+  coefficients, ``--rllib-runners`` remote env runners (default 1) with one env each, on a local
+  Ray instance. Its CPU column counts the driver only (the learner), not the runners' sampling.
 
 Runs alternate (ours, theirs, ours, ...) ``--repeats`` times so that a busy machine
 disturbs both alike; it prints every run, the median and range of each, and the ratio,
@@ -173,11 +180,52 @@ def run_sb3(config: Config, steps: int, num_envs: int, defaults: bool = False) -
     return Run(int(model.num_timesteps), wall, cpu, "1 env, defaults" if defaults else f"{num_envs} envs")
 
 
+def make_rllib(config: Config, runners: int) -> Any:
+    """RLlib's PPO (current API stack) on the same variant, options, network and PPO settings:
+    one masked module shared by every seat (``domino_env.integrations.rllib.ppo_config``)."""
+    from domino_env.integrations.rllib import ppo_config
+
+    run, ppo = config.run, config.ppo
+    batch = run.num_envs * run.rollout_steps
+    rllib = ppo_config(config.env.variant, config.env.options, config.network.hidden, num_env_runners=runners)
+    rllib = rllib.env_runners(num_envs_per_env_runner=1).training(
+        train_batch_size_per_learner=batch,
+        minibatch_size=batch // ppo.num_minibatches,
+        num_epochs=ppo.update_epochs,
+        lr=ppo.learning_rate,
+        gamma=ppo.gamma,
+        lambda_=ppo.gae_lambda,
+        clip_param=ppo.clip_coef,
+        entropy_coeff=ppo.ent_coef,
+        vf_loss_coeff=ppo.vf_coef,
+        grad_clip=ppo.max_grad_norm,
+    )
+    return rllib.debugging(seed=run.seed).build_algo()
+
+
+def run_rllib(config: Config, steps: int, runners: int) -> Run:
+    """Train a fresh RLlib PPO (built outside the timing) until ``steps`` env steps were sampled.
+
+    Every env step is a decision of the shared policy, so env steps = learner decisions. The
+    CPU column counts this process only: with remote runners their sampling is not in it.
+    """
+    algo = make_rllib(config, runners)
+    sampled = 0
+    try:
+        wall, cpu = time.perf_counter(), time.process_time()
+        while sampled < steps:
+            sampled = int(algo.train()["env_runners"]["num_env_steps_sampled_lifetime"])
+        wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    finally:
+        algo.stop()
+    return Run(sampled, wall, cpu, f"{runners} env runner{'s' * (runners != 1)}")
+
+
 def report(name: str, runs: list[Run]) -> None:
     for label, rates in (("wall", [r.rate for r in runs]), ("CPU ", [r.cpu_rate for r in runs])):
         median, low, high = statistics.median(rates), min(rates), max(rates)
         print(
-            f"{name:<12} {label}: median {median:>7,.0f}/s  range {low:,.0f}-{high:,.0f}  ({len(runs)} runs)"
+            f"{name:<20} {label}: median {median:>7,.0f}/s  range {low:,.0f}-{high:,.0f}  ({len(runs)} runs)"
         )
 
 
@@ -201,6 +249,8 @@ def main() -> None:
         action="store_true",
         help="also run MaskablePPO with its default settings (one env, 10 epochs of batch 64)",
     )
+    parser.add_argument("--rllib-runners", type=int, default=1, help="RLlib env runners (0: in the driver)")
+    parser.add_argument("--no-rllib", action="store_true", help="skip RLlib's PPO")
     args = parser.parse_args()
     torch.set_num_threads(1)
     config = load_config(args.config)
@@ -211,13 +261,25 @@ def main() -> None:
         except ImportError:
             print("sb3_contrib is not installed: measuring only our trainer (pip install sb3-contrib)")
             sb3 = False
+    rllib = not args.no_rllib
+    if rllib:
+        try:
+            import ray
+
+            ray.init(num_cpus=max(2, args.rllib_runners + 1), include_dashboard=False, log_to_driver=False)
+        except ImportError:
+            print('Ray is not installed: no RLlib runs (pip install "domino-env[ray]")')
+            rllib = False
     sb3_envs = args.sb3_envs or config.run.num_envs
     print(
         f"{config.env.variant} {config.env.options}, {args.steps:,} learner decisions per run, 1 torch thread"
     )
-    ours: list[Run] = []
-    theirs: list[Run] = []
-    defaults: list[Run] = []
+    results: dict[str, list[Run]] = {
+        "ours": [],
+        "MaskablePPO": [],
+        "MaskablePPO defaults": [],
+        "RLlib PPO": [],
+    }
     with tempfile.TemporaryDirectory() as out_dir:
         mine = ours_config(args.config, args.steps, out_dir)  # read once: every run trains the same
         for r in range(args.repeats):
@@ -225,24 +287,23 @@ def main() -> None:
             if sb3:
                 runs.append(("MaskablePPO", run_sb3(config, args.steps, sb3_envs)))
             if sb3 and args.sb3_defaults:
-                runs.append(("defaults", run_sb3(config, args.steps, 1, defaults=True)))
+                runs.append(("MaskablePPO defaults", run_sb3(config, args.steps, 1, defaults=True)))
+            if rllib:
+                runs.append(("RLlib PPO", run_rllib(config, args.steps, args.rllib_runners)))
             for name, run in runs:
                 print(
-                    f"run {r + 1} {name:<12} {run.decisions:>7,} learner decisions in {run.wall:5.1f}s wall "
+                    f"run {r + 1} {name:<20} {run.decisions:>7,} learner decisions in {run.wall:5.1f}s wall "
                     f"= {run.rate:>6,.0f}/s, {run.cpu:5.1f}s CPU = {run.cpu_rate:>6,.0f}/s ({run.note})"
                 )
-            ours.append(runs[0][1])
-            theirs.extend(run for name, run in runs if name == "MaskablePPO")
-            defaults.extend(run for name, run in runs if name == "defaults")
+                results[name].append(run)
+    ours = results["ours"]
     report("ours", ours)
-    if theirs:
-        report("MaskablePPO", theirs)
-        print(f"ours / MaskablePPO, wall: {ratio([r.rate for r in ours], [r.rate for r in theirs])}")
-        print(f"ours / MaskablePPO, CPU:  {ratio([r.cpu_rate for r in ours], [r.cpu_rate for r in theirs])}")
-    if defaults:
-        report("defaults", defaults)
-        versus = ratio([r.rate for r in ours], [r.rate for r in defaults])
-        print(f"ours / MaskablePPO defaults, wall: {versus}")
+    for name in ("MaskablePPO", "MaskablePPO defaults", "RLlib PPO"):
+        theirs = results[name]
+        if theirs:
+            report(name, theirs)
+            print(f"ours / {name}, wall: {ratio([r.rate for r in ours], [r.rate for r in theirs])}")
+            print(f"ours / {name}, CPU:  {ratio([r.cpu_rate for r in ours], [r.cpu_rate for r in theirs])}")
 
 
 if __name__ == "__main__":

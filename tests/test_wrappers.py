@@ -11,6 +11,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 import pytest
+from extras import load_example
 from gymnasium.utils.env_checker import check_env
 
 import domino_env
@@ -322,3 +323,13 @@ def test_maskable_ppo_learns_without_masked_actions() -> None:
         obs, _, terminated, _, _ = env.step(action)
         if terminated:
             obs, _ = env.reset()
+
+
+def test_sb3_example_trains_and_plays() -> None:
+    pytest.importorskip("sb3_contrib")
+    example = load_example("sb3_maskable_ppo")
+    model = example.train("classic", opponents="greedy", steps=1024, num_players=3)  # one rollout + update
+    assert model.num_timesteps >= 1024
+    env = SingleAgentEnv("classic", opponents="greedy", num_players=3, episode="round")
+    reward, wins = example.play(model, env, games=5)  # asserts every action was legal
+    assert -1.0 <= reward <= 1.0 and 0.0 <= wins <= 1.0

@@ -4,18 +4,29 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from training.config import ConfigError, load_config
 
 
 def train_command(args: argparse.Namespace) -> int:
+    import numpy as np
+
     from training.checkpoint import CheckpointError
+    from training.config import Config
+    from training.rollout import Collector
     from training.train import Trainer
 
+    collector: Callable[[Config, np.random.Generator], Any] = Collector
+    if args.ray is not None or args.ray_address:
+        from training.distributed import ray_collector
+
+        collector = ray_collector(args.ray or 0, args.ray_address)
     try:
         config = load_config(args.config, args.overrides)
-        trainer = Trainer(config, resume=args.resume)
+        trainer = Trainer(config, resume=args.resume, collector=collector)
     except (ConfigError, CheckpointError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
@@ -24,6 +35,8 @@ def train_command(args: argparse.Namespace) -> int:
         path = trainer.train(progress=not args.no_progress)
     except KeyboardInterrupt:
         return 130
+    finally:
+        getattr(trainer.collector, "close", lambda: None)()  # Ray workers
     print(f"final checkpoint: {path}")
     return 0
 
@@ -154,6 +167,14 @@ def main(argv: list[str] | None = None) -> int:
     train.add_argument("overrides", nargs="*", help="dotted overrides, e.g. ppo.learning_rate=1e-3")
     train.add_argument("--resume", help="continue exactly from this checkpoint")
     train.add_argument("--no-progress", action="store_true", help="no progress bar")
+    train.add_argument(
+        "--ray", type=_positive, metavar="N", help="collect rollouts on N Ray actors (the learner stays here)"
+    )
+    train.add_argument(
+        "--ray-address",
+        metavar="ADDRESS",
+        help="join an existing Ray cluster (auto, host:port); without --ray, one worker per CPU but one",
+    )
     train.set_defaults(run=train_command)
 
     evaluate = commands.add_parser(

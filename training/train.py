@@ -11,6 +11,7 @@ import copy
 import csv
 import math
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +21,7 @@ from torch.utils.tensorboard import SummaryWriter
 from tqdm import tqdm
 
 from domino_env.agents import make_agent
-from training import checkpoint
+from training import checkpoint, distributed
 from training.arena import head_to_head
 from training.config import Config
 from training.policy import PolicyAgent
@@ -29,7 +30,12 @@ from training.rollout import Collector
 
 
 class Trainer:
-    def __init__(self, config: Config, resume: str | Path | None = None) -> None:
+    def __init__(
+        self,
+        config: Config,
+        resume: str | Path | None = None,
+        collector: Callable[[Config, np.random.Generator], Any] = Collector,  # or distributed.ray_collector
+    ) -> None:
         self.config = config
         torch.set_num_threads(config.run.torch_threads)
         torch.manual_seed(config.run.seed)
@@ -37,7 +43,7 @@ class Trainer:
             "collect": np.random.default_rng(config.run.seed),
             "update": np.random.default_rng(config.run.seed + 1),
         }
-        self.collector = Collector(config, self.rngs["collect"])
+        self.collector = collector(config, self.rngs["collect"])
         self.model = ActorCritic(
             self.collector.obs_size,
             self.collector.num_actions,
@@ -84,6 +90,10 @@ class Trainer:
             )
         if "collector" not in data:
             raise checkpoint.CheckpointError(f"checkpoint {path} holds weights only and cannot resume a run")
+        workers = distributed.saved_workers(data["collector"])
+        mismatch = distributed.resume_error(path, workers, getattr(self.collector, "num_workers", 0))
+        if mismatch:
+            raise checkpoint.CheckpointError(mismatch)
         self.model.load_state_dict(data["model"])
         self.optimizer.load_state_dict(data["optimizer"])
         self.iteration, self.steps = data["iteration"], data["steps"]

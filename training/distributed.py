@@ -1,0 +1,201 @@
+"""Rollouts on Ray actors; the learner stays in the driver.
+
+    python -m training train configs/all_fives.yaml --ray 2                  # a local Ray instance
+    python -m training train configs/all_fives.yaml --ray 16 --ray-address auto  # an existing cluster
+
+:class:`RayCollector` has the interface of :class:`training.rollout.Collector`. Each of its
+``workers`` Ray actors holds an ordinary ``Collector`` over its share of ``run.num_envs``
+(32 envs on 3 workers: 11, 11, 10) with its own seed stream (numpy and torch, drawn from the
+run's seed). Every iteration the driver puts the current weights in Ray's object store once,
+every worker plays ``run.rollout_steps`` decisions in each of its envs and computes GAE on its
+own transitions (a seat's transitions never cross workers), and the driver concatenates the
+batches in worker order for one PPO update. Opponent-pool snapshots are broadcast the same way.
+Per iteration the update sees the same number of transitions from the same distribution as a
+local run, so learning curves agree within noise; with one worker the batches are identical to
+a local ``Collector`` seeded as that worker.
+
+Checkpoints hold every worker's games, pool and RNG states, so ``--resume`` continues exactly,
+but only with the same number of workers: a checkpoint collected with ``--ray N`` resumes only
+with ``--ray N`` and a local one only locally (both refused with a clear error otherwise).
+
+On a cluster every node needs this project's dependencies (numpy, torch, pettingzoo,
+gymnasium, ray); the driver ships its own ``domino_env`` and ``training`` packages to the
+workers (Ray ``py_modules``), so the code they run is the driver's.
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+from collections.abc import Callable
+from dataclasses import fields
+from typing import Any
+
+import numpy as np
+import torch
+
+from training.config import Config, ConfigError
+from training.ppo import ActorCritic, Batch
+from training.rollout import Collector, EpisodeStats
+
+
+def split(total: int, parts: int) -> list[int]:
+    """``total`` envs over ``parts`` workers, as evenly as possible, larger shares first."""
+    return [total // parts + (k < total % parts) for k in range(parts)]
+
+
+def worker_seeds(rng: np.random.Generator, workers: int) -> list[int]:
+    """One seed per worker, drawn from the run's collection RNG (reproducible from ``run.seed``)."""
+    return [int(s) for s in rng.integers(2**63, size=workers)]
+
+
+class RolloutWorker:
+    """A ``Collector`` over ``num_envs`` envs with its own numpy and torch seeds (a Ray actor)."""
+
+    def __init__(self, config: Config, num_envs: int, seed: int) -> None:
+        config = copy.deepcopy(config)
+        config.run.num_envs = num_envs
+        torch.set_num_threads(config.run.torch_threads)
+        self.rng = np.random.default_rng(seed)
+        self.collector = Collector(config, self.rng)
+        c = self.collector
+        self.model = ActorCritic(c.obs_size, c.num_actions, config.network.hidden, c.action_blocks)
+        torch.manual_seed(seed)  # the actions' stream starts here: as a local Collector seeded alike
+
+    def sizes(self) -> tuple[int, int, list[tuple[int, int]]]:
+        c = self.collector
+        return c.obs_size, c.num_actions, c.action_blocks
+
+    def collect(self, weights: dict[str, torch.Tensor], steps: int) -> tuple[Batch, EpisodeStats]:
+        self.model.load_state_dict(weights)
+        return self.collector.collect(self.model, steps)
+
+    def add_snapshot(self, weights: dict[str, torch.Tensor]) -> None:
+        self.model.load_state_dict(weights)
+        self.collector.add_snapshot(self.model)
+
+    def state_dict(self) -> dict[str, Any]:
+        return {
+            "collector": self.collector.state_dict(),
+            "rng": self.rng.bit_generator.state,
+            "torch_rng": torch.get_rng_state(),
+        }
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        self.collector.load_state_dict(state["collector"], self.model)
+        self.rng.bit_generator.state = state["rng"]
+        torch.set_rng_state(state["torch_rng"])
+
+
+def merge(parts: list[tuple[Batch, EpisodeStats]]) -> tuple[Batch, EpisodeStats]:
+    """The workers' batches end to end (each already has its advantages) and their summed stats."""
+    batch = Batch(**{f.name: torch.cat([getattr(b, f.name) for b, _ in parts]) for f in fields(Batch)})
+    stats = EpisodeStats()
+    for _, s in parts:
+        stats.self_play += s.self_play
+        stats.pool_games += s.pool_games
+        stats.pool_reward += s.pool_reward
+        stats.lengths.extend(s.lengths)
+    return batch, stats
+
+
+class RayCollector:
+    """:class:`training.rollout.Collector`'s interface over ``workers`` Ray actors.
+
+    Uses the Ray instance already running in this process, else connects to ``address``
+    (``"auto"``, ``"host:port"``, ``"ray://host:10001"``), else starts a local one.
+    ``workers=0`` with an address: one worker per CPU of the cluster, less one for the learner.
+    """
+
+    def __init__(
+        self, config: Config, rng: np.random.Generator, workers: int, address: str | None = None
+    ) -> None:
+        try:
+            import ray
+        except ImportError:
+            raise ConfigError('--ray needs Ray: pip install "domino-env[ray]"') from None
+
+        if workers < 0 or (workers == 0 and address is None):
+            raise ConfigError(f"--ray needs at least 1 worker, got {workers}")
+        if workers > config.run.num_envs:
+            raise ConfigError(f"--ray {workers} needs run.num_envs >= {workers}, got {config.run.num_envs}")
+        self._started_ray = not ray.is_initialized()
+        if self._started_ray:
+            if address is None:  # a local instance: room for every worker even on a small machine
+                ray.init(num_cpus=max(os.cpu_count() or 1, workers), include_dashboard=False)
+            else:
+                import domino_env
+                import training
+
+                ray.init(address=address, runtime_env={"py_modules": [domino_env, training]})
+        if workers == 0:  # one per CPU of the cluster, less one for the learner
+            cpus = int(ray.cluster_resources().get("CPU", 1))
+            workers = max(1, min(cpus - 1, config.run.num_envs))
+        self.num_workers = workers
+        actor = ray.remote(num_cpus=1)(RolloutWorker)
+        seeds = worker_seeds(rng, workers)
+        shares = split(config.run.num_envs, workers)
+        self.workers = [actor.remote(config, envs, seed) for envs, seed in zip(shares, seeds, strict=True)]
+        self.obs_size, self.num_actions, self.action_blocks = ray.get(self.workers[0].sizes.remote())
+
+    def _broadcast(self, model: ActorCritic) -> Any:
+        import ray
+
+        return ray.put({k: v.detach().clone() for k, v in model.state_dict().items()})
+
+    def collect(self, model: ActorCritic, steps: int) -> tuple[Batch, EpisodeStats]:
+        import ray
+
+        weights = self._broadcast(model)
+        return merge(ray.get([w.collect.remote(weights, steps) for w in self.workers]))
+
+    def add_snapshot(self, model: ActorCritic) -> None:
+        import ray
+
+        weights = self._broadcast(model)
+        ray.get([w.add_snapshot.remote(weights) for w in self.workers])
+
+    def state_dict(self) -> dict[str, Any]:
+        import ray
+
+        return {"ray_workers": ray.get([w.state_dict.remote() for w in self.workers])}
+
+    def load_state_dict(self, state: dict[str, Any], model: ActorCritic) -> None:
+        import ray
+
+        states = state["ray_workers"]
+        ray.get([w.load_state_dict.remote(s) for w, s in zip(self.workers, states, strict=True)])
+
+    def close(self) -> None:
+        """Stop the workers, and Ray itself if this collector started it."""
+        import ray
+
+        for w in self.workers:
+            ray.kill(w)
+        self.workers = []
+        if self._started_ray:
+            ray.shutdown()
+
+
+def saved_workers(collector_state: dict[str, Any]) -> int:
+    """How many Ray workers collected a checkpoint (0: a local run)."""
+    return len(collector_state.get("ray_workers", ()))
+
+
+def resume_error(path: Any, saved: int, workers: int) -> str | None:
+    """Why a checkpoint collected with ``saved`` workers cannot resume a run with ``workers``."""
+    if saved == workers:
+        return None
+    was = f"collected on {saved} Ray workers" if saved else "collected locally"
+    now = f"with --ray {workers}" if workers else "locally"
+    fix = f"--ray {saved}" if saved else "without --ray"
+    return f"checkpoint {path} was {was} and cannot resume exactly {now}: resume it {fix}"
+
+
+def ray_collector(workers: int, address: str | None = None) -> Callable[[Config, np.random.Generator], Any]:
+    """A collector factory for :class:`training.train.Trainer` (``--ray`` / ``--ray-address``)."""
+
+    def make(config: Config, rng: np.random.Generator) -> RayCollector:
+        return RayCollector(config, rng, workers, address)
+
+    return make
