@@ -37,6 +37,16 @@ _SLOT_FLAGS = 4  # open, closed, double at the end, live
 FloatRow = Any
 
 
+def block_layout(sizes: list[tuple[str, int]]) -> tuple[dict[str, slice], int]:
+    """Blocks (name, size) laid end to end: name -> slice, and the total size."""
+    layout: dict[str, slice] = {}
+    start = 0
+    for name, size in sizes:
+        layout[name] = slice(start, start + size)
+        start += size
+    return layout, start
+
+
 class ChainEncoder:
     """Builds and caches one observation row per seat."""
 
@@ -56,19 +66,14 @@ class ChainEncoder:
             ("phase", len(rules.phases)),
             *rules.extra_features,
         ]
-        self.layout: dict[str, slice] = {}
-        start = 0
-        for name, size in sizes:
-            self.layout[name] = slice(start, start + size)
-            start += size
-        self.size = start
+        self.layout, self.size = block_layout(sizes)
         self._hand = self.layout["hand"].start
         self._table = self.layout["table"].start
         self._ends = self.layout["ends"].start
         self._phase = self.layout["phase"].start
         self._sizes = self.layout["hand_sizes"].start  # the boneyard follows the hand sizes
         self._voids = self.layout["voids"].start
-        self._extra = slice(self.layout["phase"].stop, start)
+        self._extra = slice(self.layout["phase"].stop, self.size)
         self.rows = np.zeros((n, self.size), dtype=np.float32)
         self._others = [[(seat + k) % n for k in range(1, n)] for seat in range(n)]  # next seat first
         self._serial = [-1] * n  # round the row was built for
