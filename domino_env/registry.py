@@ -7,11 +7,13 @@ from collections.abc import Callable
 from typing import Any
 
 from domino_env.env import ChainEnv, DominoEnv, OrderEnforcing
+from domino_env.grid_env import Domino3DEnv
 from domino_env.variants.all_fives import AllFivesRules
 from domino_env.variants.blind import BlindBlitzRules, BlindRules
 from domino_env.variants.blitz import BlitzRules
 from domino_env.variants.classic import ClassicRules
 from domino_env.variants.cross import CrossRules
+from domino_env.variants.domino3d import Domino3DRules
 from domino_env.variants.metro import MetroRules
 from domino_env.variants.osel import OselRules
 from domino_env.variants.table import TableRules
@@ -25,10 +27,11 @@ VARIANTS: dict[str, type[TableRules]] = {
     "cross": CrossRules,
     "metro": MetroRules,
     "osel": OselRules,
+    "domino3d": Domino3DRules,
 }
 
 # The environment class of each variant that is not a line-of-play game (those use ChainEnv).
-ENV_CLASSES: dict[str, type[DominoEnv[Any]]] = {}
+ENV_CLASSES: dict[str, type[DominoEnv[Any]]] = {"domino3d": Domino3DEnv}
 
 ENV_OPTIONS = ("episode", "reward", "render_mode", "illegal_action")
 
