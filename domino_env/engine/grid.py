@@ -30,6 +30,7 @@ scans the board:
 from __future__ import annotations
 
 from functools import cache
+from typing import Any
 
 RIGHT, DOWN = 0, 1
 
@@ -87,6 +88,10 @@ class Geometry:
             (pair, self.first_touches + pair // num_values, self.second_touches + pair % num_values)
             for pair in range(pairs)
         ]
+
+    def __reduce__(self) -> tuple[Any, tuple[int, int]]:
+        """Pickled as its size: a saved game (a training checkpoint) shares the cached tables."""
+        return geometry, (self.size, self.num_values)
 
     def edge_coordinates(self, edge: int) -> tuple[tuple[int, int], tuple[int, int]]:
         """((row, col), (row, col)) of an edge's two cells, the second possibly off the board."""
@@ -197,25 +202,26 @@ class Grid:
 
     def _refresh(self, edges: tuple[int, ...]) -> None:
         """File each edge under the keys that fit it now."""
-        geo, height, adj, keys, index = self.geo, self.height, self.adj, self.keys, self.index
+        geo = self.geo
+        height, adj, value, keys, index = self.height, self.adj, self.value, self.keys, self.index
         edge_cells, spread, stacking = geo.edge_cells, geo.spread, self.stacking
+        first, second, values = geo.first_touches, geo.second_touches, geo.num_values
         for edge in edges:
             p, q = edge_cells[edge]
-            hp, hq = height[p], height[q]
-            if not (hp or hq):
+            hp = height[p]
+            if hp != height[q]:
+                new = 0  # one cell empty and the other not, or uneven floors
+            elif hp:
+                new = 1 << (value[p] * values + value[q]) if stacking else 0
+            else:
                 ap, aq = adj[p], adj[q]
                 if ap and aq:
                     new = spread[ap] * aq
                 elif ap:
-                    new = ap << geo.first_touches
+                    new = ap << first
                 else:
-                    new = aq << geo.second_touches
-            elif hp == hq and stacking:
-                new = 1 << (self.value[p] * geo.num_values + self.value[q])
-            else:
-                new = 0
-            old = keys.get(edge, 0)
-            changed = old ^ new
+                    new = aq << second
+            changed = keys.get(edge, 0) ^ new
             if not changed:
                 continue
             if new:
