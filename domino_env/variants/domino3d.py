@@ -35,7 +35,8 @@ Decisions where RULES.md is silent (our choices):
 * **Touch at higher levels** does not arise: a tile on top needs no touch (RULES.md asks
   only for matching halves), and every floor of a cell shows the same value, so the value
   map is one per cell. A double laid on top is like any tile: 1 point, on two cells that
-  both show its value.
+  both show its value. A tile on top may bridge two tiles below (RULES.md asks only for
+  two occupied cells of equal height).
 * **Opening.** The start tile is laid with its first value on cell
   ``(N // 2, N // 2 - 1)`` and its second on ``(N // 2, N // 2)``. At random it is the
   bazaar's top tile, flipped at random; a fixed deal's ``start: (a, b)`` lays ``a`` on the
