@@ -3,8 +3,11 @@
     python benchmarks/env_speed.py [--seconds 3] [--repeats 5] [--variants classic all_fives]
 
 For each variant (and each configuration in ``CONFIGS``) it reports decision steps per
-second and games per second (a game is one round; 3D dominoes is one game). Each configuration runs in
-``--repeats`` chunks and the best chunk counts, so a busy machine disturbs it less. If
+second, games per second (a game is one round; 3D dominoes is one game), microseconds per
+decision and, as ``vs classic``, that time over the time of ``classic`` (default rules) at the same table:
+the same number of players, partners or not. Every configuration runs in ``--repeats``
+chunks, all of them interleaved, and the best chunk counts, so a busy machine disturbs
+them less and alike. If
 ``open_spiel`` is installed it also plays OpenSpiel's ``python_block_dominoes`` the same way
 (observation tensor at each decision), in chunks interleaved with our ``classic`` block game
 with 2 players, and prints the ratio of the two. Both sides pick each action (and OpenSpiel
@@ -24,6 +27,8 @@ CONFIGS: dict[str, list[dict[str, Any]]] = {
     "classic": [
         {"num_players": 2, "draw": False},
         {"num_players": 2},
+        {"num_players": 3},
+        {"num_players": 4},
         {"num_players": 4, "teams": True},
     ],
     "all_fives": [{"num_players": 2}, {"num_players": 4, "teams": True}],
@@ -108,9 +113,17 @@ def best_rates(runners: list[Any], seconds: float, repeats: int) -> list[tuple[f
     return best
 
 
-def row(name: str, text: str, rates: tuple[float, float]) -> str:
+def row(name: str, text: str, rates: tuple[float, float], ratio: str = "") -> str:
     steps, games = rates
-    return f"{name:<12} {text:<34} {steps:>10,.0f} {games:>9,.0f} {1e6 / steps:>8.1f}"
+    return f"{name:<12} {text:<34} {steps:>10,.0f} {games:>9,.0f} {1e6 / steps:>8.1f} {ratio:>11}"
+
+
+def reference(options: dict[str, Any]) -> dict[str, Any]:
+    """The classic configuration at the same table: as many players, partners or not."""
+    table: dict[str, Any] = {"num_players": options.get("num_players", 2)}
+    if options.get("teams"):
+        table["teams"] = True
+    return table
 
 
 def main() -> None:
@@ -119,11 +132,15 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=5, help="chunks per configuration; the best counts")
     parser.add_argument("--variants", nargs="*", default=list(CONFIGS), choices=list(CONFIGS))
     args = parser.parse_args()
-    print(f"{'variant':<12} {'options':<34} {'steps/s':>10} {'games/s':>9} {'us/step':>8}")
-    for name in args.variants:
-        for options in CONFIGS[name]:
-            (rates,) = best_rates([OursRunner(name, options)], args.seconds, args.repeats)
-            print(row(name, ", ".join(f"{k}={v}" for k, v in options.items()), rates))
+    configs = [(name, options) for name in args.variants for options in CONFIGS[name]]
+    for _, options in list(configs):  # every reference runs (and is listed) too
+        if ("classic", reference(options)) not in configs:
+            configs.append(("classic", reference(options)))
+    rates = best_rates([OursRunner(name, options) for name, options in configs], args.seconds, args.repeats)
+    print(f"{'variant':<12} {'options':<34} {'steps/s':>10} {'games/s':>9} {'us/step':>8} {'vs classic':>11}")
+    for (name, options), rate in zip(configs, rates, strict=True):
+        ratio = rates[configs.index(("classic", reference(options)))][0] / rate[0]
+        print(row(name, ", ".join(f"{k}={v}" for k, v in options.items()), rate, f"{ratio:.2f}x"))
     try:
         spiel = OpenSpielRunner()
     except ImportError:

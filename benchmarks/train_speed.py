@@ -19,6 +19,9 @@ wall-clock training (collection *and* PPO updates), one torch thread, CPU.
   learning rate, gamma, GAE lambda, clip, entropy/value coefficients, grad-norm and
   target KL, and the same network: a shared ``network.hidden`` tanh trunk (as a features
   extractor) with linear policy and value heads.
+* With ``--sb3-defaults``, also MaskablePPO as its documentation uses it: one env, every
+  setting at its default (n_steps 2048, minibatches of 64, 10 epochs, a 64x64 MLP) - more
+  gradient steps per decision on a smaller network.
 
 Runs alternate (ours, theirs, ours, ...) ``--repeats`` times so that a busy machine
 disturbs both alike; it prints every run, the median and range of each, and the ratio,
@@ -150,13 +153,24 @@ def make_sb3(config: Config, num_envs: int) -> Any:
     )
 
 
-def run_sb3(config: Config, steps: int, num_envs: int) -> Run:
+def make_sb3_defaults(config: Config) -> Any:
+    """MaskablePPO as its documentation shows it: one env, every setting at its default
+    (n_steps 2048, batch 64, 10 epochs, 64x64 MLP)."""
+    from sb3_contrib import MaskablePPO
+
+    from domino_env.wrappers import SingleAgentEnv
+
+    env = SingleAgentEnv(config.env.variant, opponents="random", **config.env.options)
+    return MaskablePPO("MlpPolicy", env, seed=config.run.seed, device="cpu", verbose=0)
+
+
+def run_sb3(config: Config, steps: int, num_envs: int, defaults: bool = False) -> Run:
     """Train a fresh MaskablePPO (built outside the timing)."""
-    model = make_sb3(config, num_envs)
+    model = make_sb3_defaults(config) if defaults else make_sb3(config, num_envs)
     wall, cpu = time.perf_counter(), time.process_time()
     model.learn(total_timesteps=steps)
     wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
-    return Run(int(model.num_timesteps), wall, cpu, f"{num_envs} envs")
+    return Run(int(model.num_timesteps), wall, cpu, "1 env, defaults" if defaults else f"{num_envs} envs")
 
 
 def report(name: str, runs: list[Run]) -> None:
@@ -182,6 +196,11 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3, help="runs of each, alternating")
     parser.add_argument("--sb3-envs", type=int, default=0, help="MaskablePPO envs (default: run.num_envs)")
     parser.add_argument("--no-sb3", action="store_true", help="measure only our trainer")
+    parser.add_argument(
+        "--sb3-defaults",
+        action="store_true",
+        help="also run MaskablePPO with its default settings (one env, 10 epochs of batch 64)",
+    )
     args = parser.parse_args()
     torch.set_num_threads(1)
     config = load_config(args.config)
@@ -198,24 +217,32 @@ def main() -> None:
     )
     ours: list[Run] = []
     theirs: list[Run] = []
+    defaults: list[Run] = []
     with tempfile.TemporaryDirectory() as out_dir:
         mine = ours_config(args.config, args.steps, out_dir)  # read once: every run trains the same
         for r in range(args.repeats):
             runs = [("ours", run_ours(mine))]
             if sb3:
                 runs.append(("MaskablePPO", run_sb3(config, args.steps, sb3_envs)))
+            if sb3 and args.sb3_defaults:
+                runs.append(("defaults", run_sb3(config, args.steps, 1, defaults=True)))
             for name, run in runs:
                 print(
                     f"run {r + 1} {name:<12} {run.decisions:>7,} learner decisions in {run.wall:5.1f}s wall "
                     f"= {run.rate:>6,.0f}/s, {run.cpu:5.1f}s CPU = {run.cpu_rate:>6,.0f}/s ({run.note})"
                 )
             ours.append(runs[0][1])
-            theirs.extend(run for _, run in runs[1:])
+            theirs.extend(run for name, run in runs if name == "MaskablePPO")
+            defaults.extend(run for name, run in runs if name == "defaults")
     report("ours", ours)
     if theirs:
         report("MaskablePPO", theirs)
         print(f"ours / MaskablePPO, wall: {ratio([r.rate for r in ours], [r.rate for r in theirs])}")
         print(f"ours / MaskablePPO, CPU:  {ratio([r.cpu_rate for r in ours], [r.cpu_rate for r in theirs])}")
+    if defaults:
+        report("defaults", defaults)
+        versus = ratio([r.rate for r in ours], [r.rate for r in defaults])
+        print(f"ours / MaskablePPO defaults, wall: {versus}")
 
 
 if __name__ == "__main__":

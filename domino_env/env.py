@@ -40,7 +40,9 @@ class Encoder(Protocol):
     size: int
     layout: dict[str, slice]
 
-    def observe(self, state: Any, seat: int) -> np.ndarray: ...
+    def observe(self, state: Any, seat: int) -> np.ndarray:
+        """The seat's observation row now, as a new array."""
+        ...
 
     def forget(self) -> None: ...
 
@@ -170,9 +172,8 @@ class DominoEnv(AECEnv, Generic[RulesT]):
         )
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
-        row = self.encoder.observe(self.game, self._seat[agent])
         mask = self._mask_snapshot if agent == self.agent_selection else self._zero_mask
-        return {"observation": row.copy(), "action_mask": mask}
+        return {"observation": self.encoder.observe(self.game, self._seat[agent]), "action_mask": mask}
 
     def step(self, action: Any) -> None:
         agent = self.agent_selection
@@ -411,6 +412,8 @@ class OrderEnforcing(OrderEnforcingWrapper):
         self._has_reset = True
         self._has_updated = True
         self.env.reset(seed=seed, options=options)
+        # from now on last() has nothing to check: call the env's directly
+        self.last = self.env.last  # type: ignore[method-assign]
 
     def last(self, observe: bool = True) -> tuple[Any, float, bool, bool, dict[str, Any]]:
         if not self._has_reset:

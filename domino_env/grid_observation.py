@@ -84,7 +84,7 @@ class GridEncoder:
         self._serial = [-1] * self.rules.num_players
 
     def observe(self, state: GridState, seat: int) -> np.ndarray:
-        """The seat's current row (a view into the cache: copy it before keeping it)."""
+        """The seat's current row (a new array)."""
         row = self._views[seat]
         if self._serial[seat] != state.round_serial:
             row[:] = self._blank
@@ -94,7 +94,7 @@ class GridEncoder:
             self._catch_up(state, seat, row, fresh=True)
         elif self._cursor[seat] < len(state.events):
             self._catch_up(state, seat, row, fresh=False)
-        return self._arrays[seat]
+        return self._arrays[seat].copy()
 
     def _catch_up(self, state: GridState, seat: int, row: FloatRow, fresh: bool) -> None:
         """Apply the events since the row's last write; blocks read from state are written once."""

@@ -17,8 +17,11 @@ scores         D           side scores / match target, the observer's side first
 phase          variant     the rules' phase flags (``lead``: the table is empty, ...)
 =============  ==========  ==============================================================
 
-Each seat's row is updated lazily from the state's event list when it is observed, so a
-step costs a handful of scalar writes, not a rebuild.
+Every block is kept once, in table order, in one *world* vector (each seat's hand, hand
+size, voids and extra blocks side by side, the public blocks once), brought up to date
+from the state's event list when anyone observes; a seat's row is then one numpy gather
+through that seat's index table. A step costs a handful of scalar writes for the whole
+table, however many seats look at it.
 """
 
 from __future__ import annotations
@@ -48,43 +51,89 @@ def block_layout(sizes: list[tuple[str, int]]) -> tuple[dict[str, slice], int]:
 
 
 class ChainEncoder:
-    """Builds and caches one observation row per seat."""
+    """Keeps the world vector and gathers each seat's observation row from it."""
 
     def __init__(self, rules: ChainRules) -> None:
         self.rules = rules
         ts = rules.tile_set
         n, values, slots = rules.num_players, ts.num_values, rules.num_slots
+        tiles, sides, flags = ts.size, rules.num_sides, len(rules.phases)
         self.slot_width = values + _SLOT_FLAGS
+        extra = sum(size for _, size in rules.extra_features)
         sizes = [
-            ("hand", ts.size),
-            ("table", ts.size),
+            ("hand", tiles),
+            ("table", tiles),
             ("ends", slots * self.slot_width),
             ("hand_sizes", n - 1),
             ("boneyard", 1),
             ("voids", (n - 1) * values),
-            ("scores", rules.num_sides),
-            ("phase", len(rules.phases)),
+            ("scores", sides),
+            ("phase", flags),
             *rules.extra_features,
         ]
         self.layout, self.size = block_layout(sizes)
-        self._hand = self.layout["hand"].start
-        self._table = self.layout["table"].start
-        self._ends = self.layout["ends"].start
-        self._phase = self.layout["phase"].start
-        self._sizes = self.layout["hand_sizes"].start  # the boneyard follows the hand sizes
-        self._voids = self.layout["voids"].start
-        self._extra = slice(self.layout["phase"].stop, self.size)
-        self.rows = np.zeros((n, self.size), dtype=np.float32)
-        self._others = [[(seat + k) % n for k in range(1, n)] for seat in range(n)]  # next seat first
-        self._serial = [-1] * n  # round the row was built for
-        self._shown = [0] * n  # the tiles each row's hand block shows
-        self._cursor = [0] * n  # events already applied to the row
-        self._no_flags = (False,) * len(rules.phases)
-        self._flags = [self._no_flags] * n  # phase flags written in each row
-        self._slot_keys: list[list[int]] = [[] for _ in range(n)]
+        # The world vector's blocks, in absolute seat order.
+        at = 0
+
+        def block(size: int) -> int:
+            nonlocal at
+            at += size
+            return at - size
+
+        self._hand = block(n * tiles)  # each seat's known hand
+        self._table = block(tiles)
+        self._ends = block(slots * self.slot_width)
+        self._sizes = block(n)  # each seat's hand size, then the boneyard
+        self._stock = block(1)
+        self._voids = block(n * values)
+        self._scores = block(sides)
+        self._phase = block(flags)  # the flags of the seat to move
+        self._extra = block(n * extra)  # each seat's extra blocks (seat-relative, from encode_extra)
+        zero = block(1)  # stays 0: an idle seat's phase flags
+        self.world = np.zeros(at, dtype=np.float32)
+        self._view: FloatRow = self.world.data  # item and slice writes cost a third of numpy's
+
+        # A seat's row is world[index[seat]]: the seat to move and an idle seat differ in the flags.
+        def index(seat: int, moving: bool) -> np.ndarray:
+            others = [(seat + k) % n for k in range(1, n)]  # next seat first
+            own = rules.side_of[seat]
+            return np.array(
+                [
+                    *range(self._hand + seat * tiles, self._hand + (seat + 1) * tiles),
+                    *range(self._table, self._table + tiles + slots * self.slot_width),  # table, ends
+                    *(self._sizes + other for other in others),
+                    self._stock,
+                    *(self._voids + other * values + v for other in others for v in range(values)),
+                    *(self._scores + (own + k) % sides for k in range(sides)),
+                    *(range(self._phase, self._phase + flags) if moving else [zero] * flags),
+                    *range(self._extra + seat * extra, self._extra + (seat + 1) * extra),
+                ],
+                dtype=np.intp,
+            )
+
+        self._moving_index = [index(seat, True) for seat in range(n)]
+        self._idle_index = [index(seat, False) for seat in range(n)]
+        # Each seat's extra blocks, the numpy view the rules' ``encode_extra`` writes (None: none).
+        self._extra_out = (
+            [self.world[self._extra + seat * extra : self._extra + (seat + 1) * extra] for seat in range(n)]
+            if extra
+            else None
+        )
+        self._hand_at = [self._hand + seat * tiles for seat in range(n)]
+        self._voids_at = [self._voids + seat * values for seat in range(n)]
+        # A hand changes only by a lay or a draw (or a deal), and voids only by a draw or a pass,
+        # so the events keep those blocks; for rules that hide tiles from their holder
+        # (``known_hands``) the hand blocks are compared instead.
+        self._hides = type(rules).known_hands is not ChainRules.known_hands
+        self._serial = -1  # round the world was built for
+        self._cursor = 0  # events already applied
+        self._shown = [0] * n  # the tiles each hand block shows
+        self._no_flags = (False,) * flags
+        self._flags = self._no_flags  # phase flags written in the world
+        self._extra_cursor = [-1] * n  # the events each seat's extra blocks were written after
         self._suit = ts.suit_mask
         self._closed_code, self._unused_code = 4 * values, 4 * values + 1
-        self._unused_keys = [self._unused_code] * slots  # the keys of all-zero slot features
+        self._slot_keys = [self._unused_code] * slots  # each slot's features, coded as one int
         self._slot_table = np.zeros((4 * values + 2, self.slot_width), dtype=np.float32)
         for v in range(values):
             for double in (0, 1):
@@ -93,84 +142,98 @@ class ChainEncoder:
                     features[v] = 1.0
                     features[values:] = (1.0, 0.0, double, live)
         self._slot_table[self._closed_code, values + 1] = 1.0
-        # Rows are written through memoryviews: item and slice writes cost a third of numpy's.
-        self._arrays = list(self.rows)  # (indexing ``rows`` makes a new view at every call)
-        self._views: list[FloatRow] = [row.data for row in self.rows]
         self._slot_views = [features.data for features in self._slot_table]
-        self._slot_at = [(slot, self._ends + slot * self.slot_width) for slot in range(slots)]
-        # Each row's extra blocks, the numpy view the rules' ``encode_extra`` writes (None: none).
-        self._extra_out = [row[self._extra] for row in self.rows] if rules.extra_features else None
+        # _slots_in_use[k]: (slot, where its features start) for the first k slots (the slots in use).
+        slot_at = [(slot, self._ends + slot * self.slot_width) for slot in range(slots)]
+        self._slots_in_use = [slot_at[:k] for k in range(slots + 1)]
         # value_bits[mask] is the row of V flags of a value bitmask (voids).
         value_bits = ((np.arange(1 << values)[:, None] >> np.arange(values)) & 1).astype(np.float32)
         self._value_views = [bits.data for bits in value_bits]
         self._size_scale = 1.0 / rules.hand_size
         self._stock_scale = 1.0 / ts.size
         self._score_scale = 1.0 / rules.match_target
-        # A fresh deal's row before its hand: every player holds hand_size tiles, the rest is the boneyard.
-        blank = np.zeros(self.size, dtype=np.float32)
-        blank[self._sizes : self._sizes + n - 1] = rules.hand_size * self._size_scale
-        blank[self._sizes + n - 1] = (ts.size - n * rules.hand_size) * self._stock_scale
+        # A fresh deal's world before the hands: every player holds hand_size tiles, the rest is
+        # the boneyard.
+        blank = np.zeros(at, dtype=np.float32)
+        blank[self._sizes : self._sizes + n] = rules.hand_size * self._size_scale
+        blank[self._stock] = (tiles - n * rules.hand_size) * self._stock_scale
         self._blank = blank.data
 
     def forget(self) -> None:
-        """Drop every cached row (a new match restarts the round serials)."""
-        self._serial = [-1] * self.rules.num_players
+        """Drop the world (a new match restarts the round serials)."""
+        self._serial = -1
 
     def observe(self, state: State, seat: int) -> np.ndarray:
-        """The seat's current row (a view into the cache: copy it before keeping it)."""
-        row = self._views[seat]
-        if self._serial[seat] != state.round_serial:
-            self._rebuild(state, seat, row)
-        elif self._cursor[seat] < len(state.events):
-            self._catch_up(state, seat, row)
-        flags = self.rules.phase_flags(state) if state.current == seat else self._no_flags
-        if flags != self._flags[seat]:
-            for i, flag in enumerate(flags):
-                row[self._phase + i] = flag
-            self._flags[seat] = flags
-        return self._arrays[seat]
+        """The seat's current row (a new array)."""
+        if self._serial != state.round_serial:
+            self._rebuild(state)
+        elif self._cursor < len(state.events):
+            self._catch_up(state)
+        if self._extra_out is not None and self._extra_cursor[seat] != self._cursor:
+            self.rules.encode_extra(state, seat, self._extra_out[seat])
+            self._extra_cursor[seat] = self._cursor
+        if state.current != seat:
+            return self.world[self._idle_index[seat]]
+        flags = self.rules.phase_flags(state)
+        if flags != self._flags:
+            view = self._view
+            for i, flag in enumerate(flags, self._phase):
+                view[i] = flag
+            self._flags = flags
+        return self.world[self._moving_index[seat]]
 
-    def _rebuild(self, state: State, seat: int, row: FloatRow) -> None:
-        """Write a row for a new round: a fresh deal's row and the hand, then the round's events
-        replayed (the deal event writes the scores), cheaper than writing every block from state."""
-        row[:] = self._blank
-        self._flags[seat] = self._no_flags
-        self._slot_keys[seat] = self._unused_keys[:]
-        self._shown[seat] = 0
-        self._serial[seat] = state.round_serial
-        self._cursor[seat] = 0
-        self._catch_up(state, seat, row)
+    def _rebuild(self, state: State) -> None:
+        """Write the world for a new round: a fresh deal's, then the round's events replayed (the
+        deal event writes the scores, the hands are written as known), cheaper than writing
+        every block from state."""
+        self._view[:] = self._blank
+        self._flags = self._no_flags
+        self._slot_keys = [self._unused_code] * len(self._slot_keys)
+        self._shown = [0] * len(self._shown)
+        self._extra_cursor = [-1] * len(self._shown)
+        self._serial = state.round_serial
+        self._cursor = 0
+        self._catch_up(state)
 
-    def _catch_up(self, state: State, seat: int, row: FloatRow) -> None:
-        """Apply the events since the row's last write; a block read from state is written once."""
-        laid = counts = voids = scores = False
-        table = self._table
-        for event in state.events[self._cursor[seat] :]:
+    def _catch_up(self, state: State) -> None:
+        """Apply the events since the last write; a block read from state is written once."""
+        laid = scores = False
+        view, table, hand_at, sizes = self._view, self._table, self._hand_at, self._sizes
+        hands, scale, follow = state.hands, self._size_scale, not self._hides
+        voids, voids_at, width = state.voids, self._voids_at, self.rules.tile_set.num_values
+        for event in state.events[self._cursor :]:
             kind = event[0]
             if kind == LAY:
                 laid = True
-                row[table + event[2]] = 1.0
+                seat, tile = event[1], event[2]
+                view[table + tile] = 1.0
+                if follow:
+                    view[hand_at[seat] + tile] = 0.0
+                view[sizes + seat] = hands[seat].bit_count() * scale
             elif kind == DRAW:
-                counts = voids = True
+                seat, tile = event[1], event[2]
+                if follow:
+                    view[hand_at[seat] + tile] = 1.0
+                view[sizes + seat] = hands[seat].bit_count() * scale
+                view[self._stock] = len(state.stock) * self._stock_scale
+                at = voids_at[seat]
+                view[at : at + width] = self._value_views[voids[seat]]
             elif kind == PASS:
-                voids = True
+                at = voids_at[event[1]]
+                view[at : at + width] = self._value_views[voids[event[1]]]
             elif kind == SCORE:
                 scores = True
-            elif kind == DEAL:  # the first event of a round: the row is a fresh deal's (see _rebuild)
+            elif kind == DEAL:  # the first event of a round: the world is a fresh deal's (see _rebuild)
                 scores = any(state.scores)
-        known, shown = self.rules.known_hand(state, seat), self._shown[seat]
-        if known != shown:  # rewrite the hand block's changed tiles
-            self._shown[seat] = known
-            changed, hand = known ^ shown, self._hand
-            while changed:
-                low = changed & -changed
-                row[hand + low.bit_length() - 1] = 1.0 if known & low else 0.0
-                changed ^= low
+                if follow:  # the hands as they are now: the later events replayed leave them so
+                    self._show_hands(hands)
+        if not follow:
+            self._show_hands(self.rules.known_hands(state))
         if laid:  # rewrite the slots whose features changed (each coded as one int, see __init__)
             line = state.line
             status, value, double, unplayed = line.state, line.value, line.double_end, ~line.played
-            suit, keys = self._suit, self._slot_keys[seat]
-            for slot, at in self._slot_at:
+            suit, keys, width = self._suit, self._slot_keys, self.slot_width
+            for slot, at in self._slots_in_use[line.used]:
                 if status[slot] == OPEN:
                     v = value[slot]
                     code = 4 * v + 2 * double[slot] + (suit[v] & unplayed != 0)
@@ -178,30 +241,22 @@ class ChainEncoder:
                     code = self._closed_code if status[slot] == CLOSED else self._unused_code
                 if code != keys[slot]:
                     keys[slot] = code
-                    row[at : at + self.slot_width] = self._slot_views[code]
-        if laid or counts:  # other players' hand sizes, then the boneyard (the block right after them)
-            at, hands, scale = self._sizes, state.hands, self._size_scale
-            for other in self._others[seat]:
-                row[at] = hands[other].bit_count() * scale
-                at += 1
-            row[at] = len(state.stock) * self._stock_scale
-        if voids:
-            self._write_voids(state, seat, row)
+                    view[at : at + width] = self._slot_views[code]
         if scores:
-            self._write_scores(state, seat, row)
-        if self._extra_out is not None:
-            self.rules.encode_extra(state, seat, self._extra_out[seat])
-        self._cursor[seat] = len(state.events)
+            for k, points in enumerate(state.scores, self._scores):
+                view[k] = points * self._score_scale
+        self._cursor = len(state.events)
 
-    def _write_voids(self, state: State, seat: int, row: FloatRow) -> None:
-        at, width = self._voids, self.rules.tile_set.num_values
-        for other in self._others[seat]:
-            row[at : at + width] = self._value_views[state.voids[other]]
-            at += width
-
-    def _write_scores(self, state: State, seat: int, row: FloatRow) -> None:
-        sides = self.rules.num_sides
-        own = self.rules.side_of[seat]
-        base = self.layout["scores"].start
-        for k in range(sides):
-            row[base + k] = state.scores[(own + k) % sides] * self._score_scale
+    def _show_hands(self, known: list[int]) -> None:
+        """Rewrite the tiles of the hand blocks that differ from ``known`` (per seat)."""
+        shown = self._shown
+        if known == shown:
+            return
+        view = self._view
+        for seat, at in enumerate(self._hand_at):
+            changed = known[seat] ^ shown[seat]
+            while changed:
+                low = changed & -changed
+                view[at + low.bit_length() - 1] = 1.0 if known[seat] & low else 0.0
+                changed ^= low
+        self._shown = known[:]

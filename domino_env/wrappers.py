@@ -252,4 +252,4 @@ class SingleAgentEnv(gym.Env[np.ndarray, np.int64]):
         return reward
 
     def _observation(self) -> np.ndarray:
-        return self.aec.encoder.observe(self.aec.game, self.seat).copy()
+        return self.aec.encoder.observe(self.aec.game, self.seat)

@@ -128,8 +128,18 @@ def test_all_fives_points_now_is_an_action_block_of_the_trained_model(tmp_path: 
     assert model.action_blocks == trainer.model.action_blocks
     exported, _ = load_model(checkpoint.export(path, tmp_path / "slim.pt"))
     assert exported.action_blocks == trainer.model.action_blocks
-    off = Trainer(tiny_config(tmp_path, "network.action_blocks=false", variant="all_fives", options="{}"))
-    assert off.model.action_blocks == [] and off.model.gains is None
+    assert model.architecture() == trainer.model.architecture()
+    assert model.traits is not None and model.traits.shape == (3, trainer.collector.num_actions)
+    off = Trainer(
+        tiny_config(
+            tmp_path,
+            "network.action_blocks=false",
+            "network.action_traits=false",
+            variant="all_fives",
+            options="{}",
+        )
+    )
+    assert off.model.action_blocks == [] and off.model.gains is None and off.model.trait_gains is None
 
 
 def test_update_reevaluates_stored_actions_under_the_same_mask() -> None:
@@ -858,3 +868,37 @@ def test_cli_trains_a_tiny_run(tmp_path: Path, capsys: pytest.CaptureFixture[str
     assert str(checkpoints / "iter_00001.pt") in out  # the final checkpoint is named
     assert {p.name for p in checkpoints.iterdir()} == {"iter_00001.pt", "latest.pt"}
     assert (tmp_path / "cli" / "evaluations.csv").read_text().splitlines()[0].startswith("iteration,steps")
+
+
+def test_ship_exports_the_agent_with_its_config_and_records_its_win_rates(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = write(tmp_path, "env:\n  variant: classic\n  options: {num_players: 2, episode: round}\n")
+    agents = tmp_path / "agents"
+    overrides = [o for o in TINY if not o.startswith("run.total_steps")]
+    common = [*overrides, "run.total_steps=64", f"run.out_dir={tmp_path.as_posix()}"]
+    args = ["--agents-dir", str(agents), "--games", "6", "--no-progress"]
+    assert main(["ship", str(config), *common, *args]) == 0
+    assert "agents" in capsys.readouterr().out
+    _, trained = load_model(agents / "classic.pt")  # weights only, with the config
+    assert trained.env.variant == "classic" and trained.network.hidden == [32]
+    assert load_config(str(agents / "classic.yaml")) == trained
+    with (agents / "results.csv").open() as handle:
+        rows = list(csv.DictReader(handle))
+    assert [r["variant"] for r in rows] == ["classic"]
+    assert rows[0]["games"] == "6" and rows[0]["steps"] == "64"
+    assert (
+        0.0
+        <= float(rows[0]["vs_random_low"])
+        <= float(rows[0]["vs_random"])
+        <= float(rows[0]["vs_random_high"])
+    )
+    table = (agents / "README.md").read_text()
+    assert "| classic |" in table and "vs greedy" in table
+
+    blitz = write(tmp_path, "env:\n  variant: blitz\n  options: {num_players: 2, episode: round}\n")
+    assert main(["ship", str(blitz), *common, *args]) == 0
+    assert main(["ship", str(config), *common, "run.seed=5", *args]) == 0  # shipped again: replaced
+    with (agents / "results.csv").open() as handle:
+        assert [r["variant"] for r in csv.DictReader(handle)] == ["blitz", "classic"]
+    assert main(["ship", str(tmp_path / "missing.yaml"), *args]) == 2

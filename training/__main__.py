@@ -1,4 +1,4 @@
-"""Command line: ``python -m training {train,evaluate,rate,play,demo} ...`` (also ``domino-train``)."""
+"""Command line: ``python -m training {train,evaluate,rate,play,demo,ship} ...`` (also ``domino-train``)."""
 
 from __future__ import annotations
 
@@ -52,6 +52,19 @@ def demo_command(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         return 130
     print(f"TensorBoard: tensorboard --logdir {trainer.run_dir / 'tb'}")
+    return 0
+
+
+def ship_command(args: argparse.Namespace) -> int:
+    from training.ship import ship
+
+    try:
+        ship(args.config, args.overrides, args.agents_dir, args.games, args.seed, not args.no_progress)
+    except ValueError as err:
+        return _fail(err)
+    except KeyboardInterrupt:
+        return 130
+    print(f"written: {Path(args.agents_dir) / 'results.csv'} and {Path(args.agents_dir) / 'README.md'}")
     return 0
 
 
@@ -188,6 +201,18 @@ def main(argv: list[str] | None = None) -> int:
     demo.add_argument("--seed", type=int, default=0)
     demo.add_argument("--no-progress", action="store_true", help="no progress bar")
     demo.set_defaults(run=demo_command)
+
+    ship = commands.add_parser(
+        "ship",
+        help="train a config and export it to agents/<variant>.pt with its win rates (agents/results.csv)",
+    )
+    ship.add_argument("config", help="a YAML file in configs/")
+    ship.add_argument("overrides", nargs="*", help="dotted overrides, e.g. run.total_steps=2000000")
+    ship.add_argument("--agents-dir", default="agents", help="where shipped agents live (default agents)")
+    ship.add_argument("--games", type=_positive, default=2000, help="matches against each baseline")
+    ship.add_argument("--seed", type=int, default=0)
+    ship.add_argument("--no-progress", action="store_true", help="no progress bar")
+    ship.set_defaults(run=ship_command)
 
     args = parser.parse_args(argv)
     return int(args.run(args))

@@ -42,7 +42,7 @@ def load(path: str | Path) -> dict[str, Any]:
         raise CheckpointError(f"checkpoint {path} cannot be read ({type(err).__name__}: {err})") from None
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise CheckpointError(f"{path} is not a checkpoint of this trainer (expected format {FORMAT})")
-    missing = {"model", "config", "obs_size", "num_actions"} - set(data)
+    missing = {"model", "architecture", "config", "obs_size", "num_actions"} - set(data)
     if missing:
         raise CheckpointError(f"checkpoint {path} lacks {sorted(missing)}")
     try:
@@ -64,8 +64,10 @@ def load_model(
                 f"(variant {data['config'].env.variant} with {data['config'].env.options})"
             )
     config: Config = data["config"]
-    blocks = data.get("action_blocks", [])  # absent from checkpoints made before action blocks
-    model = ActorCritic(data["obs_size"], data["num_actions"], config.network.hidden, blocks)
+    try:
+        model = ActorCritic(**data["architecture"])
+    except (TypeError, ValueError) as err:
+        raise CheckpointError(f"checkpoint {path} describes no network this trainer builds: {err}") from None
     try:
         model.load_state_dict(data["model"])
     except RuntimeError as err:
@@ -92,7 +94,7 @@ def restore_rngs(states: dict[str, Any], rngs: dict[str, np.random.Generator]) -
 def export(source: str | Path, target: str | Path) -> Path:
     """A weights-only copy of a checkpoint (no optimizer, games or pool): small enough to ship."""
     data = load(source)
-    kept = ("model", "obs_size", "num_actions", "action_blocks", "iteration", "steps")
+    kept = ("model", "architecture", "obs_size", "num_actions", "iteration", "steps")
     slim: dict[str, Any] = {key: data[key] for key in kept if key in data}
     slim["config"] = data["config"].to_dict()
     target = Path(target)

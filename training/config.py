@@ -32,6 +32,7 @@ class EnvConfig:
 class NetworkConfig:
     hidden: list[int] = field(default_factory=lambda: [256, 256])
     action_blocks: bool = True  # add the observation blocks the rules align with actions to the logits
+    action_traits: bool = True  # tell the policy each action's tile pips, double and face (rules' table)
 
 
 @dataclass

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import torch
@@ -31,10 +32,14 @@ def layer(inputs: int, outputs: int, std: float = float(np.sqrt(2))) -> nn.Linea
 class ActorCritic(nn.Module):
     """Shared trunk, a policy head over every action id and a value head.
 
-    ``action_blocks`` are (start, stop) slices of the observation whose entry ``k`` describes
-    action ``k`` (All Fives' ``points_now``). Each such block is added to the logits, scaled by
-    a gain the trunk computes from the state, so a policy can weigh a per-action fact at once
-    instead of first learning to route it through the hidden layers to the right action.
+    Two optional ways to tell the policy what an action *is*, so that what it learns about one
+    action carries over to similar ones (each scaled by gains the trunk computes from the state):
+
+    * ``action_blocks``: (start, stop) slices of the observation whose entry ``k`` describes
+      action ``k`` now (All Fives' ``points_now``), added to the logits - the policy weighs
+      "this play scores 10" at once instead of routing each entry through the hidden layers.
+    * ``action_traits``: a fixed (num_actions, K) table of facts about each action id (the
+      rules' tile pips, double, face down), so "lay heavy tiles" is one weight, not one per id.
     """
 
     def __init__(
@@ -43,6 +48,7 @@ class ActorCritic(nn.Module):
         num_actions: int,
         hidden: list[int],
         action_blocks: Sequence[tuple[int, int]] = (),
+        action_traits: Sequence[Sequence[float]] | None = None,
     ) -> None:
         super().__init__()
         self.obs_size, self.num_actions, self.hidden = obs_size, num_actions, list(hidden)
@@ -56,10 +62,25 @@ class ActorCritic(nn.Module):
         self.policy = layer(width, num_actions, std=0.01)
         self.value = layer(width, 1, std=1.0)
         self.gains = layer(width, len(self.action_blocks), std=0.01) if self.action_blocks else None
+        self.traits: torch.Tensor | None = None
+        self.trait_gains: nn.Linear | None = None
+        if action_traits is not None:
+            self.traits = torch.tensor(action_traits, dtype=torch.float32).T  # (K, num_actions)
+            self.trait_gains = layer(width, self.traits.shape[0], std=0.01)
+
+    def architecture(self) -> dict[str, Any]:
+        """The constructor's arguments: with the state dict, all a checkpoint needs."""
+        return {
+            "obs_size": self.obs_size,
+            "num_actions": self.num_actions,
+            "hidden": self.hidden,
+            "action_blocks": self.action_blocks,
+            "action_traits": None if self.traits is None else self.traits.T.tolist(),
+        }
 
     def copy(self) -> ActorCritic:
         """A frozen copy (an opponent-pool snapshot)."""
-        twin = ActorCritic(self.obs_size, self.num_actions, self.hidden, self.action_blocks)
+        twin = ActorCritic(**self.architecture())
         twin.load_state_dict(self.state_dict())
         return twin.eval()
 
@@ -69,13 +90,15 @@ class ActorCritic(nn.Module):
             gains = self.gains(features)
             for k, (start, stop) in enumerate(self.action_blocks):
                 logits[:, : stop - start] += gains[:, k : k + 1] * obs[:, start:stop]
+        if self.trait_gains is not None and self.traits is not None:
+            logits = logits + self.trait_gains(features) @ self.traits
         return logits
 
     def distribution(self, obs: torch.Tensor, mask: torch.Tensor) -> tuple[Categorical, torch.Tensor]:
         """(masked action distribution, state value) for a batch."""
         features = self.trunk(obs)
         logits = self.logits(obs, features).masked_fill(~mask, MASKED_LOGIT)
-        return Categorical(logits=logits), self.value(features).squeeze(-1)
+        return Categorical(logits=logits, validate_args=False), self.value(features).squeeze(-1)
 
     @torch.no_grad()
     def act(self, obs: np.ndarray, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -52,6 +52,7 @@ class Collector:
             if config.network.action_blocks
             else []
         )
+        self.action_traits = rules.action_traits().tolist() if config.network.action_traits else None
         self.pool: list[ActorCritic] = []
         # per env: the pool snapshot playing the other side (None: pure self-play), learner side
         self.opponent: list[ActorCritic | None] = [None] * len(self.envs)
@@ -90,13 +91,12 @@ class Collector:
         step_obs = np.zeros((num_envs, self.obs_size), dtype=np.float32)
         step_masks = np.zeros((num_envs, self.num_actions), dtype=bool)
         stats = EpisodeStats()
+        seat_of = {agent: seat for seat, agent in enumerate(self.envs[0].possible_agents)}
         count = 0
         for _ in range(steps):
-            seats = []
+            seats = np.array([seat_of[env.agent_selection] for env in self.envs])
             for e, env in enumerate(self.envs):
-                agent = env.agent_selection
-                seats.append(env.possible_agents.index(agent))
-                observation = env.observe(agent)
+                observation = env.observe(env.agent_selection)
                 step_obs[e] = observation["observation"]
                 step_masks[e] = observation["action_mask"]
             learner = np.array(
@@ -110,15 +110,16 @@ class Collector:
             if len(rows):
                 a, lp, v = model.act(step_obs[rows], step_masks[rows])
                 chosen[rows] = a
-                for k, e in enumerate(rows.tolist()):
-                    i = count
-                    count += 1
-                    obs[i], masks[i] = step_obs[e], step_masks[e]
-                    actions[i], logprobs[i], values[i] = a[k], lp[k], v[k]
-                    j = pending[e, seats[e]]
-                    if j >= 0:
-                        successor[j] = i
-                    pending[e, seats[e]] = i
+                start = count
+                count += len(rows)
+                obs[start:count], masks[start:count] = step_obs[rows], step_masks[rows]
+                actions[start:count], logprobs[start:count], values[start:count] = a, lp, v
+                new = np.arange(start, count)
+                row_seats = seats[rows]
+                previous = pending[rows, row_seats]  # each seat's last transition links to this one
+                linked = previous >= 0
+                successor[previous[linked]] = new[linked]
+                pending[rows, row_seats] = new
             for e in np.flatnonzero(~learner).tolist():
                 opponent = self.opponent[e]
                 assert opponent is not None

@@ -43,6 +43,7 @@ class Trainer:
             self.collector.num_actions,
             config.network.hidden,
             self.collector.action_blocks,
+            self.collector.action_traits,
         )
         self.optimizer = torch.optim.Adam(self.model.parameters(), lr=config.ppo.learning_rate, eps=1e-5)
         self.iteration = 0
@@ -65,7 +66,7 @@ class Trainer:
                 "config": self.config.to_dict(),
                 "obs_size": self.collector.obs_size,
                 "num_actions": self.collector.num_actions,
-                "action_blocks": self.collector.action_blocks,
+                "architecture": self.model.architecture(),
                 "iteration": self.iteration,
                 "steps": self.steps,
                 "collector": self.collector.state_dict(),

@@ -76,6 +76,7 @@ class Line:
         "spinner_slot",
         "state",
         "tiles",
+        "used",
         "value",
     )
 
@@ -104,6 +105,7 @@ class Line:
         self.lead_tile = -1
         self.spinner_slot = -1  # -1: no spinner yet; EAST/WEST: late spinner on that arm; 4: the lead
         self.spinner_depth = 0
+        self.used = 0  # slots ever opened this round: they open in order, so 0 .. used-1
 
     def clone(self) -> Line:
         other = Line.__new__(Line)
@@ -121,6 +123,7 @@ class Line:
         other.lead_tile = self.lead_tile
         other.spinner_slot = self.spinner_slot
         other.spinner_depth = self.spinner_depth
+        other.used = self.used
         return other
 
     # --- queries -------------------------------------------------------------------------
@@ -181,6 +184,7 @@ class Line:
         self.value[EAST], self.value[WEST] = b, a
         self.state[EAST] = self.state[WEST] = OPEN
         self.double_end[EAST] = self.double_end[WEST] = double
+        self.used = 2
         self.played |= 1 << tile
         self.count = 1
         self.lead_tile = tile
@@ -227,6 +231,7 @@ class Line:
                 self.value[s] = value
                 self.state[s] = OPEN
                 self.double_end[s] = False
+                self.used = max(self.used, s + 1)
                 return s
         raise RuntimeError("no unused slot left for a new end")
 
@@ -249,3 +254,4 @@ class Line:
             self.value[s] = value
             self.state[s] = OPEN
             self.double_end[s] = True  # an empty spinner arm "ends" at the spinner itself
+        self.used = 4

@@ -210,7 +210,8 @@ class ChainRules(TableRules):
         if state.round_over:
             state.round_index += 1
         spec = state.fixed_deals[state.round_index] if state.round_index < len(state.fixed_deals) else None
-        state.line.reset()
+        if state.line.count:  # (a new match's line has no tile yet)
+            state.line.reset()
         self._deal(state, spec)
         state.voids = [0] * self.num_players
         state.passes = 0
@@ -410,6 +411,20 @@ class ChainRules(TableRules):
         win_side = None if state.result.winner is None else self.side_of[state.result.winner]
         sign = -1 if self.lower_score_wins else 1
         return [(side == win_side, sign * change) for side, change in enumerate(state.result.score_change)]
+
+    # --- baseline hooks ---------------------------------------------------------------------
+
+    def action_traits(self) -> np.ndarray:
+        """(num_actions, 3) facts about each action id for a policy to share what it learns
+        across ids: the laid tile's pips (/ the heaviest), double, face down; zero for actions
+        that lay no tile."""
+        traits = np.zeros((self.num_actions, 3), dtype=np.float32)
+        ts = self.tile_set
+        heaviest = max(ts.pips)
+        for action in range(self.num_play_actions):
+            tile = self.action_tile[action]
+            traits[action] = (ts.pips[tile] / heaviest, ts.is_double[tile], self.action_face_down[action])
+        return traits
 
     # --- observation hooks --------------------------------------------------------------------
 

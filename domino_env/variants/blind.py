@@ -128,6 +128,8 @@ class BlindBlitzRules(ClassicRules):
         self._up_at = self._unknown_at + num_players
         self._quiet_at = self._up_at + size
         self._encode_constants = (size, self._open_at, self._unknown_at, 1.0 / self.hand_size)
+        self._no_extra = np.zeros(self._quiet_at + 1, dtype=np.float32).data
+        self._inverse = [0.0] + [1.0 / d for d in range(1, size + 1)]  # inverse[d] = 1/d
         # per observer: (k, the seat k places after it), the observer first
         n = num_players
         self._seat_order = [[(k, (s + k) % n) for k in range(n)] for s in range(n)]
@@ -207,9 +209,9 @@ class BlindBlitzRules(ClassicRules):
             left=0,  # tiles the arranging seat still has to place
         )
 
-    def known_hand(self, state: State, seat: int) -> int:
-        """The tiles of its own hand the seat can name."""
-        known: int = state.extra["known"][seat]
+    def known_hands(self, state: State) -> list[int]:
+        """Per seat, the tiles of its own hand it can name."""
+        known: list[int] = state.extra["known"]
         return known
 
     # --- the turn loop ---------------------------------------------------------------------------
@@ -413,29 +415,37 @@ class BlindBlitzRules(ClassicRules):
         return flags if self.arranges else (flags[0], *flags[2:])
 
     def encode_extra(self, state: State, seat: int, out: np.ndarray) -> None:
-        out.fill(0.0)
         view: Any = out.data  # item writes through a memoryview are cheaper than numpy's
+        view[:] = self._no_extra
         x = state.extra
         rows, opened, hands, seen = x["rows"], x["open"], state.hands, x["seen"]
         size, open_at, unknown_at, scale = self._encode_constants
+        inverse = self._inverse
         own = x["known"][seat]
         for k, p in self._seat_order[seat]:
             mask = seen[p] if k else own
             base = k * size
             if opened[p]:
                 view[open_at + k] = 1.0
-                for t in iter_bits(mask):
-                    view[base + t] = 1.0
+                bits = mask
+                while bits:
+                    low = bits & -bits
+                    view[base + low.bit_length() - 1] = 1.0
+                    bits ^= low
             elif mask:
                 row = rows[p]
                 length = len(row)
                 if mask.bit_count() * 3 < length:  # a few tiles seen: look them up
-                    for t in iter_bits(mask):
-                        view[base + t] = 1.0 / (length - row.index(t))
+                    bits = mask
+                    while bits:
+                        low = bits & -bits
+                        t = low.bit_length() - 1
+                        view[base + t] = inverse[length - row.index(t)]
+                        bits ^= low
                 else:
-                    for i, t in enumerate(row):
+                    for i, t in enumerate(row, -length):  # i: minus the place counted from the right
                         if mask >> t & 1:
-                            view[base + t] = 1.0 / (length - i)
+                            view[base + t] = inverse[-i]
             unknown = hands[p] & ~mask
             if unknown:
                 view[unknown_at + k] = unknown.bit_count() * scale

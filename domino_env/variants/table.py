@@ -144,7 +144,23 @@ class TableRules:
         """Hook: points the action scores at once (All Fives' count); 0 by default."""
         return 0
 
+    def action_traits(self) -> np.ndarray:
+        """(num_actions, 3) facts about each action id for a policy to share what it learns
+        across ids: the laid tile's pips (/ the heaviest), double, face down (never, unless a
+        game overrides this); zero for actions that lay no tile."""
+        traits = np.zeros((self.num_actions, 3), dtype=np.float32)
+        ts = self.tile_set
+        tiles = np.asarray(self.action_tile)
+        lays = tiles >= 0
+        traits[lays, 0] = np.asarray(ts.pips, dtype=np.float32)[tiles[lays]] / max(ts.pips)
+        traits[lays, 1] = np.asarray(ts.is_double, dtype=np.float32)[tiles[lays]]
+        return traits
+
+    def known_hands(self, state: Any) -> list[int]:
+        """Hook: per seat, the tiles of its own hand it can name (all of them; Blind hides some)."""
+        hands: list[int] = state.hands
+        return hands
+
     def known_hand(self, state: Any, seat: int) -> int:
-        """Hook: the tiles of its own hand a seat can name (all of them; Blind hides some)."""
-        hand: int = state.hands[seat]
-        return hand
+        """The tiles of its own hand ``seat`` can name."""
+        return self.known_hands(state)[seat]

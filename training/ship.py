@@ -1,0 +1,115 @@
+"""Train, export and measure an agent that ships with the project (``agents/``).
+
+``python -m training ship configs/<variant>.yaml`` trains the config, exports the final
+checkpoint weights-only to ``agents/<variant>.pt`` (with its config, also written as
+``agents/<variant>.yaml``), plays it against ``random`` and ``greedy`` on whole matches with
+seats rotated, and records the result in ``agents/results.csv`` (one row per variant,
+replaced when a variant is shipped again); ``agents/README.md`` is the same table for people.
+"""
+
+from __future__ import annotations
+
+import csv
+import time
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from domino_env.variants.base import ChainRules
+from training import checkpoint, evaluate
+from training.config import load_config
+from training.train import Trainer
+
+SHIPPED_COLUMNS = (
+    "variant",
+    "players",
+    "steps",
+    "train_minutes",
+    "games",
+    "vs_random",
+    "vs_random_low",
+    "vs_random_high",
+    "vs_greedy",
+    "vs_greedy_low",
+    "vs_greedy_high",
+)
+
+
+def ship(
+    config_path: str,
+    overrides: list[str],
+    agents_dir: str | Path = "agents",
+    games: int = 2000,
+    seed: int = 0,
+    progress: bool = True,
+) -> dict[str, Any]:
+    """Train, export, evaluate; returns the row written to ``results.csv``."""
+    config = load_config(config_path, overrides)
+    trainer = Trainer(config)
+    start = time.perf_counter()
+    final = trainer.train(progress=progress)
+    minutes = (time.perf_counter() - start) / 60
+    folder = Path(agents_dir)
+    agent = checkpoint.export(final, folder / f"{config.env.variant}.pt")
+    (folder / f"{config.env.variant}.yaml").write_text(yaml.safe_dump(config.to_dict(), sort_keys=False))
+    plan = evaluate.prepare([str(agent), *evaluate.BASELINES])
+    results = {r.opponent: r for r in evaluate.evaluate(plan, games, seed, first_only=True)}
+    if progress:
+        print(plan.header(games, seed))
+        print(evaluate.format_results(list(results.values())))
+    row: dict[str, Any] = {
+        "variant": config.env.variant,
+        "players": players_text(plan.env().rules),
+        "steps": trainer.steps,
+        "train_minutes": round(minutes, 1),
+        "games": games,
+    }
+    for name, result in results.items():
+        low, high = result.interval()
+        row |= {f"vs_{name}": result.win_rate, f"vs_{name}_low": low, f"vs_{name}_high": high}
+    record(folder, row)
+    return row
+
+
+def record(folder: Path, row: dict[str, Any]) -> None:
+    """Put ``row`` into ``results.csv`` (replacing its variant's row) and rewrite ``README.md``."""
+    path = folder / "results.csv"
+    rows = []
+    if path.exists():
+        with path.open(newline="") as handle:
+            rows = [r for r in csv.DictReader(handle) if r["variant"] != row["variant"]]
+    rows = sorted([*rows, row], key=lambda r: str(r["variant"]))
+    evaluate.write_rows(path, SHIPPED_COLUMNS, rows)
+    (folder / "README.md").write_text(markdown_table(rows))
+
+
+def players_text(rules: ChainRules) -> str:
+    return f"{rules.num_players}{', partners' if rules.teams else ''}"
+
+
+def percent(row: dict[str, Any], name: str) -> str:
+    rate, low, high = (float(row[f"vs_{name}{end}"]) for end in ("", "_low", "_high"))
+    return f"{rate:.1%} [{low:.1%}, {high:.1%}]"
+
+
+def markdown_table(rows: list[dict[str, Any]]) -> str:
+    """The shipped agents as a Markdown table (win rates with 95% Wilson intervals)."""
+    lines = [
+        "# Shipped agents",
+        "",
+        "Made by `python -m training ship configs/<variant>.yaml`; load one with "
+        "`python -m training evaluate agents/<variant>.pt random greedy`.",
+        "",
+        "Whole matches, seats rotated; win rates with 95% Wilson intervals.",
+        "",
+        "| variant | players | training steps | training time | matches | vs random | vs greedy |",
+        "|---|---|---:|---:|---:|---|---|",
+    ]
+    for row in rows:
+        lines.append(
+            f"| {row['variant']} | {row['players']} | {int(row['steps']):,} | "
+            f"{float(row['train_minutes']):.1f} min | {int(row['games']):,} | "
+            f"{percent(row, 'random')} | {percent(row, 'greedy')} |"
+        )
+    return "\n".join(lines) + "\n"
