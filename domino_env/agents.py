@@ -21,6 +21,12 @@ class Agent(Protocol):
     def __call__(self, env: DominoEnv, observation: dict[str, np.ndarray]) -> int: ...
 
 
+def legal_actions(observation: dict[str, np.ndarray]) -> np.ndarray:
+    """The legal action ids in an observation's mask (as bools first: numpy's nonzero on int8
+    costs 15 times more, which shows with 3D dominoes' 25,088 actions)."""
+    return np.flatnonzero(observation["action_mask"].astype(bool, copy=False))
+
+
 class RandomAgent:
     """Uniform over the legal actions."""
 
@@ -30,7 +36,7 @@ class RandomAgent:
         self.rng = random.Random(seed)
 
     def __call__(self, env: DominoEnv, observation: dict[str, np.ndarray]) -> int:
-        legal = np.flatnonzero(observation["action_mask"])
+        legal = legal_actions(observation)
         return int(legal[self.rng.randrange(len(legal))])
 
 
@@ -44,7 +50,7 @@ class GreedyAgent:
 
     def __call__(self, env: DominoEnv, observation: dict[str, np.ndarray]) -> int:
         rules, game = env.rules, env.game
-        legal = np.flatnonzero(observation["action_mask"]).tolist()
+        legal = legal_actions(observation).tolist()
         keys = [rules.greedy_key(game, a) for a in legal]
         best = max(keys)
         return int(self.rng.choice([a for a, k in zip(legal, keys, strict=True) if k == best]))

@@ -1,15 +1,18 @@
 """The generic PettingZoo AEC environment: turns any rules object into a multi-agent env.
 
 Nothing here knows a particular variant. The rules run the game (including forced draws
-and passes), :class:`~domino_env.observation.ChainEncoder` writes observations, and this
-class adds the RL interface: spaces, action masks, rewards, episode boundaries, rendering.
+and passes), an encoder (:class:`~domino_env.observation.ChainEncoder` for the chain games)
+writes observations, and :class:`DominoEnv` adds the RL interface: spaces, action masks,
+rewards, episode boundaries. What depends on the kind of table - describing an action,
+the public state, rendering - is in a small subclass per engine: :class:`ChainEnv` here,
+:class:`~domino_env.grid_env.Domino3DEnv` for the grid.
 """
 
 from __future__ import annotations
 
 import warnings
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
 import numpy as np
 from gymnasium import spaces
@@ -21,12 +24,27 @@ from domino_env.engine.line import OPEN
 from domino_env.observation import ChainEncoder
 from domino_env.render import render_text
 from domino_env.tiles import format_tile
-from domino_env.variants.base import PLAY, ChainRules
+from domino_env.variants.base import ChainRules
+from domino_env.variants.table import PLAY, TableRules
 
 EPISODES = ("match", "round")
 REWARDS = ("outcome", "points")
 ILLEGAL_ACTIONS = ("raise", "penalize")
-RENDER_MODES = ("human", "ansi")
+
+RulesT = TypeVar("RulesT", bound=TableRules)
+
+
+class Encoder(Protocol):
+    """What the environment needs from an observation encoder."""
+
+    size: int
+    layout: dict[str, slice]
+
+    def observe(self, state: Any, seat: int) -> np.ndarray:
+        """The seat's observation row now, as a new array."""
+        ...
+
+    def forget(self) -> None: ...
 
 
 def _choice(name: str, value: Any, allowed: tuple[str, ...]) -> str:
@@ -35,18 +53,20 @@ def _choice(name: str, value: Any, allowed: tuple[str, ...]) -> str:
     return str(value)
 
 
-class DominoEnv(AECEnv):
+class DominoEnv(AECEnv, Generic[RulesT]):
     """A domino variant as a PettingZoo AEC environment with action masks.
 
     Options: ``episode`` ("match" or "round"), ``reward`` ("outcome": +1 win / -1 loss,
     ranks in between, partners share; "points": score changes / match target, signed so
-    that more is better), ``render_mode`` ("human", "ansi") and ``illegal_action``
+    that more is better), ``render_mode`` (``render_modes``) and ``illegal_action``
     ("raise" a ValueError and change nothing, or "penalize": -1 and the episode ends).
     """
 
+    render_modes: ClassVar[tuple[str, ...]] = ("human", "ansi")
+
     def __init__(
         self,
-        rules: ChainRules,
+        rules: RulesT,
         episode: str = "match",
         reward: str = "outcome",
         render_mode: str | None = None,
@@ -58,18 +78,18 @@ class DominoEnv(AECEnv):
         self.reward_mode = _choice("reward", reward, REWARDS)
         self.illegal_action = _choice("illegal_action", illegal_action, ILLEGAL_ACTIONS)
         if render_mode is not None:
-            _choice("render_mode", render_mode, RENDER_MODES)
+            _choice("render_mode", render_mode, self.render_modes)
         self.render_mode = render_mode
         self.metadata = {
-            "render_modes": list(RENDER_MODES),
+            "render_modes": list(self.render_modes),
             "name": f"{rules.name}_v0",
             "is_parallelizable": False,
         }
         n = rules.num_players
         self.possible_agents = [f"player_{i}" for i in range(n)]
         self._seat = {agent: i for i, agent in enumerate(self.possible_agents)}
-        self.encoder: ChainEncoder = (rules.encoder_class or ChainEncoder)(rules)
-        obs_high = float(rules.tile_set.size)
+        self.encoder: Encoder = (rules.encoder_class or ChainEncoder)(rules)
+        obs_high = rules.observation_high
         self.observation_spaces = {
             agent: spaces.Dict(
                 {
@@ -242,21 +262,12 @@ class DominoEnv(AECEnv):
         options = ", ".join(f"{a} ({self._action_text(a)})" for a in legal)
         raise ValueError(f"illegal action {what} for {agent}; legal actions: {options}")
 
-    def _action_text(self, action: Any) -> str:
-        try:
-            move = self.describe_action(action)
-        except ValueError:
-            return repr(action)
-        if move["kind"] != PLAY:
-            return str(move["kind"]) + ("" if move["tile"] is None else f" {format_tile(move['tile'])}")
-        where = "lead" if move["end_value"] is None else f"{move['arm']} end {move['end_value']}"
-        face = " face down" if move["face_down"] else ""
-        return f"{format_tile(move['tile'])} on {where}{face}"
-
-    def render(self) -> str | None:
+    def render(self) -> str | np.ndarray | None:
         if self.render_mode is None:
             return None
-        text = render_text(self.rules, self.game, self.possible_agents)
+        if self.render_mode == "rgb_array":
+            return self._render_rgb()
+        text = self._render_text()
         if self.render_mode == "ansi":
             return text
         print(text + "\n")
@@ -283,7 +294,7 @@ class DominoEnv(AECEnv):
         return [self.describe_action(a) for a in self.game.legal]
 
     def describe_action(self, action: Any) -> dict[str, Any]:
-        """What an action id means now: kind, tile, arm, end value it lands on, face down."""
+        """What an action id means in the current position (the keys depend on the table)."""
         rules = self.rules
         if (
             isinstance(action, bool)
@@ -291,7 +302,35 @@ class DominoEnv(AECEnv):
             or not 0 <= action < rules.num_actions
         ):
             raise ValueError(f"action must be an int in 0..{rules.num_actions - 1}, got {action!r}")
-        a = int(action)
+        return self._describe(int(action))
+
+    # --- what the kind of table decides (a subclass per engine) ------------------------------
+
+    def _describe(self, action: int) -> dict[str, Any]:
+        """:meth:`describe_action` of a valid action id."""
+        raise NotImplementedError
+
+    def _action_text(self, action: Any) -> str:
+        """An action in words, for error messages."""
+        raise NotImplementedError
+
+    def public_state(self) -> dict[str, Any]:
+        """What everyone at the table can see, in plain Python types."""
+        raise NotImplementedError
+
+    def _render_text(self) -> str:
+        raise NotImplementedError
+
+    def _render_rgb(self) -> np.ndarray:
+        raise NotImplementedError
+
+
+class ChainEnv(DominoEnv[ChainRules]):
+    """A line-of-play game: moves are (tile, arm), the table is the line of play."""
+
+    def _describe(self, action: int) -> dict[str, Any]:
+        """Kind, tile, arm, the end value it lands on, face down."""
+        rules, a = self.rules, action
         kind = rules.action_kind[a]
         if kind != PLAY:
             return {
@@ -316,6 +355,20 @@ class DominoEnv(AECEnv):
             "end_value": end_value,
             "face_down": rules.action_face_down[a],
         }
+
+    def _action_text(self, action: Any) -> str:
+        try:
+            move = self.describe_action(action)
+        except ValueError:
+            return repr(action)
+        if move["kind"] != PLAY:
+            return str(move["kind"]) + ("" if move["tile"] is None else f" {format_tile(move['tile'])}")
+        where = "lead" if move["end_value"] is None else f"{move['arm']} end {move['end_value']}"
+        face = " face down" if move["face_down"] else ""
+        return f"{format_tile(move['tile'])} on {where}{face}"
+
+    def _render_text(self) -> str:
+        return render_text(self.rules, self.game, self.possible_agents)
 
     def public_state(self) -> dict[str, Any]:
         """What everyone at the table can see, in plain Python types."""

@@ -40,6 +40,16 @@ _SLOT_FLAGS = 4  # open, closed, double at the end, live
 FloatRow = Any
 
 
+def block_layout(sizes: list[tuple[str, int]]) -> tuple[dict[str, slice], int]:
+    """Blocks (name, size) laid end to end: name -> slice, and the total size."""
+    layout: dict[str, slice] = {}
+    start = 0
+    for name, size in sizes:
+        layout[name] = slice(start, start + size)
+        start += size
+    return layout, start
+
+
 class ChainEncoder:
     """Keeps the world vector and gathers each seat's observation row from it."""
 
@@ -61,12 +71,7 @@ class ChainEncoder:
             ("phase", flags),
             *rules.extra_features,
         ]
-        self.layout: dict[str, slice] = {}
-        start = 0
-        for name, size in sizes:
-            self.layout[name] = slice(start, start + size)
-            start += size
-        self.size = start
+        self.layout, self.size = block_layout(sizes)
         # The world vector's blocks, in absolute seat order.
         at = 0
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from domino_env.engine.line import CLOSED, EAST, NORTH, OPEN, SOUTH, WEST
 from domino_env.engine.state import DRAW, LAY, PASS, SCORE, State
 from domino_env.tiles import format_tile, iter_bits
@@ -64,6 +66,19 @@ def event_text(rules: ChainRules, event: tuple, agent_names: list[str]) -> str |
     return None
 
 
+def players_text(state: Any, agent_names: list[str], hands: list[str], recent: list[str | None]) -> list[str]:
+    """A line per player with its hand (the one to move starred), the boneyard, the last events."""
+    out = []
+    for seat, tiles in enumerate(hands):
+        marker = "*" if seat == state.current and not state.round_over else " "
+        out.append(f"{marker} {agent_names[seat]}: {tiles}")
+    out.append(f"  boneyard: {len(state.stock)} tiles")
+    said = [text for text in recent if text]
+    if said:
+        out.append("  last: " + "; ".join(said))
+    return out
+
+
 def render_text(
     rules: ChainRules, state: State, agent_names: list[str], hands_of: list[int] | None = None
 ) -> str:
@@ -75,17 +90,15 @@ def render_text(
     out = [f"{rules.name} - round {state.round_index + 1} - scores {scores}"]
     out += line_text(rules, state)
     shown = range(n) if hands_of is None else hands_of
-    for seat in range(n):
-        marker = "*" if seat == state.current and not state.round_over else " "
-        if seat in shown:
-            tiles = " ".join(format_tile(rules.tile_set.tiles[t]) for t in iter_bits(state.hands[seat]))
-        else:
-            tiles = f"{state.hands[seat].bit_count()} tiles"
-        out.append(f"{marker} {agent_names[seat]}: {tiles}")
-    out.append(f"  boneyard: {len(state.stock)} tiles")
-    recent = [t for t in (event_text(rules, e, agent_names) for e in state.events[-6:]) if t]
-    if recent:
-        out.append("  last: " + "; ".join(recent))
+    hands = [
+        " ".join(format_tile(rules.tile_set.tiles[t]) for t in iter_bits(hand))
+        if seat in shown
+        else f"{hand.bit_count()} tiles"
+        for seat, hand in enumerate(state.hands)
+    ]
+    out += players_text(
+        state, agent_names, hands, [event_text(rules, e, agent_names) for e in state.events[-6:]]
+    )
     if state.round_over and state.result is not None:
         r = state.result
         how = "blocked" if r.blocked else "domino"

@@ -230,7 +230,7 @@ class SingleAgentEnv(gym.Env[np.ndarray, np.int64]):
             mask[aec.game.legal] = True
         return mask
 
-    def render(self) -> str | None:
+    def render(self) -> str | np.ndarray | None:
         return self.aec.render()
 
     def close(self) -> None:

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 import pytest
 from pettingzoo.test import api_test, render_test, seed_test
-from variant_configs import configs
+from variant_configs import GRID_VARIANTS, configs, table_mask
 
 import domino_env
 from domino_env.env import DominoEnv
@@ -28,6 +28,10 @@ VARIANT_NAMES = sorted(domino_env.VARIANTS)
 DOCUMENTED_LAYOUT = ("hand", "table", "ends", "hand_sizes", "boneyard", "voids", "scores", "phase")
 LEGAL_MOVE_KEYS = {"action", "kind", "tile", "arm", "end_value", "face_down"}
 PUBLIC_KEYS = {"scores", "ends", "hand_sizes", "boneyard_size", "round", "leader"}
+# The grid game (3D dominoes) documents its own (domino_env/grid_observation.py, grid_env.py).
+GRID_LAYOUT = ("height", "values", "hand", "table", "hand_sizes", "boneyard", "scores")
+GRID_MOVE_KEYS = {"action", "kind", "tile", "cells", "values", "level", "scores"}
+GRID_PUBLIC_KEYS = {"scores", "heights", "top_values", "hand_sizes", "boneyard_size", "round", "leader"}
 
 
 def variants(fn):
@@ -66,7 +70,7 @@ def play_to_table(env, steps: int, rnd: random.Random) -> None:
     """``steps`` random moves, then more until a tile is on the table (past an arrange phase, or a
     round that ended and was dealt anew) or the episode is over."""
     play_random(env, steps, rnd)
-    while not env.unwrapped.game.line.count and play_random(env, 1, rnd):
+    while not table_mask(env) and play_random(env, 1, rnd):
         pass
 
 
@@ -115,10 +119,15 @@ def tile_names(name: str) -> list[str]:
 
 
 def full_deal(name: str, n: int, order: list[str], leader: int | None = 0) -> dict[str, Any]:
-    """Hands dealt in order from ``order``, the rest the boneyard."""
+    """Hands dealt in order from ``order``, the rest the boneyard (in 3D dominoes, the first
+    of the rest is the start tile, small half on the left, so that the table is fixed too)."""
     size = rules_of(name, n).hand_size
     hands = [order[i * size : (i + 1) * size] for i in range(n)]
     deal: dict[str, Any] = {"hands": hands, "boneyard": order[n * size :]}
+    if name in GRID_VARIANTS:
+        ts = domino_env.VARIANTS[name].tile_set
+        deal["start"] = ts.tiles[ts.id_of(order[n * size])]
+        deal["boneyard"] = order[n * size + 1 :]
     if leader is not None:
         deal["leader"] = leader
     return deal
@@ -169,6 +178,17 @@ def test_variant_module(name):
 def documented_sizes(rules) -> dict[str, int]:
     ts = rules.tile_set
     n, values = rules.num_players, ts.num_values
+    if rules.name in GRID_VARIANTS:
+        cells = rules.board_size**2
+        return {
+            "height": cells,
+            "values": values * cells,
+            "hand": ts.size,
+            "table": ts.size,
+            "hand_sizes": n - 1,
+            "boneyard": 1,
+            "scores": n,
+        }
     return {
         "hand": ts.size,
         "table": ts.size,
@@ -224,7 +244,7 @@ def test_observation_layout_tiles_the_vector(name, n, teams):
     for part, width in documented_sizes(u.rules).items():
         assert part in layout, part
         assert layout[part].stop - layout[part].start == width, part
-    assert set(DOCUMENTED_LAYOUT) <= set(layout)
+    assert set(GRID_LAYOUT if name in GRID_VARIANTS else DOCUMENTED_LAYOUT) <= set(layout)
     # the layout is a copy: editing it does not corrupt the env
     layout.clear()
     assert u.observation_layout
@@ -241,7 +261,7 @@ def test_observation_hand_and_table_slices(name, n, teams):
         obs = env.observe(agent)["observation"]
         known = u.rules.known_hand(u.game, seat)  # the whole hand, except where Blind hides tiles
         hand = [t for t in range(u.rules.tile_set.size) if known >> t & 1]
-        table = [t for t in range(u.rules.tile_set.size) if u.game.line.played >> t & 1]
+        table = [t for t in range(u.rules.tile_set.size) if table_mask(env) >> t & 1]
         assert list(np.flatnonzero(obs[layout["hand"]])) == hand
         assert list(np.flatnonzero(obs[layout["table"]])) == table
 
@@ -251,16 +271,22 @@ def test_observation_hides_other_hands(name, n, teams):
     """A seat's first observation depends on its own hand only, not on how the others were dealt."""
     tiles = tile_names(name)
     size = rules_of(name, n, teams).hand_size
+    grid = name in GRID_VARIANTS
     for seat in range(n):
-        for leader in (seat, (seat + 1) % n):
+        # 3D dominoes: the start tile is public (keep it, and make it one the seat's hand can
+        # touch), and a leader who cannot lay draws, showing it: look only at the seat leading
+        for leader in (seat,) if grid else (seat, (seat + 1) % n):
             base = tiles[:]
             random.Random(seat).shuffle(base)
             own, rest = base[:size], base[size:]
+            start = next(t for t in rest if set(t.split("-")) & set(own[0].split("-")))
             seen = []
             for arrangement in range(3):
-                others = rest[:]
+                others = [t for t in rest if t != start] if grid else rest[:]
                 random.Random(100 + arrangement).shuffle(others)
                 order = others[: seat * size] + own + others[seat * size :]
+                if grid:
+                    order.insert(n * size, start)
                 env = make(name, n, teams)
                 env.reset(seed=arrangement, options={"deal": full_deal(name, n, order, leader)})
                 assert env.agent_selection == f"player_{leader}"
@@ -286,10 +312,13 @@ def test_observation_is_seat_relative(name, n, teams):
     env = make(name, n, teams)
     env.reset(options={"deal": full_deal(name, n, tile_names(name), leader=0)})
     u = env.unwrapped
-    while not u.game.line.count:  # past an arrange phase (Blind blitz), seat 0 leads: one tile fewer
+    if name in GRID_VARIANTS:  # the start tile is down; seat 0 lays, then refills to hand_size
+        env.step(legal(env)[0])
+    while not table_mask(env):  # past an arrange phase (Blind blitz), seat 0 leads: one tile fewer
         env.step(legal(env)[0])  # (the next seat may have drawn)
     counts = [h.bit_count() for h in u.game.hands]
-    assert counts[0] == u.rules.hand_size - 1
+    if name not in GRID_VARIANTS:
+        assert counts[0] == u.rules.hand_size - 1
     sizes = u.observation_layout["hand_sizes"]
     for seat in range(n):
         obs = env.observe(f"player_{seat}")["observation"][sizes]
@@ -442,6 +471,22 @@ def _bad_deals(name: str, n: int) -> list[tuple[str, Any, str]]:
     hands_none = [None] * n
     max_pip = domino_env.VARIANTS[name].tile_set.max_pip
     unknown = f"{max_pip + 1}-{max_pip + 1}"
+    if name in GRID_VARIANTS:  # no opening tile from a hand: the start tile comes from the bazaar
+        first_tile: list[tuple[str, Any, str]] = [
+            ("start tile also in a hand", {"hands": [h0, h1, *hands_none[2:]], "start": h0[0]}, h0[0]),
+            ("start tile also in the boneyard", {"boneyard": [h0[0]], "start": h0[0]}, "boneyard"),
+            ("unreadable start tile", {"start": "six"}, "six"),
+            ("an opening instead of a start", {"leader": 0, "opening": h0[0]}, "start"),
+        ]
+    else:
+        first_tile = [
+            (
+                "leader without opening tile",
+                {"hands": [h0, h1, *hands_none[2:]], "leader": 1, "opening": h0[0]},
+                h0[0],
+            ),
+            ("opening in boneyard", {"boneyard": [h0[0]], "leader": 0, "opening": h0[0]}, "boneyard"),
+        ]
     return [
         ("unknown tile", {"hands": [[(max_pip + 1, max_pip + 1), *h0[1:]], *hands_none[1:]]}, unknown),
         ("unknown tile in boneyard", {"boneyard": [unknown]}, unknown),
@@ -456,12 +501,7 @@ def _bad_deals(name: str, n: int) -> list[tuple[str, Any, str]]:
         ("short hand", {"hands": [h0[:-1], *hands_none[1:]]}, str(size - 1)),
         ("long hand", {"hands": [[*h0, h1[0]], *hands_none[1:]]}, str(size + 1)),
         ("wrong number of hands", {"hands": [h0]}, "hands"),
-        (
-            "leader without opening tile",
-            {"hands": [h0, h1, *hands_none[2:]], "leader": 1, "opening": h0[0]},
-            h0[0],
-        ),
-        ("opening in boneyard", {"boneyard": [h0[0]], "leader": 0, "opening": h0[0]}, "boneyard"),
+        *first_tile,
         ("leader too big", {"leader": n}, "leader"),
         ("negative leader", {"leader": -1}, "leader"),
         ("leader as text", {"leader": "0"}, "leader"),
@@ -536,13 +576,15 @@ def test_tile_spellings_are_equivalent(name):
     # the fixed hands are the ones given, and the boneyard's first listed tile is drawn first
     size = rules_of(name, n).hand_size
     game = make(name, n)
-    game.reset(options={"deal": full_deal(name, n, spellings[0], leader=1)})
+    deal = full_deal(name, n, spellings[0], leader=1)
+    game.reset(options={"deal": deal})
     g = game.unwrapped.game
     for seat in range(n):
         assert g.hands[seat] == sum(1 << t for t in order[seat * size : (seat + 1) * size])
-    assert sorted(g.stock) == sorted(order[n * size :])
-    if n * size < len(order):  # Cross deals every tile: no boneyard
-        assert g.stock[-1] == order[n * size]
+    boneyard = [domino_env.VARIANTS[name].tile_set.id_of(t) for t in deal["boneyard"]]
+    assert sorted(g.stock) == sorted(boneyard)
+    if boneyard:  # Cross deals every tile: no boneyard
+        assert g.stock[-1] == boneyard[0]
 
 
 @variants
@@ -550,6 +592,12 @@ def test_leader_and_opening(name):
     n = domino_env.VARIANTS[name].player_counts[-1]
     for leader in range(n):
         env = make(name, n)
+        if name in GRID_VARIANTS:  # the first tile is the start tile, laid before anyone moves
+            env.reset(seed=leader, options={"deal": {"leader": leader, "start": "2-5"}})
+            assert env.agent_selection == f"player_{leader}"
+            assert env.unwrapped.public_state()["table"] == [(2, 5)]
+            assert env.unwrapped.public_state()["leader"] == leader
+            continue
         env.reset(seed=leader, options={"deal": {"leader": leader, "opening": "2-5"}})
         assert env.agent_selection == f"player_{leader}"
         moves = env.unwrapped.legal_moves()
@@ -569,6 +617,15 @@ def test_deals_fix_successive_rounds(name):
     random.Random(1).shuffle(first)
     random.Random(2).shuffle(second)
     deals = [full_deal(name, n, first, leader=0), full_deal(name, n, second, leader=1)]
+    if name in GRID_VARIANTS:  # 3D dominoes is one game: a second deal is refused, not ignored
+        env = make(name, n)
+        with pytest.raises(ValueError, match="single game"):
+            env.reset(seed=0, options={"deals": deals})
+        env.reset(seed=0, options={"deals": deals[:1]})
+        assert env.unwrapped.game.hands[0] == sum(
+            1 << domino_env.VARIANTS[name].tile_set.id_of(t) for t in first[:4]
+        )
+        return
     for seed in range(20):
         env = make(name, n)
         env.reset(seed=seed, options={"deals": deals})
@@ -609,6 +666,10 @@ def test_legal_moves_match_mask(name, n, teams):
         assert sorted(actions) == legal(env)
         assert len(set(actions)) == len(actions)
         hand = u.game.hands[u.game.current]
+        if name in GRID_VARIANTS:
+            check_grid_moves(u, moves, hand)
+            play_random(env, 1, rnd)
+            continue
         ends = u.public_state()["ends"]
         for move in moves:
             assert set(move) == LEGAL_MOVE_KEYS
@@ -628,6 +689,26 @@ def test_legal_moves_match_mask(name, n, teams):
         play_random(env, 1, rnd)
 
 
+def check_grid_moves(u, moves: list[dict[str, Any]], hand: int) -> None:
+    """3D dominoes: each legal move lays a tile in hand, oriented, on two neighbouring cells of
+    the board at equal height, and scores 0 or 1 (on top: always 1)."""
+    size = u.rules.board_size
+    heights = u.public_state()["heights"]
+    for move in moves:
+        assert set(move) == GRID_MOVE_KEYS
+        a, b = move["tile"]
+        assert a <= b
+        assert hand >> u.rules.tile_set.id_of((a, b)) & 1
+        assert sorted(move["values"]) == [a, b]
+        (r1, c1), (r2, c2) = move["cells"]
+        assert (r2 - r1, c2 - c1) in ((0, 1), (1, 0))
+        assert 0 <= r1 <= r2 < size and 0 <= c1 <= c2 < size
+        assert heights[r1][c1] == heights[r2][c2] == move["level"] - 1
+        assert move["scores"] in (0, 1)
+        if move["level"] > 1:
+            assert move["scores"] == 1
+
+
 @configs
 def test_describe_action(name, n, teams):
     env = make(name, n, teams)
@@ -638,7 +719,7 @@ def test_describe_action(name, n, teams):
     for a in range(num):
         for spelled in (a, np.int64(a)):
             move = u.describe_action(spelled)
-            assert set(move) == LEGAL_MOVE_KEYS
+            assert set(move) == (GRID_MOVE_KEYS if name in GRID_VARIANTS else LEGAL_MOVE_KEYS)
             assert move["action"] == a
             if move["tile"] is not None:
                 assert move["tile"][0] <= move["tile"][1]
@@ -653,13 +734,22 @@ def test_public_state(name, n, teams):
     env.reset(seed=9)
     u = env.unwrapped
     ps = u.public_state()
-    assert set(ps) >= PUBLIC_KEYS
     size = u.rules.hand_size
     assert ps["round"] == 0
+    assert len(ps["scores"]) == n
+    if name in GRID_VARIANTS:  # the start tile is down; the board as lists of lists
+        assert set(ps) >= GRID_PUBLIC_KEYS
+        assert ps["boneyard_size"] == u.rules.tile_set.size - n * size - 1
+        assert sum(map(sum, ps["heights"])) == 2
+        assert sum(v is not None for row in ps["top_values"] for v in row) == 2
+        assert len(ps["table"]) == 1
+        if ps["hand_sizes"] == [size] * n:  # (the leader may have drawn)
+            assert ps["scores"] == [0] * n
+        return
+    assert set(ps) >= PUBLIC_KEYS
     assert ps["hand_sizes"] == [size] * n
     assert ps["boneyard_size"] == u.rules.tile_set.size - n * size
     assert ps["ends"] == []
-    assert len(ps["scores"]) == n
     assert ps["scores"] == [0] * n
     assert env.agent_selection == f"player_{ps['leader']}"
     play_to_table(env, 5, random.Random(1))
@@ -684,6 +774,14 @@ def test_render_ansi_shows_table(name, n, teams):
     assert isinstance(text, str)
     g = env.unwrapped.game
     ts = env.unwrapped.rules.tile_set
+    if name in GRID_VARIANTS:  # a grid, row by row: each occupied cell's value is in its row
+        heights, values = g.grid.height, g.grid.value
+        lines = {line[:5]: line[5:] for line in text.splitlines()}
+        size = env.unwrapped.rules.board_size
+        for cell in range(size * size):
+            if heights[cell]:
+                assert str(values[cell]) in lines[f"{cell // size:>4} "], (cell, text)
+        return
     table = [ts.tiles[t] for t in range(ts.size) if g.line.played >> t & 1]
     assert table
     for a, b in table:

@@ -1,4 +1,4 @@
-"""What every chain variant shares: options, action table, deals, the turn loop, ranking.
+"""What every chain variant shares: options, action table, deals, the turn loop, round ends.
 
 A variant subclasses :class:`ChainRules` and fills in only what makes it different: its
 tile set and slots, who opens a round, what a laid tile scores, how a round is scored and
@@ -14,10 +14,10 @@ from typing import Any, ClassVar
 import numpy as np
 
 from domino_env.engine.line import SPINNER_SLOT_NAMES, Line, Spinner
-from domino_env.engine.state import DEAL, DRAW, LAY, PASS, ROUND_END, SCORE, RoundResult, State
-from domino_env.tiles import DOUBLE_SIX, TileSet, format_tile, iter_bits, mask_of
+from domino_env.engine.state import DEAL, DRAW, LAY, PASS, ROUND_END, RoundResult, State
+from domino_env.tiles import format_tile, iter_bits, mask_of
+from domino_env.variants.table import PLAY, TableRules
 
-PLAY = "play"
 STOP = "stop"
 
 
@@ -31,13 +31,9 @@ class DealSpec:
     opening: int | None
 
 
-class ChainRules:
+class ChainRules(TableRules):
     """Rules of a line-of-play game; subclasses set the class attributes and hooks."""
 
-    name: ClassVar[str] = ""
-    tile_set: ClassVar[TileSet] = DOUBLE_SIX
-    player_counts: ClassVar[tuple[int, ...]] = (2, 3, 4)
-    teams_allowed: ClassVar[bool] = True
     num_slots: ClassVar[int] = 2
     spinner: ClassVar[Spinner] = Spinner.NONE
     face_down_doubles: ClassVar[bool] = False
@@ -46,31 +42,12 @@ class ChainRules:
     # Variant-specific observation blocks (name, size), appended after the common layout and
     # written by ``encode_extra``; ``encoder_class`` replaces the encoder entirely (None: ChainEncoder).
     extra_features: tuple[tuple[str, int], ...] = ()  # an instance may size them by num_players
-    # Extra blocks whose entry k describes play action k: a policy may feed them straight to
-    # its action scores (training's ``network.action_blocks``).
-    action_blocks: ClassVar[tuple[str, ...]] = ()
-    encoder_class: ClassVar[type | None] = None
-    hand_size: int = 7
-    match_target: int = 101
-    lower_score_wins: ClassVar[bool] = True  # penalty scores (Classic) vs points (All Fives)
     draws: bool = True
+    action_kind: list[str]  # lists here: variants extend the table (Blind blitz's arrange actions)
+    action_tile: list[int]
 
     def __init__(self, num_players: int = 2, teams: bool = False) -> None:
-        if num_players not in self.player_counts:
-            raise ValueError(
-                f"{self.name} is played by {', '.join(map(str, self.player_counts))} players, "
-                f"not {num_players!r}"
-            )
-        if teams and not (self.teams_allowed and num_players == 4):
-            allowed = "only with num_players=4" if self.teams_allowed else "never (individual game)"
-            raise ValueError(f"{self.name}: teams=True is allowed {allowed}")
-        self.num_players = num_players
-        self.teams = bool(teams)
-        self.side_of = [seat % 2 for seat in range(num_players)] if teams else list(range(num_players))
-        self.num_sides = 2 if teams else num_players
-        self.members = [
-            [s for s in range(num_players) if self.side_of[s] == side] for side in range(self.num_sides)
-        ]
+        super().__init__(num_players, teams)
         self._tile_ids = list(range(self.tile_set.size))
         self._build_action_table()
         # Hooks a variant leaves as the no-ops below are skipped on the hot path (a call per tile).
@@ -78,7 +55,6 @@ class ChainRules:
         self._scores_lays = cls.after_lay is not ChainRules.after_lay
         self._multi_tile = cls.turn_continues is not ChainRules.turn_continues
         self._skips_seats = cls.next_seat is not ChainRules.next_seat
-        self._following = [(seat + 1) % num_players for seat in range(num_players)]
         self._flags_continuing = len(self.phases) > 1
         # Without a ``stop`` action the default legal_actions adds nothing to the placements.
         self._adds_stop = self._stop >= 0 or cls.legal_actions is not ChainRules.legal_actions
@@ -149,22 +125,7 @@ class ChainRules:
                 ids.append(t)
             return tuple(ids)
 
-        hands_in = deal.get("hands")
-        hands: list[tuple[int, ...] | None] = [None] * n
-        if hands_in is not None:
-            if not isinstance(hands_in, Sequence) or len(hands_in) != n:
-                raise ValueError(
-                    f"deal['hands'] must list {n} hands (None for a random one), got {hands_in!r}"
-                )
-            for seat, hand in enumerate(hands_in):
-                if hand is None:
-                    continue
-                ids = read(hand, f"hand {seat}")
-                if len(ids) != self.hand_size:
-                    raise ValueError(
-                        f"hand {seat} has {len(ids)} tiles; {self.name} deals {self.hand_size} per player"
-                    )
-                hands[seat] = ids
+        hands = self.read_hands(deal.get("hands"), read)
         boneyard = None
         if deal.get("boneyard") is not None:
             boneyard = read(deal["boneyard"], "the boneyard")
@@ -393,11 +354,6 @@ class ChainRules:
 
     # --- scoring ------------------------------------------------------------------------------
 
-    def add_score(self, state: State, side: int, points: int, reason: str) -> None:
-        if points:
-            state.scores[side] += points
-            state.events.append((SCORE, side, points, reason))
-
     def side_pips(self, pips: list[int]) -> list[int]:
         """Pips per side: a team's are its two hands."""
         if not self.teams:
@@ -449,31 +405,12 @@ class ChainRules:
 
     # --- ranking ------------------------------------------------------------------------------
 
-    def match_keys(self, state: State) -> list[Any]:
-        """Per side, a key where larger is better, for the match outcome."""
-        return [-s if self.lower_score_wins else s for s in state.scores]
-
     def round_keys(self, state: State) -> list[Any]:
         """Per side, a key where larger is better: the round's winner first, then by score change."""
         assert state.result is not None
         win_side = None if state.result.winner is None else self.side_of[state.result.winner]
         sign = -1 if self.lower_score_wins else 1
         return [(side == win_side, sign * change) for side, change in enumerate(state.result.score_change)]
-
-    def outcome(self, keys: list[Any]) -> list[float]:
-        """Outcome reward per side: rank k of n gets 1 - 2(k-1)/(n-1); ties share the mean rank."""
-        n = len(keys)
-        rewards = []
-        for key in keys:
-            better = tied = 0  # plain loops: generator sums cost twice as much
-            for other in keys:
-                if other > key:
-                    better += 1
-                elif other == key:
-                    tied += 1
-            rank = better + (tied + 1) / 2
-            rewards.append(1.0 - 2.0 * (rank - 1) / (n - 1))
-        return rewards
 
     # --- baseline hooks ---------------------------------------------------------------------
 
@@ -489,24 +426,7 @@ class ChainRules:
             traits[action] = (ts.pips[tile] / heaviest, ts.is_double[tile], self.action_face_down[action])
         return traits
 
-    def greedy_key(self, state: State, action: int) -> tuple[int, ...]:
-        """How a greedy player rates a legal action: points it scores now, then tile pips."""
-        tile = self.action_tile[action]
-        return (self.immediate_points(state, action), self.tile_set.pips[tile] if tile >= 0 else -1)
-
-    def immediate_points(self, state: State, action: int) -> int:
-        """Hook: points the action scores at once (All Fives' count); 0 by default."""
-        return 0
-
     # --- observation hooks --------------------------------------------------------------------
-
-    def known_hands(self, state: State) -> list[int]:
-        """Hook: per seat, the tiles of its own hand it can name (all of them; Blind hides some)."""
-        return state.hands
-
-    def known_hand(self, state: State, seat: int) -> int:
-        """The tiles of its own hand ``seat`` can name."""
-        return self.known_hands(state)[seat]
 
     def phase_flags(self, state: State) -> tuple[bool, ...]:
         """One flag per name in ``phases`` for the seat to move: ``lead`` (the table is empty),

@@ -1,0 +1,75 @@
+"""3D dominoes as a PettingZoo AEC environment: :class:`~domino_env.env.DominoEnv` on a grid.
+
+The generic environment does the RL interface (spaces, masks, rewards, episodes); this
+subclass says what an action means on the grid, what the table shows, and draws it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
+import numpy as np
+
+from domino_env.env import DominoEnv
+from domino_env.grid_render import render_rgb, render_text
+from domino_env.tiles import format_tile
+from domino_env.variants.domino3d import Domino3DRules
+
+
+class Domino3DEnv(DominoEnv[Domino3DRules]):
+    """3D dominoes; options as :class:`DominoEnv`, plus ``render_mode="rgb_array"``."""
+
+    render_modes: ClassVar[tuple[str, ...]] = ("human", "ansi", "rgb_array")
+
+    def _read_options(self, options: Mapping[str, Any] | None) -> list[Any]:
+        deals = super()._read_options(options)
+        if len(deals) > 1:
+            raise ValueError(
+                f"domino3d is a single game (no rounds): options['deals'] lists {len(deals)} deals; "
+                "give one (or options['deal'])"
+            )
+        return deals
+
+    def _describe(self, action: int) -> dict[str, Any]:
+        """``tile``, ``cells`` ((r1, c1), (r2, c2)), ``values`` laid on them, ``level`` it would
+        lie on (None: off the board or uneven) and ``scores`` (points it earns; None where the
+        rules forbid it whoever holds the tile)."""
+        return self.rules.describe(self.game, action)
+
+    def _action_text(self, action: Any) -> str:
+        try:
+            move = self.describe_action(action)
+        except ValueError:
+            return repr(action)
+        (r1, c1), (r2, c2) = move["cells"]
+        x, y = move["values"]
+        return f"{format_tile(move['tile'])} as {x} on ({r1},{c1}), {y} on ({r2},{c2})"
+
+    def public_state(self) -> dict[str, Any]:
+        """What everyone at the table can see, in plain Python types (``hands`` with ``open_hands``)."""
+        game, rules = self.game, self.rules
+        grid = game.grid
+        state: dict[str, Any] = {
+            "variant": rules.name,
+            "round": 0,
+            "leader": game.leader,
+            "current_player": game.current,
+            "scores": list(game.scores),
+            "heights": grid.rows(grid.height),
+            "top_values": [[v if v >= 0 else None for v in row] for row in grid.rows(grid.value)],
+            "table": [rules.tile_set.tiles[rules.kind_of[tile]] for *_, tile in grid.placed],
+            "hand_sizes": [game.hand_size(s) for s in range(rules.num_players)],
+            "boneyard_size": len(game.stock),
+            "round_over": game.round_over,
+            "match_over": game.match_over,
+        }
+        if rules.open_hands:
+            state["hands"] = [rules.kinds_in(hand) for hand in game.hands]
+        return state
+
+    def _render_text(self) -> str:
+        return render_text(self.rules, self.game, self.possible_agents)
+
+    def _render_rgb(self) -> np.ndarray:
+        return render_rgb(self.rules, self.game)

@@ -1,0 +1,166 @@
+"""What every domino game shares, whatever its table: seats and sides, scores, the ranking.
+
+:class:`TableRules` is the interface :class:`~domino_env.env.DominoEnv` drives - options,
+deals, one match's state, applying an action, ranking the sides - and the little code that
+is the same for a line of play (:class:`~domino_env.variants.base.ChainRules`) and a grid
+(:class:`~domino_env.variants.domino3d.Domino3DRules`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, ClassVar
+
+import numpy as np
+
+from domino_env.engine.state import SCORE
+from domino_env.tiles import DOUBLE_SIX, TileSet
+
+PLAY = "play"  # the kind of an action that lays a tile
+
+
+class TableRules:
+    """Seats, sides and ranking; a game's rules subclass it and implement the lifecycle."""
+
+    name: ClassVar[str] = ""
+    tile_set: ClassVar[TileSet] = DOUBLE_SIX  # the kinds of tile (ids, pips) actions and deals name
+    player_counts: ClassVar[tuple[int, ...]] = (2, 3, 4)
+    teams_allowed: ClassVar[bool] = True
+    # Extra blocks whose entry k describes play action k: a policy may feed them straight to
+    # its action scores (training's ``network.action_blocks``).
+    action_blocks: ClassVar[tuple[str, ...]] = ()
+    # The class of the observation encoder (None: the chain games' ChainEncoder).
+    encoder_class: ClassVar[type | None] = None
+    hand_size: int = 7
+    match_target: int = 101  # also the scale of ``reward="points"`` and of the scores block
+    lower_score_wins: ClassVar[bool] = True  # penalty scores (Classic) vs points (All Fives)
+
+    # The action table, filled by the subclass: how many, and each action's kind and tile id.
+    num_actions: int
+    action_kind: Sequence[str]
+    action_tile: Sequence[int]  # -1 for actions without a tile
+
+    def __init__(self, num_players: int = 2, teams: bool = False) -> None:
+        if num_players not in self.player_counts:
+            raise ValueError(
+                f"{self.name} is played by {', '.join(map(str, self.player_counts))} players, "
+                f"not {num_players!r}"
+            )
+        if teams and not (self.teams_allowed and num_players == 4):
+            allowed = "only with num_players=4" if self.teams_allowed else "never (individual game)"
+            raise ValueError(f"{self.name}: teams=True is allowed {allowed}")
+        self.num_players = num_players
+        self.teams = bool(teams)
+        self.side_of = [seat % 2 for seat in range(num_players)] if teams else list(range(num_players))
+        self.num_sides = 2 if teams else num_players
+        self.members = [
+            [s for s in range(num_players) if self.side_of[s] == side] for side in range(self.num_sides)
+        ]
+        self._following = [(seat + 1) % num_players for seat in range(num_players)]
+
+    @property
+    def observation_high(self) -> float:
+        """The largest value an observation entry can take (the Box's upper bound)."""
+        return float(self.tile_set.size)
+
+    # --- the lifecycle the environment drives (each game implements it) ---------------------
+
+    def parse_deal(self, deal: Mapping[str, Any]) -> Any:
+        """Validate a fixed deal (reset option ``deal``); raise ValueError saying what is wrong."""
+        raise NotImplementedError
+
+    def new_match(self, rng: np.random.Generator, deals: Sequence[Any] = ()) -> Any:
+        """A new match's state, run to the first decision (``state.legal`` filled)."""
+        raise NotImplementedError
+
+    def start_round(self, state: Any) -> None:
+        """Deal the next round of a match whose round is over."""
+        raise NotImplementedError
+
+    def apply(self, state: Any, action: int) -> None:
+        """Apply a legal action of ``state.current`` and run forced moves to the next decision."""
+        raise NotImplementedError
+
+    def round_keys(self, state: Any) -> list[Any]:
+        """Per side, a key where larger is better, for the outcome of one round."""
+        raise NotImplementedError
+
+    def read_hands(
+        self, hands_in: Any, read: Callable[[Any, str], tuple[int, ...]]
+    ) -> list[tuple[int, ...] | None]:
+        """A deal's ``hands``: one list of ``hand_size`` tiles per seat (read by ``read``), or
+        None for a hand dealt at random; None for all hands at random."""
+        n = self.num_players
+        hands: list[tuple[int, ...] | None] = [None] * n
+        if hands_in is None:
+            return hands
+        if isinstance(hands_in, (str, bytes)) or not isinstance(hands_in, Sequence) or len(hands_in) != n:
+            raise ValueError(f"deal['hands'] must list {n} hands (None for a random one), got {hands_in!r}")
+        for seat, hand in enumerate(hands_in):
+            if hand is None:
+                continue
+            ids = read(hand, f"hand {seat}")
+            if len(ids) != self.hand_size:
+                raise ValueError(
+                    f"hand {seat} has {len(ids)} tiles; {self.name} deals {self.hand_size} per player"
+                )
+            hands[seat] = ids
+        return hands
+
+    # --- scores and ranking -----------------------------------------------------------------
+
+    def add_score(self, state: Any, side: int, points: int, reason: str) -> None:
+        if points:
+            state.scores[side] += points
+            state.events.append((SCORE, side, points, reason))
+
+    def match_keys(self, state: Any) -> list[Any]:
+        """Per side, a key where larger is better, for the match outcome."""
+        return [-s if self.lower_score_wins else s for s in state.scores]
+
+    def outcome(self, keys: list[Any]) -> list[float]:
+        """Outcome reward per side: rank k of n gets 1 - 2(k-1)/(n-1); ties share the mean rank."""
+        n = len(keys)
+        rewards = []
+        for key in keys:
+            better = tied = 0  # plain loops: generator sums cost twice as much
+            for other in keys:
+                if other > key:
+                    better += 1
+                elif other == key:
+                    tied += 1
+            rank = better + (tied + 1) / 2
+            rewards.append(1.0 - 2.0 * (rank - 1) / (n - 1))
+        return rewards
+
+    # --- baseline and observation hooks -----------------------------------------------------
+
+    def greedy_key(self, state: Any, action: int) -> tuple[int, ...]:
+        """How a greedy player rates a legal action: points it scores now, then tile pips."""
+        tile = self.action_tile[action]
+        return (self.immediate_points(state, action), self.tile_set.pips[tile] if tile >= 0 else -1)
+
+    def immediate_points(self, state: Any, action: int) -> int:
+        """Hook: points the action scores at once (All Fives' count); 0 by default."""
+        return 0
+
+    def action_traits(self) -> np.ndarray:
+        """(num_actions, 3) facts about each action id for a policy to share what it learns
+        across ids: the laid tile's pips (/ the heaviest), double, face down (never, unless a
+        game overrides this); zero for actions that lay no tile."""
+        traits = np.zeros((self.num_actions, 3), dtype=np.float32)
+        ts = self.tile_set
+        tiles = np.asarray(self.action_tile)
+        lays = tiles >= 0
+        traits[lays, 0] = np.asarray(ts.pips, dtype=np.float32)[tiles[lays]] / max(ts.pips)
+        traits[lays, 1] = np.asarray(ts.is_double, dtype=np.float32)[tiles[lays]]
+        return traits
+
+    def known_hands(self, state: Any) -> list[int]:
+        """Hook: per seat, the tiles of its own hand it can name (all of them; Blind hides some)."""
+        hands: list[int] = state.hands
+        return hands
+
+    def known_hand(self, state: Any, seat: int) -> int:
+        """The tiles of its own hand ``seat`` can name."""
+        return self.known_hands(state)[seat]
