@@ -116,7 +116,7 @@ class DominoMultiAgentEnv(MultiAgentEnv):
         observation = self.env.observe(agent)
         return {OBS: observation["observation"], MASK: observation["action_mask"].astype(np.float32)}
 
-    def render(self) -> str | None:
+    def render(self) -> str | np.ndarray | None:
         return self.env.render()
 
     def close(self) -> None:
