@@ -66,13 +66,21 @@ def grid_text(rules: Domino3DRules, state: GridState) -> list[str]:
     return lines
 
 
-def render_text(rules: Domino3DRules, state: GridState, names: list[str]) -> str:
-    """Scores, the grid, every hand, the bazaar and the last events."""
+def render_text(
+    rules: Domino3DRules, state: GridState, names: list[str], hands_of: list[int] | None = None
+) -> str:
+    """Scores, the grid, the hands (all, or only ``hands_of``), the bazaar and the last events."""
     scores = ", ".join(f"{names[s]}: {score}" for s, score in enumerate(state.scores))
     out = [f"{rules.name} - board {rules.board_size}x{rules.board_size} - points {scores}"]
     out += grid_text(rules, state)
     out.append("  (value, ^height from the second floor; - and | join the halves of a tile)")
-    hands = [" ".join(format_tile(t) for t in rules.kinds_in(hand)) or "no tiles" for hand in state.hands]
+    shown = range(len(state.hands)) if hands_of is None else hands_of
+    hands = [
+        (" ".join(format_tile(t) for t in rules.kinds_in(hand)) or "no tiles")
+        if seat in shown
+        else f"{hand.bit_count()} tiles"
+        for seat, hand in enumerate(state.hands)
+    ]
     out += players_text(state, names, hands, [event_text(rules, e, names) for e in state.events[-6:]])
     if state.round_over and state.result is not None:
         winner = state.result.winner

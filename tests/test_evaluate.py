@@ -187,6 +187,22 @@ def test_play_a_round_from_stdin() -> None:
     assert env.game.round_over
 
 
+def test_play_3d_dominoes_shows_the_grid_and_only_its_own_hand() -> None:
+    env = raw_env("domino3d", num_players=2)
+    stdin, stdout = io.StringIO("1\n" * 80), io.StringIO()
+    assert play(
+        env, 0, evaluate.contestant("greedy").agent(env, 1), "greedy", seed=2, stdin=stdin, stdout=stdout
+    )
+    text = stdout.getvalue()
+    assert "join the halves of a tile" in text  # the grid's legend
+    assert "start tile" in text and "P1 (greedy) lays" in text  # the running commentary
+    first_move = text[text.index("your moves:") :].splitlines()[1]
+    assert first_move.startswith("  1) ") and " on (" in first_move
+    assert "P1 (greedy): 4 tiles" in text  # the opponent's hand stays hidden
+    assert text.rstrip().splitlines()[-1].startswith("match over: you ")
+    assert env.game.round_over
+
+
 def test_play_quits_on_q_or_end_of_input() -> None:
     env = raw_env("all_fives", num_players=2)
     agent = evaluate.contestant("random").agent(env, 0)

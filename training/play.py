@@ -1,7 +1,8 @@
 """A person against agents in the terminal: ``python -m training play --opponent greedy``.
 
-Plain lines in and out (no curses): the layout, your hand and your legal moves numbered;
-type a number, or ``q`` to quit. Tests and scripts drive it by feeding stdin.
+Plain lines in and out (no curses): the layout (the line of play, or 3D dominoes' grid),
+your hand and your legal moves numbered; type a number, or ``q`` to quit. Tests and scripts
+drive it by feeding stdin.
 """
 
 from __future__ import annotations
@@ -9,18 +10,26 @@ from __future__ import annotations
 import sys
 from typing import Any, TextIO
 
+from domino_env import grid_render, render
 from domino_env.agents import Agent
 from domino_env.engine.state import DEAL, ROUND_END
-from domino_env.env import DominoEnv
-from domino_env.render import event_text, render_text
+from domino_env.env import ChainEnv, DominoEnv
 from domino_env.tiles import format_tile, iter_bits
 from domino_env.variants.base import PLAY
 from training.evaluate import seat_outcomes
 
 
 def move_text(move: dict[str, Any]) -> str:
-    """One entry of ``env.legal_moves()`` as a person reads it: ``3-4 on east (end 4)``, ``stop``."""
+    """One entry of ``env.legal_moves()`` as a person reads it: ``3-4 on east (end 4)``, ``stop``,
+    or on a grid ``3-4: 3 on (8,9), 4 on (8,10), floor 2, +1``."""
     tile = "" if move["tile"] is None else format_tile(move["tile"])
+    if "cells" in move:  # 3D dominoes
+        (r1, c1), (r2, c2) = move["cells"]
+        x, y = move["values"]
+        floor = f", floor {move['level']}" if move["level"] > 1 else ""
+        return f"{tile}: {x} on ({r1},{c1}), {y} on ({r2},{c2}){floor}" + (
+            f", +{move['scores']}" if move["scores"] else ""
+        )
     if move["kind"] != PLAY:
         return f"{move['kind']} {tile}".strip()
     if move["arm"] == "lead":
@@ -59,7 +68,7 @@ class EventFeed:
                 who = "no winner" if winner < 0 else f"{self.names[winner]} wins"
                 out.append(f"round over ({'blocked' if blocked else 'domino'}): {who}")
             else:
-                text = event_text(self.env.rules, event, self.names)
+                text = table_module(self.env).event_text(self.env.rules, event, self.names)
                 if text:
                     out.append(text)
         return out
@@ -83,13 +92,23 @@ def ask(count: int, stdin: TextIO, stdout: TextIO) -> int | None:
         stdout.write(f"{line.strip()!r} is not one of the moves: type a number from 1 to {count}, or q\n")
 
 
+def table_module(env: DominoEnv) -> Any:
+    """The text functions (``render_text``, ``event_text``) of the env's kind of table."""
+    return render if isinstance(env, ChainEnv) else grid_render
+
+
 def board_text(env: DominoEnv, seat: int, names: list[str]) -> str:
-    """The table as ``seat`` sees it: only tiles of its own hand that it can name (blind variants);
-    without the renderer's recent-events line, which the running commentary already gave."""
+    """The table as ``seat`` sees it: only tiles of its own hand that it can name (blind variants),
+    others' hands only where they are open; without the renderer's recent-events line, which the
+    running commentary already gave."""
+    if not isinstance(env, ChainEnv):
+        shown = None if env.rules.open_hands else [seat]
+        text = grid_render.render_text(env.rules, env.game, names, hands_of=shown)
+        return "\n".join(line for line in text.splitlines() if not line.startswith("  last: "))
     rules, game = env.rules, env.game
     known = rules.known_hand(game, seat)
     whole = known == game.hands[seat]
-    text = render_text(rules, game, names, hands_of=[seat] if whole else [])
+    text = render.render_text(rules, game, names, hands_of=[seat] if whole else [])
     lines = [line for line in text.splitlines() if not line.startswith("  last: ")]
     if not whole:
         tiles = " ".join(format_tile(rules.tile_set.tiles[t]) for t in iter_bits(known)) or "none"
@@ -152,5 +171,5 @@ def play(
         else:
             env.step(opponent(env, env.observe(agent)))
         say(feed.news())
-    say(["", render_text(env.rules, env.game, names), result_text(env, seat, names)])
+    say(["", table_module(env).render_text(env.rules, env.game, names), result_text(env, seat, names)])
     return True
