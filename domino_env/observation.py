@@ -26,18 +26,13 @@ table, however many seats look at it.
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 
 from domino_env.engine.line import CLOSED, OPEN
 from domino_env.engine.state import DEAL, DRAW, LAY, PASS, SCORE, State
-from domino_env.variants.base import ChainRules
+from domino_env.variants.base import ChainRules, FloatRow
 
 _SLOT_FLAGS = 4  # open, closed, double at the end, live
-
-# A float32 row written through a memoryview (typeshed types memoryview items as int).
-FloatRow = Any
 
 
 def block_layout(sizes: list[tuple[str, int]]) -> tuple[dict[str, slice], int]:
@@ -113,9 +108,9 @@ class ChainEncoder:
 
         self._moving_index = [index(seat, True) for seat in range(n)]
         self._idle_index = [index(seat, False) for seat in range(n)]
-        # Each seat's extra blocks, the numpy view the rules' ``encode_extra`` writes (None: none).
+        # Each seat's extra blocks, the memoryview the rules' ``encode_extra`` writes (None: none).
         self._extra_out = (
-            [self.world[self._extra + seat * extra : self._extra + (seat + 1) * extra] for seat in range(n)]
+            [self._view[self._extra + seat * extra : self._extra + (seat + 1) * extra] for seat in range(n)]
             if extra
             else None
         )

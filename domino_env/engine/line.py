@@ -53,9 +53,10 @@ class _SlotMoves(dict[int, tuple[int, ...]]):
         return moves
 
 
-# Per layout (tile set, slots), shared by its lines: the slot numbers and (slot, its moves).
-# Loops go over these stored sequences: building a range at every call costs more than the loop.
-_LAYOUTS: dict[tuple[TileSet, int], tuple[range, list[tuple[int, _SlotMoves]]]] = {}
+# Per layout (tile set, slots), shared by its lines: the slot numbers, (slot, its moves) and
+# firsts[k], the first k slot numbers (the slots in use: ``used``). Loops go over these stored
+# sequences: building a range at every call costs more than the loop.
+_LAYOUTS: dict[tuple[TileSet, int], tuple[range, list[tuple[int, _SlotMoves]], list[range]]] = {}
 
 
 class Line:
@@ -65,6 +66,7 @@ class Line:
         "arms",
         "count",
         "double_end",
+        "firsts",
         "lead_tile",
         "length",
         "num_slots",
@@ -89,8 +91,9 @@ class Line:
         layout = (tiles, num_slots)
         if layout not in _LAYOUTS:
             slots = range(num_slots)
-            _LAYOUTS[layout] = (slots, [(slot, _SlotMoves(num_slots, slot)) for slot in slots])
-        self.slots, self.slot_moves = _LAYOUTS[layout]
+            firsts = [range(k) for k in range(num_slots + 1)]
+            _LAYOUTS[layout] = (slots, [(slot, _SlotMoves(num_slots, slot)) for slot in slots], firsts)
+        self.slots, self.slot_moves, self.firsts = _LAYOUTS[layout]
         self.reset()
 
     def reset(self) -> None:
@@ -112,7 +115,7 @@ class Line:
         other.tiles = self.tiles
         other.num_slots = self.num_slots
         other.spinner_rule = self.spinner_rule
-        other.slots, other.slot_moves = self.slots, self.slot_moves
+        other.slots, other.slot_moves, other.firsts = self.slots, self.slot_moves, self.firsts
         other.value = self.value[:]
         other.state = self.state[:]
         other.length = self.length[:]
@@ -142,18 +145,19 @@ class Line:
     def open_values_mask(self) -> int:
         """Bitmask over values (bit v) of the values shown by open ends."""
         mask = 0
-        for s in self.slots:
-            if self.state[s] == OPEN:
-                mask |= 1 << self.value[s]
+        state, value = self.state, self.value
+        for s in self.firsts[self.used]:  # slots open in order: the others are unused
+            if state[s] == OPEN:
+                mask |= 1 << value[s]
         return mask
 
     def playable_mask(self) -> int:
         """Tiles (bitmask) that fit at least one open end."""
-        suit = self.tiles.suit_mask
+        suit, state, value = self.tiles.suit_mask, self.state, self.value
         mask = 0
-        for s in self.slots:
-            if self.state[s] == OPEN:
-                mask |= suit[self.value[s]]
+        for s in self.firsts[self.used]:  # slots open in order: the others are unused
+            if state[s] == OPEN:
+                mask |= suit[value[s]]
         return mask
 
     def is_live(self, slot: int) -> bool:

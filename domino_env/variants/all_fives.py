@@ -23,7 +23,7 @@ import numpy as np
 
 from domino_env.engine.line import NORTH, OPEN, SOUTH, Line, Spinner
 from domino_env.engine.state import State
-from domino_env.variants.base import ChainRules, round_to_five
+from domino_env.variants.base import ChainRules, FloatRow, round_to_five
 
 POINTS_SCALE = 1 / 20  # the points_now block: a count of 20 reads 1.0
 
@@ -69,6 +69,7 @@ class AllFivesRules(ChainRules):
         super().__init__(num_players, teams)
         # points_now: for each play action, the points it would score at once (mover only)
         self.extra_features = (("points_now", self.num_play_actions),)
+        self._no_points = np.zeros(self.num_play_actions, dtype=np.float32).data
 
     def opening(self, state: State) -> tuple[int, int]:
         if state.round_index == 0:
@@ -89,9 +90,9 @@ class AllFivesRules(ChainRules):
         total = sum(end_value(line, slot) for slot in range(line.num_slots))
         return points_now(count_after(line, self.action_tile[action], self.action_slot[action], total))
 
-    def encode_extra(self, state: State, seat: int, out: np.ndarray) -> None:
+    def encode_extra(self, state: State, seat: int, out: FloatRow) -> None:
         """What each legal play would score now (scaled), so a policy need not learn the count."""
-        out.fill(0.0)
+        out[:] = self._no_points
         if state.current != seat or state.round_over:
             return
         line = state.line

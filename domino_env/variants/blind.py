@@ -82,7 +82,7 @@ import numpy as np
 
 from domino_env.engine.state import DRAW, PASS, State
 from domino_env.tiles import format_tile, iter_bits
-from domino_env.variants.base import STOP, DealSpec
+from domino_env.variants.base import STOP, DealSpec, FloatRow
 from domino_env.variants.classic import ClassicRules, by_pips
 
 TURN_UP = "turn_up"
@@ -414,9 +414,8 @@ class BlindBlitzRules(ClassicRules):
         )
         return flags if self.arranges else (flags[0], *flags[2:])
 
-    def encode_extra(self, state: State, seat: int, out: np.ndarray) -> None:
-        view: Any = out.data  # item writes through a memoryview are cheaper than numpy's
-        view[:] = self._no_extra
+    def encode_extra(self, state: State, seat: int, out: FloatRow) -> None:
+        out[:] = self._no_extra
         x = state.extra
         rows, opened, hands, seen = x["rows"], x["open"], state.hands, x["seen"]
         size, open_at, unknown_at, scale = self._encode_constants
@@ -426,11 +425,11 @@ class BlindBlitzRules(ClassicRules):
             mask = seen[p] if k else own
             base = k * size
             if opened[p]:
-                view[open_at + k] = 1.0
+                out[open_at + k] = 1.0
                 bits = mask
                 while bits:
                     low = bits & -bits
-                    view[base + low.bit_length() - 1] = 1.0
+                    out[base + low.bit_length() - 1] = 1.0
                     bits ^= low
             elif mask:
                 row = rows[p]
@@ -440,19 +439,19 @@ class BlindBlitzRules(ClassicRules):
                     while bits:
                         low = bits & -bits
                         t = low.bit_length() - 1
-                        view[base + t] = inverse[length - row.index(t)]
+                        out[base + t] = inverse[length - row.index(t)]
                         bits ^= low
                 else:
                     for i, t in enumerate(row, -length):  # i: minus the place counted from the right
                         if mask >> t & 1:
-                            view[base + t] = inverse[-i]
+                            out[base + t] = inverse[-i]
             unknown = hands[p] & ~mask
             if unknown:
-                view[unknown_at + k] = unknown.bit_count() * scale
+                out[unknown_at + k] = unknown.bit_count() * scale
         if x["up"] >= 0 and state.current == seat:
-            view[self._up_at + x["up"]] = 1.0
+            out[self._up_at + x["up"]] = 1.0
         if x["quiet"]:
-            view[self._quiet_at] = x["quiet"] / self.num_players
+            out[self._quiet_at] = x["quiet"] / self.num_players
 
     def public_extra(self, state: State) -> dict[str, Any]:
         x = state.extra

@@ -25,10 +25,9 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-
 from domino_env.engine.line import OPEN, Spinner
 from domino_env.engine.state import State
+from domino_env.variants.base import FloatRow
 from domino_env.variants.classic import ClassicRules
 
 
@@ -62,7 +61,7 @@ class CrossRules(ClassicRules):
         assert state.result is not None
         state.result.next_leader = -1  # the holder of 6-6 in the next deal
 
-    def encode_extra(self, state: State, seat: int, out: np.ndarray) -> None:
+    def encode_extra(self, state: State, seat: int, out: FloatRow) -> None:
         length = state.line.length
         for slot in range(self.num_slots):
             out[slot] = length[slot] > 0

@@ -75,7 +75,7 @@ import numpy as np
 from domino_env.engine.line import OPEN, Line
 from domino_env.engine.state import State
 from domino_env.tiles import DOUBLE_NINE
-from domino_env.variants.base import ChainRules
+from domino_env.variants.base import ChainRules, FloatRow
 
 PLACE = "place"  # ("place", seat, place, how)
 
@@ -116,6 +116,7 @@ class MetroRules(ChainRules):
         # _pair[y][x | y bits]: the id of tile x-y, indexed by the highest value and a value mask.
         self._pair = [{(1 << x) | (1 << y): ts.ids[(x, y)] for x in range(y)} for y in range(ts.num_values)]
         self._opening_doubles = [ts.id_of((v, v)) for v in range(1, ts.num_values)]
+        self._seat_order = [[(seat + k) % n for k in range(n)] for seat in range(n)]  # observer first
 
     @property
     def slot_names(self) -> tuple[str, ...]:
@@ -354,12 +355,11 @@ class MetroRules(ChainRules):
 
     # --- observation ---------------------------------------------------------------------------
 
-    def encode_extra(self, state: State, seat: int, out: np.ndarray) -> None:
+    def encode_extra(self, state: State, seat: int, out: FloatRow) -> None:
         n, ex = self.num_players, state.extra
         places, metros = ex["places"], ex["metros"]
         scale = 1.0 / self.match_target
-        for k in range(n):
-            other = (seat + k) % n
+        for k, other in enumerate(self._seat_order[seat]):
             out[k] = places[other] / n
             out[n + k] = metros[other] * scale
         out[2 * n] = ex["doubles_open"]

@@ -43,11 +43,9 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-
 from domino_env.engine.line import OPEN, Spinner
 from domino_env.engine.state import LAY, State
-from domino_env.variants.base import ChainRules
+from domino_env.variants.base import ChainRules, FloatRow
 from domino_env.variants.classic import by_pips, lowest_opening
 
 OPEN_ABOVE = 12  # round points above this open the score
@@ -162,7 +160,7 @@ class OselRules(ChainRules):
             return (-1, -1, -1)
         return (self.tile_set.is_double[tile], self.tile_set.pips[tile], not self.action_face_down[action])
 
-    def encode_extra(self, state: State, seat: int, out: np.ndarray) -> None:
+    def encode_extra(self, state: State, seat: int, out: FloatRow) -> None:
         """Remembered points / 125, then opened flags, each starting with the observer."""
         n = self.num_players
         remembered, opened = state.extra["remembered"], state.extra["opened"]
