@@ -207,6 +207,7 @@ class BlindBlitzRules(ClassicRules):
             drew=False,
             revealed=False,  # the row turned face up during this turn
             left=0,  # tiles the arranging seat still has to place
+            live_at=-1,  # the line's tile count when an empty bazaar's tiles were last found to fit
         )
 
     def known_hands(self, state: State) -> list[int]:
@@ -292,10 +293,18 @@ class BlindBlitzRules(ClassicRules):
                 return
 
     def _dead(self, state: State) -> bool:
-        """Blocked: the bazaar is empty and no tile anyone holds fits any open end."""
+        """Blocked: the bazaar is empty and no tile anyone holds fits any open end. The test runs
+        before every decision and mostly between lays (misses, passes): a line found playable
+        stays so until the next tile is laid, and the bazaar only shrinks."""
         if state.stock:  # (with an empty bazaar every tile off the table is held by someone)
             return False
-        return not ~state.line.played & state.line.playable_mask()
+        line, x = state.line, state.extra
+        if x["live_at"] == line.count:
+            return False
+        if ~line.played & line.playable_mask():
+            x["live_at"] = line.count
+            return False
+        return True
 
     def apply(self, state: State, action: int) -> None:
         if self.action_kind[action] == ARRANGE:
