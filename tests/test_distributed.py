@@ -70,12 +70,9 @@ def test_one_worker_gives_a_local_collectors_batches(ray_local: ModuleType, tmp_
     (seed,) = worker_seeds(np.random.default_rng(config.run.seed), 1)
     remote = RayCollector(config, np.random.default_rng(config.run.seed), workers=1)
     local = Collector(config, np.random.default_rng(seed))  # seeded as the worker's collector
-    assert (remote.obs_size, remote.num_actions, remote.action_blocks) == (
-        local.obs_size,
-        local.num_actions,
-        local.action_blocks,
-    )
-    model = ActorCritic(local.obs_size, local.num_actions, [16], local.action_blocks)
+    assert remote.architecture == local.architecture
+    assert (remote.obs_size, remote.num_actions) == (local.obs_size, local.num_actions)
+    model = ActorCritic(**local.architecture)
     torch.manual_seed(seed)  # and the worker's torch stream
     try:
         for _ in range(2):

@@ -58,13 +58,11 @@ class RolloutWorker:
         torch.set_num_threads(config.run.torch_threads)
         self.rng = np.random.default_rng(seed)
         self.collector = Collector(config, self.rng)
-        c = self.collector
-        self.model = ActorCritic(c.obs_size, c.num_actions, config.network.hidden, c.action_blocks)
+        self.model = ActorCritic(**self.collector.architecture)
         torch.manual_seed(seed)  # the actions' stream starts here: as a local Collector seeded alike
 
-    def sizes(self) -> tuple[int, int, list[tuple[int, int]]]:
-        c = self.collector
-        return c.obs_size, c.num_actions, c.action_blocks
+    def architecture(self) -> dict[str, Any]:
+        return self.collector.architecture
 
     def collect(self, weights: dict[str, torch.Tensor], steps: int) -> tuple[Batch, EpisodeStats]:
         self.model.load_state_dict(weights)
@@ -136,7 +134,8 @@ class RayCollector:
         seeds = worker_seeds(rng, workers)
         shares = split(config.run.num_envs, workers)
         self.workers = [actor.remote(config, envs, seed) for envs, seed in zip(shares, seeds, strict=True)]
-        self.obs_size, self.num_actions, self.action_blocks = ray.get(self.workers[0].sizes.remote())
+        self.architecture: dict[str, Any] = ray.get(self.workers[0].architecture.remote())
+        self.obs_size, self.num_actions = self.architecture["obs_size"], self.architecture["num_actions"]
 
     def _broadcast(self, model: ActorCritic) -> Any:
         import ray

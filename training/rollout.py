@@ -13,6 +13,7 @@ takes the seats of the other side, and its moves are not learned from.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import torch
@@ -52,12 +53,17 @@ class Collector:
         self.obs_size = self.envs[0].encoder.size
         self.num_actions = rules.num_actions
         layout = self.envs[0].observation_layout
-        self.action_blocks = (
-            [(layout[name].start, layout[name].stop) for name in rules.action_blocks]
-            if config.network.action_blocks
-            else []
-        )
-        self.action_traits = rules.action_traits().tolist() if config.network.action_traits else None
+        network = config.network
+        # ActorCritic's arguments for this table: what a model trained here must be built with
+        self.architecture: dict[str, Any] = {
+            "obs_size": self.obs_size,
+            "num_actions": self.num_actions,
+            "hidden": list(network.hidden),
+            "action_blocks": [(layout[name].start, layout[name].stop) for name in rules.action_blocks]
+            if network.action_blocks
+            else [],
+            "action_traits": rules.action_traits().tolist() if network.action_traits else None,
+        }
         self.pool: list[ActorCritic] = []
         self.baselines: dict[str, Baseline] = {
             name: AGENTS[name](config.run.seed) for name in config.pool.baselines

@@ -44,13 +44,7 @@ class Trainer:
             "update": np.random.default_rng(config.run.seed + 1),
         }
         self.collector = collector(config, self.rngs["collect"])
-        self.model = ActorCritic(
-            self.collector.obs_size,
-            self.collector.num_actions,
-            config.network.hidden,
-            self.collector.action_blocks,
-            self.collector.action_traits,
-        )
+        self.model = ActorCritic(**self.collector.architecture)
         self.optimizer = torch.optim.Adam(self.model.parameters(), lr=config.ppo.learning_rate, eps=1e-5)
         self.iteration = 0
         self.steps = 0
