@@ -59,6 +59,7 @@ class GridEncoder:
             ("scores", n),
         ]
         self.layout, self.size = block_layout(sizes)
+        self.board_shape = (BOARD_PLANES, rules.board_size)  # (planes, side) at the vector's start
         self._height = self.layout["height"].start
         self._values = self.layout["values"].start
         self._hand = self.layout["hand"].start

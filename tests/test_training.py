@@ -118,6 +118,71 @@ def test_action_blocks_add_their_entries_to_the_logits_scaled_by_a_state_gain() 
     assert torch.equal(twin.logits(obs, twin.trunk(obs)), model.logits(obs, model.trunk(obs)))
 
 
+def test_action_traits_add_a_state_gain_per_trait_to_every_action_with_it() -> None:
+    torch.manual_seed(3)
+    traits = [[0.5, 1.0], [1.0, 0.0], [0.0, 0.0]]  # three actions, two traits
+    model = ActorCritic(6, 3, [16], action_traits=traits)
+    obs = torch.from_numpy(np.random.default_rng(3).normal(size=(4, 6)).astype(np.float32))
+    with torch.no_grad():
+        features = model.trunk(obs)
+        assert model.trait_gains is not None
+        gains = model.trait_gains(features)
+        expected = model.policy(features)
+        expected[:, 0] += 0.5 * gains[:, 0] + gains[:, 1]
+        expected[:, 1] += gains[:, 0]
+        assert torch.allclose(model.logits(obs, features), expected)
+    assert model.copy().architecture() == model.architecture()
+
+
+def test_rules_action_traits_describe_the_laid_tile() -> None:
+    rules = raw_env("osel").rules
+    traits = rules.action_traits()
+    assert traits.shape == (rules.num_actions, 3)
+    for action in range(rules.num_actions):
+        tile = rules.action_tile[action]
+        if tile < 0:
+            assert not traits[action].any()
+            continue
+        a, b = rules.tile_set.tiles[tile]
+        expected = [(a + b) / 12, a == b, rules.action_face_down[action]]
+        assert np.allclose(traits[action], np.array(expected, dtype=np.float32))
+
+
+def test_board_net_scores_each_action_at_its_anchor_cell() -> None:
+    """Action id channel * cells + cell reads the 1x1 policy convolution at (channel, cell)."""
+    torch.manual_seed(5)
+    planes, size, channels = 3, 4, 8
+    model = ActorCritic(
+        planes * 16 + 5, 6 * 16, [16], board={"planes": planes, "size": size, "channels": channels}
+    )
+    assert model.board_net is not None and not hasattr(model, "trunk")
+    net = model.board_net
+    obs = torch.from_numpy(np.random.default_rng(5).normal(size=(2, planes * 16 + 5)).astype(np.float32))
+    with torch.no_grad():
+        board = obs[:, : planes * 16].reshape(2, planes, size, size)
+        cells = net.convs(net.first(board) + net.flat(obs[:, planes * 16 :])[:, :, None, None])
+        per_cell = net.policy(cells)  # (batch, channel, row, column)
+        logits, value = model.heads(obs)
+    assert logits.shape == (2, 96) and value.shape == (2,)
+    for action in (0, 17, 95):
+        channel, cell = divmod(action, 16)
+        assert torch.allclose(logits[:, action], per_cell[:, channel, cell // size, cell % size])
+    assert model.copy().architecture() == model.architecture()
+
+
+def test_board_channels_train_on_a_board_table_and_are_refused_elsewhere(tmp_path: Path) -> None:
+    options = "{num_players: 2, board_size: 8}"
+    config = tiny_config(tmp_path, "network.board_channels=4", variant="domino3d", options=options)
+    trainer = Trainer(config)
+    assert trainer.model.board_net is not None
+    model, _ = load_model(trainer.train(progress=False))
+    assert model.architecture() == trainer.model.architecture()
+    with pytest.raises(ConfigError, match="board_channels needs a table with a board"):
+        Trainer(tiny_config(tmp_path, "network.board_channels=4"))
+    with pytest.raises(ConfigError, match="board_channels"):
+        tiny_config(tmp_path, "network.board_channels=-1")
+
+
 def test_all_fives_points_now_is_an_action_block_of_the_trained_model(tmp_path: Path) -> None:
     config = tiny_config(tmp_path, variant="all_fives", options="{num_players: 2}")
     trainer = Trainer(config)

@@ -33,6 +33,7 @@ class NetworkConfig:
     hidden: list[int] = field(default_factory=lambda: [256, 256])
     action_blocks: bool = True  # add the observation blocks the rules align with actions to the logits
     action_traits: bool = True  # tell the policy each action's tile pips, double and face (rules' table)
+    board_channels: int = 0  # >0: a convolutional network with this many channels for board tables
 
 
 @dataclass
@@ -226,6 +227,10 @@ def validate(config: Config) -> None:
             raise ConfigError(f"{key} must be at least 1, got {value}")
     if not 0.0 <= config.pool.share <= 1.0:
         raise ConfigError(f"pool.share must be in [0, 1], got {config.pool.share}")
+    if config.network.board_channels < 0:
+        raise ConfigError(
+            f"network.board_channels must be 0 (an MLP) or positive, got {config.network.board_channels}"
+        )
     if not config.network.hidden or min(config.network.hidden) < 1:
         raise ConfigError(f"network.hidden must list positive layer sizes, got {config.network.hidden}")
     if run.num_envs * run.rollout_steps < ppo.num_minibatches:

@@ -1,8 +1,9 @@
 """Masked PPO, read top to bottom (after CleanRL's ppo.py).
 
-The actor-critic is an MLP over the flat observation; illegal actions get zero
-probability because their logits are replaced by a large negative number before the
-softmax, both when acting and when the update re-evaluates the stored actions.
+The actor-critic is an MLP over the flat observation (or, for a table with a board, a small
+convolutional network over its planes); illegal actions get zero probability because their
+logits are replaced by a large negative number before the softmax, both when acting and
+when the update re-evaluates the stored actions.
 """
 
 from __future__ import annotations
@@ -29,8 +30,46 @@ def layer(inputs: int, outputs: int, std: float = float(np.sqrt(2))) -> nn.Linea
     return linear
 
 
+class BoardNet(nn.Module):
+    """Policy and value for a grid game (3D dominoes), convolutional so that what it learns
+    about one cell holds on every cell.
+
+    The observation starts with ``planes`` board planes of ``size`` x ``size`` cells; the rest
+    (hand, scores, counts) is a flat vector, projected and added to every cell after the first
+    convolution. Action ids are ``channel * cells + cell`` (``num_actions / cells`` channels),
+    so a 1x1 convolution gives every action's logit at its anchor cell; three 3x3 layers see
+    two cells around it, enough for both halves' neighbours.
+    """
+
+    def __init__(self, obs_size: int, num_actions: int, planes: int, size: int, channels: int) -> None:
+        super().__init__()
+        self.planes, self.size = planes, size
+        cells = size * size
+        if num_actions % cells:
+            raise ValueError(f"{num_actions} actions are not whole channels of {cells} cells")
+        self.first = nn.Conv2d(planes, channels, 3, padding=1)
+        self.flat = layer(obs_size - planes * cells, channels)
+        self.convs = nn.Sequential(
+            nn.ReLU(),
+            nn.Conv2d(channels, channels, 3, padding=1),
+            nn.ReLU(),
+            nn.Conv2d(channels, channels, 3, padding=1),
+            nn.ReLU(),
+        )
+        self.policy = nn.Conv2d(channels, num_actions // cells, 1)
+        self.value = nn.Sequential(layer(channels, channels), nn.ReLU(), layer(channels, 1, std=1.0))
+
+    def forward(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """(logits, value) for a batch."""
+        n, board_end = self.size, self.planes * self.size * self.size
+        board = obs[:, :board_end].reshape(-1, self.planes, n, n)
+        x = self.convs(self.first(board) + self.flat(obs[:, board_end:])[:, :, None, None])
+        return self.policy(x).flatten(1), self.value(x.mean((2, 3))).squeeze(-1)
+
+
 class ActorCritic(nn.Module):
-    """Shared trunk, a policy head over every action id and a value head.
+    """Shared trunk, a policy head over every action id and a value head; with ``board``
+    ({"planes", "size", "channels"}) a :class:`BoardNet` instead of the MLP.
 
     Two optional ways to tell the policy what an action *is*, so that what it learns about one
     action carries over to similar ones (each scaled by gains the trunk computes from the state):
@@ -49,10 +88,17 @@ class ActorCritic(nn.Module):
         hidden: list[int],
         action_blocks: Sequence[tuple[int, int]] = (),
         action_traits: Sequence[Sequence[float]] | None = None,
+        board: dict[str, int] | None = None,
     ) -> None:
         super().__init__()
         self.obs_size, self.num_actions, self.hidden = obs_size, num_actions, list(hidden)
         self.action_blocks = [(int(start), int(stop)) for start, stop in action_blocks]
+        self.board = board
+        self.traits: torch.Tensor | None = None
+        self.trait_gains: nn.Linear | None = None
+        self.board_net = BoardNet(obs_size, num_actions, **board) if board else None
+        if self.board_net is not None:
+            return
         layers: list[nn.Module] = []
         width = obs_size
         for size in hidden:
@@ -62,8 +108,6 @@ class ActorCritic(nn.Module):
         self.policy = layer(width, num_actions, std=0.01)
         self.value = layer(width, 1, std=1.0)
         self.gains = layer(width, len(self.action_blocks), std=0.01) if self.action_blocks else None
-        self.traits: torch.Tensor | None = None
-        self.trait_gains: nn.Linear | None = None
         if action_traits is not None:
             self.traits = torch.tensor(action_traits, dtype=torch.float32).T  # (K, num_actions)
             self.trait_gains = layer(width, self.traits.shape[0], std=0.01)
@@ -76,6 +120,7 @@ class ActorCritic(nn.Module):
             "hidden": self.hidden,
             "action_blocks": self.action_blocks,
             "action_traits": None if self.traits is None else self.traits.T.tolist(),
+            "board": self.board,
         }
 
     def copy(self) -> ActorCritic:
@@ -94,11 +139,17 @@ class ActorCritic(nn.Module):
             logits = logits + self.trait_gains(features) @ self.traits
         return logits
 
+    def heads(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """(logits before masking, state value) for a batch."""
+        if self.board_net is not None:
+            return self.board_net(obs)
+        features = self.trunk(obs)
+        return self.logits(obs, features), self.value(features).squeeze(-1)
+
     def distribution(self, obs: torch.Tensor, mask: torch.Tensor) -> tuple[Categorical, torch.Tensor]:
         """(masked action distribution, state value) for a batch."""
-        features = self.trunk(obs)
-        logits = self.logits(obs, features).masked_fill(~mask, MASKED_LOGIT)
-        return Categorical(logits=logits, validate_args=False), self.value(features).squeeze(-1)
+        logits, value = self.heads(obs)
+        return Categorical(logits=logits.masked_fill(~mask, MASKED_LOGIT), validate_args=False), value
 
     @torch.no_grad()
     def act(self, obs: np.ndarray, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -110,8 +161,7 @@ class ActorCritic(nn.Module):
     @torch.no_grad()
     def greedy(self, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
         """The most probable legal action for each row (for evaluation)."""
-        observations = torch.from_numpy(obs)
-        logits = self.logits(observations, self.trunk(observations))
+        logits = self.heads(torch.from_numpy(obs))[0]
         return logits.masked_fill(~torch.from_numpy(mask).bool(), MASKED_LOGIT).argmax(-1).numpy()
 
 

@@ -21,7 +21,7 @@ import torch
 from domino_env import raw_env
 from domino_env.agents import AGENTS, GreedyAgent, RandomAgent
 from domino_env.env import DominoEnv
-from training.config import Config
+from training.config import Config, ConfigError
 from training.ppo import ActorCritic, Batch, gae
 
 Baseline = RandomAgent | GreedyAgent
@@ -63,7 +63,12 @@ class Collector:
             if network.action_blocks
             else [],
             "action_traits": rules.action_traits().tolist() if network.action_traits else None,
+            "board": None,
         }
+        if network.board_channels:
+            planes, size = self._board_shape(config)
+            self.architecture |= {"action_blocks": [], "action_traits": None}
+            self.architecture["board"] = {"planes": planes, "size": size, "channels": network.board_channels}
         self.pool: list[ActorCritic] = []
         self.baselines: dict[str, Baseline] = {
             name: AGENTS[name](config.run.seed) for name in config.pool.baselines
@@ -74,6 +79,15 @@ class Collector:
         self.lengths = [0] * len(self.envs)
         for env in self.envs:
             self._new_game(self.envs.index(env))
+
+    def _board_shape(self, config: Config) -> tuple[int, int]:
+        """(planes, size) of the table's board, from its encoder; a table without one is refused."""
+        shape = getattr(self.envs[0].encoder, "board_shape", None)
+        if shape is None:
+            raise ConfigError(
+                f"network.board_channels needs a table with a board (domino3d); {config.env.variant} has none"
+            )
+        return shape
 
     def _new_game(self, e: int) -> None:
         self.envs[e].reset(seed=int(self.rng.integers(2**31)))
