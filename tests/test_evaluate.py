@@ -8,12 +8,16 @@ from pathlib import Path
 
 import pytest
 
-from domino_env import raw_env
+from domino_env import VARIANTS, raw_env
 from training import evaluate
 from training.__main__ import main
+from training.checkpoint import load_model
 from training.config import load_config
 from training.play import move_text, play
+from training.policy import load_agent
 from training.train import Trainer
+
+ROOT = Path(__file__).resolve().parent.parent
 
 TINY = [
     "env.options={num_players: 2, episode: round}",
@@ -230,3 +234,28 @@ def test_move_text_names_every_kind() -> None:
     assert move_text({**lay, "face_down": True}) == "3-4 on east (end 4) face down"
     assert move_text({"kind": "stop", "tile": None}) == "stop"
     assert move_text({"kind": "arrange", "tile": (0, 6)}) == "arrange 0-6"
+
+
+# --- shipped agents --------------------------------------------------------------------------------
+
+SHIPPED = sorted((ROOT / "agents").glob("*.pt"))
+
+
+def test_every_variant_ships_an_agent_with_its_results() -> None:
+    assert {p.stem for p in SHIPPED} == set(VARIANTS)
+    with (ROOT / "agents" / "results.csv").open() as handle:
+        rows = {row["variant"]: row for row in csv.DictReader(handle)}
+    assert set(rows) == set(VARIANTS)
+    assert all(int(row["games"]) >= 2000 for row in rows.values())
+
+
+@pytest.mark.parametrize("path", SHIPPED, ids=[p.stem for p in SHIPPED])
+def test_shipped_agent_loads_on_its_table_and_plays(path: Path) -> None:
+    """A change to the network or the observation that would break a shipped agent fails here."""
+    _, config = load_model(path)
+    assert config.env.variant == path.stem and path.stat().st_size < 4_000_000
+    env = raw_env(config.env.variant, **config.env.options)
+    agent = load_agent(str(path), env)
+    env.reset(seed=0)
+    observation = env.observe(env.agent_selection)
+    assert observation["action_mask"][agent(env, observation)]
