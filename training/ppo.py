@@ -38,7 +38,7 @@ class BoardNet(nn.Module):
     (hand, scores, counts) is a flat vector, projected and added to every cell after the first
     convolution. Action ids are ``channel * cells + cell`` (``num_actions / cells`` channels),
     so a 1x1 convolution gives every action's logit at its anchor cell; three 3x3 layers see
-    two cells around it, enough for both halves' neighbours.
+    three cells around it, enough for both halves' neighbours.
     """
 
     def __init__(self, obs_size: int, num_actions: int, planes: int, size: int, channels: int) -> None:
