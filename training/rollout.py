@@ -54,21 +54,22 @@ class Collector:
         self.num_actions = rules.num_actions
         layout = self.envs[0].observation_layout
         network = config.network
+        board = None
+        if network.board_channels:
+            planes, size = self._board_shape(config)
+            board = {"planes": planes, "size": size, "channels": network.board_channels}
+        flat = board is None  # a board network reads the planes itself: no blocks or traits
         # ActorCritic's arguments for this table: what a model trained here must be built with
         self.architecture: dict[str, Any] = {
             "obs_size": self.obs_size,
             "num_actions": self.num_actions,
             "hidden": list(network.hidden),
             "action_blocks": [(layout[name].start, layout[name].stop) for name in rules.action_blocks]
-            if network.action_blocks
+            if network.action_blocks and flat
             else [],
-            "action_traits": rules.action_traits().tolist() if network.action_traits else None,
-            "board": None,
+            "action_traits": rules.action_traits().tolist() if network.action_traits and flat else None,
+            "board": board,
         }
-        if network.board_channels:
-            planes, size = self._board_shape(config)
-            self.architecture |= {"action_blocks": [], "action_traits": None}
-            self.architecture["board"] = {"planes": planes, "size": size, "channels": network.board_channels}
         self.pool: list[ActorCritic] = []
         self.baselines: dict[str, Baseline] = {
             name: AGENTS[name](config.run.seed) for name in config.pool.baselines
