@@ -16,7 +16,7 @@ from typing import Any
 
 import yaml
 
-from domino_env.variants.base import ChainRules
+from domino_env.variants.table import TableRules
 from training import checkpoint, evaluate
 from training.config import load_config
 from training.train import Trainer
@@ -88,7 +88,7 @@ def record(folder: Path, row: dict[str, Any]) -> None:
     (folder / "README.md").write_text(markdown_table(rows))
 
 
-def players_text(rules: ChainRules) -> str:
+def players_text(rules: TableRules) -> str:
     return f"{rules.num_players}{', partners' if rules.teams else ''}"
 
 
