@@ -12,7 +12,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from domino_env.env import DominoEnv
-from domino_env.grid_render import render_rgb, render_text
+from domino_env.grid_render import placement_text, render_rgb, render_text
 from domino_env.tiles import format_tile
 from domino_env.variants.domino3d import Domino3DRules
 
@@ -42,9 +42,7 @@ class Domino3DEnv(DominoEnv[Domino3DRules]):
             move = self.describe_action(action)
         except ValueError:
             return repr(action)
-        (r1, c1), (r2, c2) = move["cells"]
-        x, y = move["values"]
-        return f"{format_tile(move['tile'])} as {x} on ({r1},{c1}), {y} on ({r2},{c2})"
+        return f"{format_tile(move['tile'])} as {placement_text(move['cells'], move['values'])}"
 
     def public_state(self) -> dict[str, Any]:
         """What everyone at the table can see, in plain Python types (``hands`` with ``open_hands``)."""

@@ -16,13 +16,21 @@ if TYPE_CHECKING:
 # --- text --------------------------------------------------------------------------------------
 
 
+def placement_text(
+    cells: tuple[tuple[int, int], tuple[int, int]], values: tuple[int, int], level: int | None = None
+) -> str:
+    """``3 on (8,9), 4 on (8,10)``, with ``, floor 2`` above the table."""
+    (r1, c1), (r2, c2) = cells
+    x, y = values
+    return f"{x} on ({r1},{c1}), {y} on ({r2},{c2})" + (f", floor {level}" if level and level > 1 else "")
+
+
 def event_text(rules: Domino3DRules, event: tuple, names: list[str]) -> str | None:
     kind = event[0]
     if kind == LAY:
         _, seat, tile, action, level, points = event
         x, y, edge = rules.decode(action)
-        (r1, c1), (r2, c2) = rules.geometry.edge_coordinates(edge)
-        where = f"{x} on ({r1},{c1}), {y} on ({r2},{c2})" + (f", floor {level}" if level > 1 else "")
+        where = placement_text(rules.geometry.edge_coordinates(edge), (x, y), level)
         name = format_tile(rules.tile_set.tiles[rules.kind_of[tile]])
         if seat < 0:
             return f"start tile {name}: {where}"

@@ -845,6 +845,7 @@ def test_unknown_keys_are_named_with_the_allowed_ones(tmp_path: Path) -> None:
         ("run.num_envs=0", r"run\.num_envs must be at least 1"),
         ("pool.share=1.5", r"pool\.share must be in \[0, 1\]"),
         ("eval.opponents=[nobody]", r"nobody.*random"),
+        ("pool.baselines=[nobody]", r"pool\.baselines.*nobody.*random"),
     ],
 )
 def test_ill_typed_or_senseless_values_are_refused(override: str, words: str) -> None:

@@ -24,12 +24,8 @@ def move_text(move: dict[str, Any]) -> str:
     or on a grid ``3-4: 3 on (8,9), 4 on (8,10), floor 2, +1``."""
     tile = "" if move["tile"] is None else format_tile(move["tile"])
     if "cells" in move:  # 3D dominoes
-        (r1, c1), (r2, c2) = move["cells"]
-        x, y = move["values"]
-        floor = f", floor {move['level']}" if move["level"] > 1 else ""
-        return f"{tile}: {x} on ({r1},{c1}), {y} on ({r2},{c2}){floor}" + (
-            f", +{move['scores']}" if move["scores"] else ""
-        )
+        where = grid_render.placement_text(move["cells"], move["values"], move["level"])
+        return f"{tile}: {where}" + (f", +{move['scores']}" if move["scores"] else "")
     if move["kind"] != PLAY:
         return f"{move['kind']} {tile}".strip()
     if move["arm"] == "lead":
