@@ -669,6 +669,9 @@ def check_invariants(u) -> None:
                 assert len(row_tiles) + bool(pending) >= 4, "a face-down row of three"
         known, seen = x["known"][seat], x["seen"][seat]
         assert not seen & ~known and not known & ~hand
+        for mask in (known, seen):  # a row is the tiles a seat knows, then those it does not
+            flags = [bool(mask >> t & 1) for t in row_tiles]
+            assert flags == sorted(flags, reverse=True), "a known tile right of an unknown one"
         if rules.blind:
             assert known == seen
         if x["open"][seat]:
@@ -692,8 +695,19 @@ def check_mask(env, rnd: random.Random) -> None:
         assert plays == set(g.line.placements(g.hands[g.current]))
     if not plays:
         assert kinds_now in ({"draw", "stop"}, {"turn_up", "stop"}, {ARRANGE})
-    known_obs = np.flatnonzero(env.observe(env.agent_selection)["observation"][u.observation_layout["hand"]])
+    obs = env.observe(env.agent_selection)["observation"]
+    known_obs = np.flatnonzero(obs[u.observation_layout["hand"]])
     assert sum(1 << int(t) for t in known_obs) == rules.known_hand(g, g.current)
+    n = rules.num_players
+    expected = np.zeros((n, 28), dtype=np.float32)  # the rows block read from the state
+    for k in range(n):
+        p = (g.current + k) % n
+        named = x["known"][p] if k == 0 else x["seen"][p]
+        row_tiles = x["rows"][p]
+        for i, t in enumerate(row_tiles):
+            if named >> t & 1:
+                expected[k, t] = 1.0 if x["open"][p] else 1.0 / (len(row_tiles) - i)
+    np.testing.assert_allclose(obs[u.observation_layout["rows"]], expected.ravel(), rtol=1e-6)
     for a in acts:
         clone = g.clone()
         rules.apply(clone, a)  # must not raise

@@ -440,20 +440,14 @@ class BlindBlitzRules(ClassicRules):
                     low = bits & -bits
                     out[base + low.bit_length() - 1] = 1.0
                     bits ^= low
-            elif mask:
+            elif mask:  # the tiles it knows lead the row (misses go left, unseen draws right)
                 row = rows[p]
-                length = len(row)
-                if mask.bit_count() * 3 < length:  # a few tiles seen: look them up
-                    bits = mask
-                    while bits:
-                        low = bits & -bits
-                        t = low.bit_length() - 1
-                        out[base + t] = inverse[length - row.index(t)]
-                        bits ^= low
-                else:
-                    for i, t in enumerate(row, -length):  # i: minus the place counted from the right
-                        if mask >> t & 1:
-                            out[base + t] = inverse[-i]
+                place = len(row)  # counted from the right, from 1
+                for t in row:
+                    if not mask >> t & 1:
+                        break
+                    out[base + t] = inverse[place]
+                    place -= 1
             unknown = hands[p] & ~mask
             if unknown:
                 out[unknown_at + k] = unknown.bit_count() * scale
