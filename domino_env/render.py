@@ -63,7 +63,7 @@ def event_text(rules: ChainRules, event: tuple, agent_names: list[str]) -> str |
         return f"{agent_names[event[1]]} passes"
     if kind == SCORE:
         return f"{side_name(rules, event[1], agent_names)} scores {event[2]} ({event[3]})"
-    return None
+    return rules.event_text(event, agent_names)
 
 
 def players_text(state: Any, agent_names: list[str], hands: list[str], recent: list[str | None]) -> list[str]:

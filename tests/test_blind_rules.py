@@ -19,6 +19,7 @@ from hypothesis import Phase, given, settings
 from hypothesis import strategies as st
 
 import domino_env
+from domino_env.render import event_text
 from domino_env.variants.blind import ARRANGE, MISS, REVEAL, UP
 
 ALL_TILES = [(a, b) for a in range(7) for b in range(a, 7)]
@@ -127,6 +128,11 @@ def rows_block(env, observer: int, of: int) -> dict[tuple[int, int], float]:
     k = (of - observer) % n
     part = block(env, observer, "rows")[k * 28 : (k + 1) * 28]
     return {ALL_TILES[t]: float(part[t]) for t in np.flatnonzero(part)}
+
+
+def log(env) -> list[str | None]:
+    """The game log's lines, as rendering and terminal play show them."""
+    return [event_text(env.unwrapped.rules, e, env.possible_agents) for e in game(env).events]
 
 
 def phase(env, seat: int) -> dict[str, bool]:
@@ -348,6 +354,7 @@ def test_a_miss_goes_face_down_to_the_left_end_and_everybody_saw_it():
     assert rows_block(env, 1, 0) == pytest.approx({(2, 4): 1.0 / 7})
     # nothing was laid this turn and the bazaar has tiles: draw or stop
     assert current(env) == 0 and kinds(env) == {"draw", "stop"} and phase(env, 0)["draw"]
+    assert "player_0 turns up 2-4: no fit, to the left end of the row" in log(env)
 
 
 def test_the_draw_after_a_miss_is_unseen_and_goes_to_the_right_end():
@@ -411,6 +418,8 @@ def test_three_tiles_are_turned_face_up_and_played_open_from_the_next_turn():
     assert rows_block(env, 0, 1) == {t: 1.0 for t in tiles("1-1 5-6 5-5")}
     assert block(env, 0, "open")[1] == 1.0
     assert current(env) == 0
+    assert "player_1 turns the last three tiles face up: 1-1 5-5 5-6" in log(env)
+    assert "player_1 turns up 4-5" in log(env)
     do(env, 0, "stop")  # seat 0's 2-4 missed (ends 0 and 5)
     # seat 1's open hand: any fitting tile, no turn_up, no stop before a tile is laid
     assert set(legal(env)) == {("play", (5, 5), "east"), ("play", (5, 6), "east")}

@@ -28,6 +28,7 @@ from hypothesis import strategies as st
 
 import domino_env
 from domino_env.engine.line import CLOSED, OPEN
+from domino_env.render import event_text
 from domino_env.variants.metro import MetroRules
 
 Tile = tuple[int, int]
@@ -514,6 +515,9 @@ def test_places_in_order_of_going_out_and_the_mole():
     assert g.extra["places"] == [1, 2, 3]
     assert ("place", 2, 3, "mole") in g.events
     assert g.scores == [0, 0, 1] and g.next_leader == 2
+    log = [event_text(env.unwrapped.rules, e, env.possible_agents) for e in g.events]
+    assert "player_0 takes place 1 (went out)" in log
+    assert "player_2 takes place 3 (the mole, left holding tiles)" in log
 
 
 def test_a_player_who_went_out_is_skipped_and_the_game_goes_on():

@@ -472,6 +472,17 @@ class BlindBlitzRules(ClassicRules):
             "laid_this_turn": state.turn_laid,
         }
 
+    def event_text(self, event: tuple[Any, ...], agent_names: list[str]) -> str | None:
+        kind, name, tiles = event[0], agent_names[event[1]], self.tile_set.tiles
+        if kind == UP:
+            return f"{name} turns up {format_tile(tiles[event[2]])}"
+        if kind == MISS:
+            return f"{name} turns up {format_tile(tiles[event[2]])}: no fit, to the left end of the row"
+        if kind == REVEAL:
+            shown = " ".join(format_tile(tiles[t]) for t in iter_bits(event[2]))
+            return f"{name} turns the last three tiles face up: {shown}"
+        return None  # an arranged tile says nothing anybody else may know
+
     def greedy_key(self, state: State, action: int) -> tuple[int, ...]:
         """Greedy lays its heaviest tile, turns up the next one while it may and never draws (a drawn
         tile only adds pips); it arranges its heaviest tiles to be turned up first."""
