@@ -1,6 +1,6 @@
 """A cheating reference player: how often can a player who sees everything beat ``random``?
 
-    python benchmarks/oracle.py --variants classic blind metro --matches 400 --rollouts 16 [--seed 0]
+    python benchmarks/oracle.py --variants classic blind metro --matches 400 --rollouts 16 [--seed 0] [--fair]
 
 The *oracle* sees the full :class:`~domino_env.engine.state.State`: every hand (in Blind every
 face-down row) and the order of the boneyard. At each decision with more than one legal
@@ -37,6 +37,14 @@ if even this cheating player stays clearly below 90% against ``random``, 90% is 
 unlikely to be in reach of a fair agent, and if it clears 90% comfortably there is room
 for a fair agent to improve. Raising K (``--rollouts``) shows whether more search would
 change the answer.
+
+``--fair`` adds a line for the same search made fair: before each rollout the tiles the
+player cannot see (the opponent's hand and the stock) are dealt anew at random, consistent
+with hand sizes and the values the opponent was seen to lack when it drew or passed
+(:func:`determinize`; "perfect-information Monte Carlo"). It still knows the opponent plays
+uniformly at random, which is fair game against the ``random`` baseline. Whatever it
+reaches, a fair player can reach, so it bounds the target from the other side: a constructive
+lower bound, where the oracle gives an approximate upper one. Not for Blind (face-down rows).
 """
 
 from __future__ import annotations
@@ -52,7 +60,9 @@ import numpy as np
 
 from domino_env.engine.state import State
 from domino_env.registry import VARIANTS, rules_options
+from domino_env.tiles import iter_bits
 from domino_env.variants.base import ChainRules
+from domino_env.variants.blind import BlindBlitzRules
 from training.arena import wilson_interval, win_share
 from training.config import load_config
 
@@ -81,12 +91,15 @@ def greedy_move(rules: ChainRules, state: State, rng: random.Random) -> int:
 class Oracle:
     """Chooses by K rollouts per legal action from the true state (see the module docstring)."""
 
-    def __init__(self, rollouts: int = 16, win_bonus: float = 0.0, match_bonus: bool = True) -> None:
+    def __init__(
+        self, rollouts: int = 16, win_bonus: float = 0.0, match_bonus: bool = True, fair: bool = False
+    ) -> None:
         if rollouts < 1:
             raise ValueError(f"rollouts must be at least 1, got {rollouts}")
         self.rollouts = rollouts
         self.win_bonus = win_bonus
         self.match_bonus = match_bonus
+        self.fair = fair  # sample the unseen tiles for each rollout instead of seeing them
         self.decisions = 0  # decisions with a choice (rollouts made)
 
     def __call__(self, rules: ChainRules, state: State, rng: random.Random) -> int:
@@ -108,6 +121,8 @@ class Oracle:
         me = rules.side_of[state.current]
         sim = state.clone()
         rng = random.Random(seed)
+        if self.fair:
+            determinize(rules, sim, rng)
         rules.apply(sim, action)
         side_of = rules.side_of
         while not sim.round_over:
@@ -136,6 +151,35 @@ class Oracle:
             outcome = rules.outcome(rules.match_keys(state))
             value += rules.match_target * outcome[me]
         return value
+
+
+def determinize(rules: ChainRules, state: State, rng: random.Random) -> None:
+    """Deal the tiles the seat to move cannot see - the other hands and the stock - anew, at
+    random: each hand keeps its size and gets no tile carrying a value that seat was seen to
+    lack when it last drew or passed (``voids``), the rest is the stock in random order.
+
+    Against a ``random`` opponent its plays tell nothing more about its hand than that they
+    were legal, so in a 2-player draw game (Classic, All Fives, Metro) this is close to a
+    sample from the true posterior of the hidden tiles (earlier voids, superseded by a
+    later draw, and the first round's opening rule are ignored)."""
+    if isinstance(rules, BlindBlitzRules):
+        raise ValueError(f"{rules.name}: the fair oracle does not model face-down rows")
+    seat = state.current
+    hidden = [s for s in range(rules.num_players) if s != seat]
+    tiles = [t for s in hidden for t in iter_bits(state.hands[s])] + state.stock
+    rng.shuffle(tiles)
+    suit = rules.tile_set.suit_mask
+    for s in hidden:
+        size = state.hands[s].bit_count()
+        banned = 0
+        for v in iter_bits(state.voids[s]):
+            banned |= suit[v]
+        fits = [t for t in tiles if not banned >> t & 1]
+        hand = (fits if len(fits) >= size else tiles)[:size]
+        state.hands[s] = sum(1 << t for t in hand)
+        taken = set(hand)
+        tiles = [t for t in tiles if t not in taken]
+    state.stock = tiles
 
 
 def play_match(rules: ChainRules, players: list[Policy], seed: int, rngs: list[random.Random]) -> State:
@@ -202,6 +246,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--win-bonus", type=float, default=0.0, help="value of a won round (default 0)")
     parser.add_argument("--no-match-bonus", action="store_true", help="value rounds by points only")
     parser.add_argument("--no-greedy", action="store_true", help="skip the greedy reference line")
+    parser.add_argument(
+        "--fair",
+        action="store_true",
+        help="also play a fair Monte Carlo player: the same search, the unseen tiles sampled per rollout",
+    )
     args = parser.parse_args(argv)
     print(
         f"oracle (K={args.rollouts} rollouts/action) and greedy vs random: {args.matches} whole matches, "
@@ -213,7 +262,18 @@ def main(argv: list[str] | None = None) -> None:
         oracle = Oracle(args.rollouts, args.win_bonus, not args.no_match_bonus)
         start = time.perf_counter()
         wins, rounds = head_to_head(rules, oracle, random_move, args.matches, args.seed)
-        print(report(f"oracle K={args.rollouts}", wins, args.matches, rounds, time.perf_counter() - start))
+        print(
+            report(f"oracle K={args.rollouts}", wins, args.matches, rounds, time.perf_counter() - start),
+            flush=True,
+        )
+        if args.fair:
+            fair = Oracle(args.rollouts, args.win_bonus, not args.no_match_bonus, fair=True)
+            start = time.perf_counter()
+            wins, rounds = head_to_head(rules, fair, random_move, args.matches, args.seed)
+            print(
+                report(f"fair MC K={args.rollouts}", wins, args.matches, rounds, time.perf_counter() - start),
+                flush=True,
+            )
         if not args.no_greedy:
             start = time.perf_counter()
             wins, rounds = head_to_head(rules, greedy_move, random_move, args.matches, args.seed)

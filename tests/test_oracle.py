@@ -76,3 +76,45 @@ def test_match_loop_deals_as_the_env() -> None:
     env = raw_env("classic", num_players=2)
     env.reset(seed=5)
     assert env.game.hands == fresh.hands and env.game.stock == fresh.stock
+
+
+@pytest.mark.parametrize("variant", ["classic", "metro"])
+def test_fair_determinization_keeps_what_the_player_sees(variant: str) -> None:
+    rules = oracle.variant_rules(variant)
+    state = rules.new_match(np.random.default_rng(11))
+    rng = random.Random(2)
+    checked = 0
+    while not state.round_over:
+        seat, other = state.current, 1 - state.current
+        sim = state.clone()
+        oracle.determinize(rules, sim, rng)
+        assert sim.hands[seat] == state.hands[seat]
+        assert sim.hands[other].bit_count() == state.hands[other].bit_count()
+        assert len(sim.stock) == len(state.stock)
+        assert sim.hands[other] | sum(1 << t for t in sim.stock) == state.hands[other] | sum(
+            1 << t for t in state.stock
+        )
+        banned = 0  # tiles carrying a value the opponent was seen to lack
+        for v in range(rules.tile_set.num_values):
+            if state.voids[other] >> v & 1:
+                banned |= rules.tile_set.suit_mask[v]
+        held = state.hands[other]
+        if not held & banned:  # the voids are honoured whenever the truth honours them
+            checked += bool(banned)
+            assert (
+                not sim.hands[other] & banned
+                or ((sum(1 << t for t in sim.stock) | sim.hands[other]) & ~banned).bit_count()
+                < sim.hands[other].bit_count()
+            )
+        before = snapshot(state)
+        action = oracle.Oracle(rollouts=2, fair=True)(rules, state, rng)
+        assert snapshot(state) == before
+        rules.apply(state, action)
+    assert checked
+
+
+def test_fair_player_refuses_blind_rows() -> None:
+    rules = oracle.variant_rules("blind")
+    state = rules.new_match(np.random.default_rng(0))
+    with pytest.raises(ValueError, match="face-down rows"):
+        oracle.determinize(rules, state, random.Random(0))
