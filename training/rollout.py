@@ -254,7 +254,5 @@ class Collector:
         if not len(open_):
             return
         rows = [self.envs[e].observe(self.envs[e].possible_agents[s])["observation"] for e, s in open_]
-        _, value = model.distribution(
-            torch.from_numpy(np.stack(rows)), torch.ones((len(rows), self.num_actions), dtype=torch.bool)
-        )
+        value = model.state_value(torch.from_numpy(np.stack(rows)))
         bootstrap[pending[open_[:, 0], open_[:, 1]]] = value.numpy()
