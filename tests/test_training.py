@@ -257,8 +257,19 @@ def test_board_channels_train_on_a_board_table_and_are_refused_elsewhere(tmp_pat
     config = tiny_config(tmp_path, "network.board_channels=4", variant="domino3d", options=options)
     trainer = Trainer(config)
     assert trainer.model.board_net is not None
+    assert trainer.model.board_net.action_planes == 2  # points_now, right and down
     model, _ = load_model(trainer.train(progress=False))
     assert model.architecture() == trainer.model.architecture()
+    plain = Trainer(
+        tiny_config(
+            tmp_path,
+            "network.board_channels=4",
+            "network.action_blocks=false",
+            variant="domino3d",
+            options=options,
+        )
+    )
+    assert plain.model.board_net is not None and plain.model.board_net.gains is None
     with pytest.raises(ConfigError, match="board_channels needs a table with a board"):
         Trainer(tiny_config(tmp_path, "network.board_channels=4"))
     with pytest.raises(ConfigError, match="board_channels"):
