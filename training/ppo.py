@@ -149,7 +149,8 @@ class LegalPolicy:
 
 class ActorCritic(nn.Module):
     """Shared trunk, a policy head over every action id and a value head; with ``board``
-    ({"planes", "size", "channels"}) a :class:`BoardNet` instead of the MLP.
+    ({"planes", "size", "channels"}, optionally "action_planes") a :class:`BoardNet` instead of
+    the MLP.
 
     Two optional ways to tell the policy what an action *is*, so that what it learns about one
     action carries over to similar ones (each scaled by gains the trunk computes from the state):
