@@ -8,6 +8,8 @@ name        size        meaning
 ==========  ==========  ===============================================================
 height      C           floors on each cell / 4 (0: empty), row-major (cell r * N + c)
 values      V * C       one plane per value: 1 where a cell's top half shows it
+points_now  2 * C       one plane per direction (right, then down), entry d * C + cell:
+                        1 where a tile the rules allow on that edge scores a point now
 hand        K           own tiles by kind (double-six ids), copies / ``sets``
 table       K           tiles on the board by kind, copies / ``sets``
 hands       (P-1) * K   only with ``open_hands``: the other hands, next seat first
@@ -17,11 +19,21 @@ scores      P           points / 10, the observer first
 ==========  ==========  ===============================================================
 
 The board comes first, plane by plane, so a convolutional policy can take
-``obs[: 8 * C].reshape(8, N, N)`` (height, then the seven value planes) and the rest as a
-flat vector. Sizes: 2,108 floats at board 16 with 2 players, 8,252 at board 32.
+``obs[: 10 * C].reshape(10, N, N)`` (height, the seven value planes, the two ``points_now``
+planes) and the rest as a flat vector. Sizes: 2,620 floats at board 16 with 2 players,
+10,300 at board 32.
+
+``points_now`` is indexed like the edges of the action ids (``edge = action % 2C``): whether a
+legal placement scores depends on its edge alone - on top always, at level 1 when both halves
+touch a half (the legality rule makes those their own values) - so the entry for edge ``e``
+says it for all 49 value pairs laid there. Information any player can work out, given so that
+a policy sees "this placement scores" at its anchor cell (the last two board planes are the
+network's ``action_planes``) instead of learning the touch rule first. It is 1 also where the
+hand to move holds no tile that fits: the action mask says what is legal.
 
 Each seat's row is updated from the game's event list when the seat observes, so a step
-costs a few writes per tile laid, not a rebuild.
+costs a few writes per tile laid, not a rebuild; ``points_now`` follows the edges the grid
+lists as changed (``Grid.flipped``).
 """
 
 from __future__ import annotations
@@ -37,7 +49,8 @@ if TYPE_CHECKING:
     from domino_env.variants.domino3d import Domino3DRules, GridState
 
 HEIGHT_SCALE = 0.25  # the height plane holds floors / 4
-BOARD_PLANES = 8  # height, then one plane per value
+BOARD_PLANES = 10  # height, one plane per value, then points_now (one plane per direction)
+ACTION_PLANES = 2  # the last board planes, entry (d, cell) about the placements on edge d * C + cell
 
 FloatRow = Any  # a float32 row written through a memoryview
 
@@ -51,6 +64,7 @@ class GridEncoder:
         sizes = [
             ("height", cells),
             ("values", rules.num_values * cells),
+            ("points_now", rules.num_edges),
             ("hand", kinds),
             ("table", kinds),
             *([("hands", (n - 1) * kinds)] if rules.open_hands else []),
@@ -60,8 +74,10 @@ class GridEncoder:
         ]
         self.layout, self.size = block_layout(sizes)
         self.board_shape = (BOARD_PLANES, rules.board_size)  # (planes, side) at the vector's start
+        self.action_planes = ACTION_PLANES
         self._height = self.layout["height"].start
         self._values = self.layout["values"].start
+        self._points_now = self.layout["points_now"].start
         self._hand = self.layout["hand"].start
         self._table = self.layout["table"].start
         self._hands = self.layout["hands"].start if rules.open_hands else -1
@@ -73,6 +89,7 @@ class GridEncoder:
         self._others = [[(seat + k) % n for k in range(1, n)] for seat in range(n)]  # next seat first
         self._serial = [-1] * n
         self._cursor = [0] * n
+        self._flipped = [0] * n  # per row: how much of the grid's ``flipped`` it has applied
         self._shown = [[0] * n for _ in range(n)]  # per row: the hand of each seat it shows
         self._copy_scale = 1.0 / rules.sets
         self._size_scale = 1.0 / rules.hand_size
@@ -91,7 +108,7 @@ class GridEncoder:
             row[:] = self._blank
             self._shown[seat] = [0] * self.rules.num_players
             self._serial[seat] = state.round_serial
-            self._cursor[seat] = 0
+            self._cursor[seat] = self._flipped[seat] = 0
             self._catch_up(state, seat, row, fresh=True)
         elif self._cursor[seat] < len(state.events):
             self._catch_up(state, seat, row, fresh=False)
@@ -123,6 +140,10 @@ class GridEncoder:
                 counts = True
             elif kind == SCORE:
                 scores = True
+        flipped, scoring, at = state.grid.flipped, state.grid.scoring, self._points_now
+        for edge in flipped[self._flipped[seat] :]:
+            row[at + edge] = scoring[edge]
+        self._flipped[seat] = len(flipped)
         self._write_hand(row, self._hand, seat, rules.known_hand(state, seat), seat)
         if self._hands >= 0:
             at = self._hands

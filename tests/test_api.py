@@ -183,6 +183,7 @@ def documented_sizes(rules) -> dict[str, int]:
         return {
             "height": cells,
             "values": values * cells,
+            "points_now": 2 * cells,  # one plane per direction
             "hand": ts.size,
             "table": ts.size,
             "hand_sizes": n - 1,

@@ -411,13 +411,24 @@ def test_observation_planes_and_blocks():
     for value in range(7):
         expected = np.array([[v == value for v in row] for row in u.public_state()["top_values"]])
         np.testing.assert_array_equal(planes[1 + value], expected)
+    # points_now, by direction (right, down): 3-5, 3-6, 5-6 at level 1, 6-6 on (10, 7)-(10, 8)
+    assert layout["points_now"] == slice(8 * n * n, 10 * n * n)
+    points_now = planes[8:]
+    assert points_now[RIGHT, 8, 7] == points_now[DOWN, 8, 7] == 1  # on top of 3-5, of the 3s
+    assert points_now[RIGHT, 10, 7] == 1  # on top of 6-6: a third floor
+    assert points_now[DOWN, 9, 7] == 0  # floors 1 and 2: uneven
+    assert points_now[RIGHT, 7, 7] == 1  # both halves would touch (the 3 and the 5 below)
+    assert points_now[RIGHT, 7, 6] == 0  # only one half would touch: no point
+    assert points_now[DOWN, 8, 6] == 1  # next to the 3s of 3-5 and 3-6
+    assert points_now[RIGHT, 0, 0] == points_now[RIGHT, 2, n - 1] == points_now[DOWN, n - 1, 3] == 0
+    np.testing.assert_array_equal(points_now.reshape(-1), brute_force_points_now(u))
     assert obs[layout["scores"]].tolist() == pytest.approx([0.1, 0.1])  # own score first
     ids = u.rules.tile_set.ids
     table = obs[layout["table"]]
     assert sorted(np.flatnonzero(table)) == sorted(ids[t] for t in tiles("3-5 3-6 5-6 6-6"))
     assert obs[layout["boneyard"]][0] == pytest.approx(len(u.game.stock) / 28)
-    assert u.encoder.size == 2108
-    assert domino_env.raw_env("domino3d", board_size=32).encoder.size == 8252
+    assert u.encoder.size == 2620 and u.encoder.action_planes == 2
+    assert domino_env.raw_env("domino3d", board_size=32).encoder.size == 10300
 
 
 # --- baselines, rendering ----------------------------------------------------------------------
@@ -538,6 +549,32 @@ def brute_force_legal(u) -> set[int]:
     return found
 
 
+def brute_force_points_now(u) -> np.ndarray:
+    """Per edge (d * C + r * N + c): 1 where a tile RULES.md allows there scores - on two
+    occupied cells of equal height (on top; with stacking), or on two empty cells whose halves
+    both touch a half (a legal tile's halves then touch their own values) - from the maps alone."""
+    rules = u.rules
+    n = rules.board_size
+    heights = np.array(u.public_state()["heights"])
+
+    def touches(r, c):
+        return any(
+            0 <= rr < n and 0 <= cc < n and heights[rr, cc] >= 1
+            for rr, cc in ((r - 1, c), (r + 1, c), (r, c - 1), (r, c + 1))
+        )
+
+    out = np.zeros((2, n, n), dtype=np.float32)
+    for d, (dr, dc) in ((RIGHT, (0, 1)), (DOWN, (1, 0))):
+        for r in range(n - dr):
+            for c in range(n - dc):
+                h1, h2 = heights[r, c], heights[r + dr, c + dc]
+                if h1 == h2 and h1 >= 1:
+                    out[d, r, c] = rules.stacking
+                elif h1 == h2 == 0:
+                    out[d, r, c] = touches(r, c) and touches(r + dr, c + dc)
+    return out.reshape(-1)
+
+
 def assert_invariants(env) -> None:
     u = env.unwrapped
     rules, game = u.rules, u.game
@@ -580,7 +617,8 @@ TABLES = st.fixed_dictionaries(
 @given(options=TABLES, seed=st.integers(0, 2**32 - 1), rnd=st.randoms(use_true_random=True))
 def test_random_games_keep_the_invariants(options, seed, rnd):
     """Tiles conserved, the mask equals what RULES.md allows and what step accepts, the height
-    map equals the tiles stacked, points as described, the incremental observation right."""
+    map equals the tiles stacked, points as described and as ``points_now`` shows them, the
+    incremental observation right."""
     env = domino_env.make("domino3d", **options)
     env.reset(seed=seed)
     u = env.unwrapped
@@ -589,6 +627,10 @@ def test_random_games_keep_the_invariants(options, seed, rnd):
         assert_invariants(env)
         actions = legal(env)
         assert actions and set(actions) == brute_force_legal(u) == set(u.game.legal)
+        points_now = env.observe(env.agent_selection)["observation"][u.observation_layout["points_now"]]
+        np.testing.assert_array_equal(points_now, brute_force_points_now(u))
+        edges = u.rules.num_edges
+        assert [u.describe_action(a)["scores"] for a in actions] == [points_now[a % edges] for a in actions]
         for action in rnd.sample(actions, min(3, len(actions))):
             clone = u.game.clone()
             u.rules.apply(clone, action)  # accepted

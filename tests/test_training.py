@@ -170,13 +170,106 @@ def test_board_net_scores_each_action_at_its_anchor_cell() -> None:
     assert model.copy().architecture() == model.architecture()
 
 
+def board_model(seed: int, action_planes: int = 0) -> tuple[ActorCritic, torch.Tensor, torch.Tensor]:
+    """A small board network (4 planes of 4 x 4, 6 action channels), random observations and
+    random masks (a few legal actions a row, at least one), with weights scaled up so that the
+    policy is far from uniform."""
+    torch.manual_seed(seed)
+    rng = np.random.default_rng(seed)
+    board = {"planes": 4, "size": 4, "channels": 8, "action_planes": action_planes}
+    model = ActorCritic(4 * 16 + 5, 6 * 16, [16], board=board)
+    with torch.no_grad():
+        for p in model.parameters():
+            p.mul_(3.0)
+    obs = torch.from_numpy(rng.normal(size=(64, 4 * 16 + 5)).astype(np.float32))
+    masks = torch.from_numpy(random_masks(rng, 64, 96) & (rng.random((64, 96)) < 0.3))
+    masks[torch.arange(64), torch.from_numpy(rng.integers(96, size=64))] = True
+    return model, obs, masks
+
+
+@pytest.mark.parametrize("action_planes", [0, 2])
+def test_the_legal_policy_equals_the_dense_masked_one(action_planes: int) -> None:
+    """LegalPolicy (logits of the legal actions only) gives the log-probabilities, entropy,
+    greedy action and gradients of the masked softmax over every action id."""
+    model, obs, masks = board_model(3, action_planes)
+    dense, dense_value = model.distribution(obs, masks)
+    legal, value = model.legal(obs, masks)
+    torch.testing.assert_close(value, dense_value)
+    rows, actions = masks.nonzero(as_tuple=True)
+    every = model.heads(obs)[0]
+    net = model.board_net
+    assert net is not None
+    torch.testing.assert_close(net.legal_logits(obs, rows, actions)[0], every[rows, actions])
+    for _ in range(3):
+        chosen = dense.sample()
+        torch.testing.assert_close(legal.log_prob(chosen), dense.log_prob(chosen))
+    torch.testing.assert_close(legal.entropy(), dense.entropy())
+    assert float(dense.entropy().detach().std()) > 0.1  # far from uniform, rows unlike each other
+    assert legal.mode().tolist() == every.masked_fill(~masks, -1e8).argmax(-1).tolist()
+    sampled, logprob = legal.sample()
+    assert masks[torch.arange(64), sampled].all()
+    torch.testing.assert_close(logprob, dense.log_prob(sampled))
+
+    chosen = dense.sample()
+    grads = []
+    for loss in (
+        dense.log_prob(chosen).sum() + dense.entropy().sum(),
+        legal.log_prob(chosen).sum() + legal.entropy().sum(),
+    ):
+        model.zero_grad()
+        loss.backward(retain_graph=True)
+        grads.append([p.grad.clone() for p in model.parameters() if p.grad is not None])
+    assert len(grads[0]) == len(grads[1]) > 0
+    for mine, theirs in zip(grads[1], grads[0], strict=True):
+        torch.testing.assert_close(mine, theirs, rtol=1e-4, atol=1e-5)
+
+
+def test_action_planes_add_their_cell_to_every_channel_of_their_direction() -> None:
+    """Action channel * cells + cell adds plane channel % 2 of the last two board planes at
+    its cell, scaled by a state gain; without action planes the logits do not read them."""
+    model, obs, _ = board_model(4, action_planes=2)
+    net = model.board_net
+    assert net is not None and net.gains is not None
+    with torch.no_grad():
+        x, pooled = net.trunk(obs)
+        per_cell = net.policy(x).flatten(2)
+        gains = net.gains(pooled)
+        logits = model.heads(obs)[0]
+    for action in (0, 17, 40, 95):
+        channel, cell = divmod(action, 16)
+        plane = 2 + channel % 2  # planes 2 and 3 of 4
+        expected = per_cell[:, channel, cell] + gains[:, channel % 2] * obs[:, plane * 16 + cell]
+        torch.testing.assert_close(logits[:, action], expected)
+    with pytest.raises(ValueError, match="do not cycle over 4 planes"):
+        board = {"planes": 4, "size": 4, "channels": 8, "action_planes": 4}
+        ActorCritic(4 * 16 + 5, 6 * 16, [16], board=board)
+
+
+def test_a_row_without_legal_actions_is_refused() -> None:
+    model, obs, masks = board_model(5)
+    masks[3] = False
+    with pytest.raises(ValueError, match="every row needs a legal action"):
+        model.legal(obs, masks)
+
+
 def test_board_channels_train_on_a_board_table_and_are_refused_elsewhere(tmp_path: Path) -> None:
     options = "{num_players: 2, board_size: 8}"
     config = tiny_config(tmp_path, "network.board_channels=4", variant="domino3d", options=options)
     trainer = Trainer(config)
     assert trainer.model.board_net is not None
+    assert trainer.model.board_net.action_planes == 2  # points_now, right and down
     model, _ = load_model(trainer.train(progress=False))
     assert model.architecture() == trainer.model.architecture()
+    plain = Trainer(
+        tiny_config(
+            tmp_path,
+            "network.board_channels=4",
+            "network.action_blocks=false",
+            variant="domino3d",
+            options=options,
+        )
+    )
+    assert plain.model.board_net is not None and plain.model.board_net.gains is None
     with pytest.raises(ConfigError, match="board_channels needs a table with a board"):
         Trainer(tiny_config(tmp_path, "network.board_channels=4"))
     with pytest.raises(ConfigError, match="board_channels"):
@@ -312,8 +405,8 @@ class ScriptedModel:
         self.calls += 1
         return np.array([fitting[0]]), np.array([-0.5], dtype=np.float32), obs.sum(axis=1)
 
-    def distribution(self, obs: torch.Tensor, mask: torch.Tensor) -> tuple[None, torch.Tensor]:
-        return None, obs.sum(dim=1)
+    def state_value(self, obs: torch.Tensor) -> torch.Tensor:
+        return obs.sum(dim=1)
 
 
 TILES = [(a, b) for a in range(7) for b in range(a, 7)]

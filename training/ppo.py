@@ -1,9 +1,10 @@
 """Masked PPO, read top to bottom (after CleanRL's ppo.py).
 
 The actor-critic is an MLP over the flat observation (or, for a table with a board, a small
-convolutional network over its planes); illegal actions get zero probability because their
-logits are replaced by a large negative number before the softmax, both when acting and
-when the update re-evaluates the stored actions.
+convolutional network over its planes); illegal actions get zero probability, both when acting
+and when the update re-evaluates the stored actions. Acting and the update score only the legal
+actions (:class:`LegalPolicy`): a softmax over those is the masked softmax over every action id,
+and 3D dominoes has about 40 legal placements among 25,088 ids.
 """
 
 from __future__ import annotations
@@ -39,14 +40,24 @@ class BoardNet(nn.Module):
     convolution. Action ids are ``channel * cells + cell`` (``num_actions / cells`` channels),
     so a 1x1 convolution gives every action's logit at its anchor cell; three 3x3 layers see
     three cells around it, enough for both halves' neighbours.
+
+    The last ``action_planes`` board planes may describe the actions themselves (3D dominoes'
+    ``points_now``: a plane per direction, 1 where a placement on that edge scores): action
+    ``channel * cells + cell`` then also adds plane ``channel % action_planes`` at its cell,
+    times a gain the network computes from the state - as the MLP's ``action_blocks``.
     """
 
-    def __init__(self, obs_size: int, num_actions: int, planes: int, size: int, channels: int) -> None:
+    def __init__(
+        self, obs_size: int, num_actions: int, planes: int, size: int, channels: int, action_planes: int = 0
+    ) -> None:
         super().__init__()
-        self.planes, self.size = planes, size
-        cells = size * size
+        self.planes, self.size, self.action_planes = planes, size, action_planes
+        self.cells = cells = size * size
         if num_actions % cells:
             raise ValueError(f"{num_actions} actions are not whole channels of {cells} cells")
+        if action_planes and (num_actions // cells) % action_planes:
+            channels_out = num_actions // cells
+            raise ValueError(f"{channels_out} action channels do not cycle over {action_planes} planes")
         self.first = nn.Conv2d(planes, channels, 3, padding=1)
         self.flat = layer(obs_size - planes * cells, channels)
         self.convs = nn.Sequential(
@@ -58,18 +69,88 @@ class BoardNet(nn.Module):
         )
         self.policy = nn.Conv2d(channels, num_actions // cells, 1)
         self.value = nn.Sequential(layer(channels, channels), nn.ReLU(), layer(channels, 1, std=1.0))
+        self.gains = layer(channels, action_planes, std=0.01) if action_planes else None
 
-    def forward(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """(logits, value) for a batch."""
-        n, board_end = self.size, self.planes * self.size * self.size
+    def trunk(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """(features per cell (batch, channels, size, size), their mean over the board)."""
+        n, board_end = self.size, self.planes * self.cells
         board = obs[:, :board_end].reshape(-1, self.planes, n, n)
         x = self.convs(self.first(board) + self.flat(obs[:, board_end:])[:, :, None, None])
-        return self.policy(x).flatten(1), self.value(x.mean((2, 3))).squeeze(-1)
+        return x, x.mean((2, 3))
+
+    def forward(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """(logits of every action id, value) for a batch."""
+        x, pooled = self.trunk(obs)
+        logits = self.policy(x).flatten(2)  # (batch, channel, cell)
+        if self.gains is not None:
+            first = (self.planes - self.action_planes) * self.cells
+            described = obs[:, first : self.planes * self.cells].reshape(len(obs), self.action_planes, -1)
+            scaled = self.gains(pooled)[:, :, None] * described  # channel k reads plane k % P
+            logits = logits + scaled.repeat(1, logits.shape[1] // self.action_planes, 1)
+        return logits.flatten(1), self.value(pooled).squeeze(-1)
+
+    def legal_logits(
+        self, obs: torch.Tensor, rows: torch.Tensor, actions: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """(the logits of the given (row, action) pairs only, value per row): each is the features
+        at the action's anchor cell dotted with its channel's 1x1 weights - as ``forward``
+        reads them, without computing the other 25,000 logits of a row."""
+        x, pooled = self.trunk(obs)
+        channel, cell = actions // self.cells, actions % self.cells
+        features = x.flatten(2)[rows, :, cell]  # (pairs, channels)
+        weight, bias = self.policy.weight.flatten(1), self.policy.bias
+        assert bias is not None  # the 1x1 convolution has one
+        logits = (features * weight[channel]).sum(-1) + bias[channel]
+        if self.gains is not None:
+            plane = channel % self.action_planes
+            described = obs[rows, (self.planes - self.action_planes + plane) * self.cells + cell]
+            logits = logits + self.gains(pooled)[rows, plane] * described
+        return logits, self.value(pooled).squeeze(-1)
+
+    def state_value(self, obs: torch.Tensor) -> torch.Tensor:
+        return self.value(self.trunk(obs)[1]).squeeze(-1)
+
+
+class LegalPolicy:
+    """The masked policy of a batch, kept to each row's legal actions.
+
+    Slot ``j`` of row ``i`` is action ``actions[i, j]``; a row with fewer legal actions than
+    the widest row pads with slots of probability zero. Probabilities, log-probabilities and
+    entropy are those of the masked softmax over every action id (which puts exactly zero on
+    the illegal ones), computed on about 40 numbers a row instead of 25,088 for 3D dominoes.
+    """
+
+    def __init__(self, rows: torch.Tensor, actions: torch.Tensor, logits: torch.Tensor, batch: int) -> None:
+        counts = torch.bincount(rows, minlength=batch)
+        if batch and int(counts.min()) == 0:
+            raise ValueError("every row needs a legal action")
+        slot = torch.arange(len(rows)) - (counts.cumsum(0) - counts)[rows]  # rows come sorted
+        width = int(counts.max()) if batch else 0
+        self.actions = torch.full((batch, width), -1, dtype=torch.long).index_put((rows, slot), actions)
+        padded = torch.full((batch, width), MASKED_LOGIT, dtype=logits.dtype).index_put((rows, slot), logits)
+        self.dist = Categorical(logits=padded, validate_args=False)
+
+    def sample(self) -> tuple[torch.Tensor, torch.Tensor]:
+        """(sampled actions, their log-probabilities)."""
+        slot = self.dist.sample()
+        return self.actions.gather(1, slot[:, None]).squeeze(1), self.dist.log_prob(slot)
+
+    def mode(self) -> torch.Tensor:
+        """The most probable legal action of each row (the lowest id among ties)."""
+        return self.actions.gather(1, self.dist.logits.argmax(-1, keepdim=True)).squeeze(1)
+
+    def log_prob(self, actions: torch.Tensor) -> torch.Tensor:
+        """Log-probabilities of legal actions (one per row)."""
+        return self.dist.log_prob((self.actions == actions[:, None]).int().argmax(1))
+
+    def entropy(self) -> torch.Tensor:
+        return self.dist.entropy()
 
 
 class ActorCritic(nn.Module):
     """Shared trunk, a policy head over every action id and a value head; with ``board``
-    ({"planes", "size", "channels"}) a :class:`BoardNet` instead of the MLP.
+    ({"planes", "size", "channels"}, optionally "action_planes") a :class:`BoardNet` instead of
+    the MLP.
 
     Two optional ways to tell the policy what an action *is*, so that what it learns about one
     action carries over to similar ones (each scaled by gains the trunk computes from the state):
@@ -146,23 +227,39 @@ class ActorCritic(nn.Module):
         features = self.trunk(obs)
         return self.logits(obs, features), self.value(features).squeeze(-1)
 
+    def state_value(self, obs: torch.Tensor) -> torch.Tensor:
+        """The value head alone (no logits) for a batch."""
+        if self.board_net is not None:
+            return self.board_net.state_value(obs)
+        return self.value(self.trunk(obs)).squeeze(-1)
+
     def distribution(self, obs: torch.Tensor, mask: torch.Tensor) -> tuple[Categorical, torch.Tensor]:
-        """(masked action distribution, state value) for a batch."""
+        """(masked action distribution over every action id, state value) for a batch."""
         logits, value = self.heads(obs)
         return Categorical(logits=logits.masked_fill(~mask, MASKED_LOGIT), validate_args=False), value
+
+    def legal(self, obs: torch.Tensor, mask: torch.Tensor) -> tuple[LegalPolicy, torch.Tensor]:
+        """(the same masked distribution over each row's legal actions only, state value): what
+        acting and the update use; a board network computes only the legal actions' logits."""
+        rows, actions = mask.nonzero(as_tuple=True)
+        if self.board_net is not None:
+            logits, value = self.board_net.legal_logits(obs, rows, actions)
+        else:
+            every, value = self.heads(obs)
+            logits = every[rows, actions]
+        return LegalPolicy(rows, actions, logits, len(obs)), value
 
     @torch.no_grad()
     def act(self, obs: np.ndarray, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Sample actions for a batch: (actions, log-probabilities, values) as numpy arrays."""
-        dist, value = self.distribution(torch.from_numpy(obs), torch.from_numpy(mask).bool())
-        action = dist.sample()
-        return action.numpy(), dist.log_prob(action).numpy(), value.numpy()
+        policy, value = self.legal(torch.from_numpy(obs), torch.from_numpy(mask).bool())
+        action, logprob = policy.sample()
+        return action.numpy(), logprob.numpy(), value.numpy()
 
     @torch.no_grad()
     def greedy(self, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
         """The most probable legal action for each row (for evaluation)."""
-        logits = self.heads(torch.from_numpy(obs))[0]
-        return logits.masked_fill(~torch.from_numpy(mask).bool(), MASKED_LOGIT).argmax(-1).numpy()
+        return self.legal(torch.from_numpy(obs), torch.from_numpy(mask).bool())[0].mode().numpy()
 
 
 @dataclass
@@ -223,9 +320,9 @@ def update(
         order = rng.permutation(size)
         for start in range(0, size, minibatch):
             idx = torch.from_numpy(order[start : start + minibatch])
-            dist, new_values = model.distribution(batch.obs[idx], batch.masks[idx])
-            new_logprob = dist.log_prob(batch.actions[idx])
-            entropy = dist.entropy().mean()
+            policy, new_values = model.legal(batch.obs[idx], batch.masks[idx])
+            new_logprob = policy.log_prob(batch.actions[idx])
+            entropy = policy.entropy().mean()
             log_ratio = new_logprob - batch.logprobs[idx]
             ratio = log_ratio.exp()
             with torch.no_grad():

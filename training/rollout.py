@@ -56,8 +56,10 @@ class Collector:
         network = config.network
         board = None
         if network.board_channels:
-            planes, size = self._board_shape(config)
+            planes, size, action_planes = self._board_shape(config)
             board = {"planes": planes, "size": size, "channels": network.board_channels}
+            if network.action_blocks:  # the board's action blocks: planes about each edge's placements
+                board["action_planes"] = action_planes
         flat = board is None  # a board network reads the planes itself: no blocks or traits
         # ActorCritic's arguments for this table: what a model trained here must be built with
         self.architecture: dict[str, Any] = {
@@ -81,14 +83,16 @@ class Collector:
         for env in self.envs:
             self._new_game(self.envs.index(env))
 
-    def _board_shape(self, config: Config) -> tuple[int, int]:
-        """(planes, size) of the table's board, from its encoder; a table without one is refused."""
-        shape = getattr(self.envs[0].encoder, "board_shape", None)
+    def _board_shape(self, config: Config) -> tuple[int, int, int]:
+        """(planes, size, action planes: the last planes, about each edge's placements) of the
+        table's board, from its encoder; a table without one is refused."""
+        encoder = self.envs[0].encoder
+        shape = getattr(encoder, "board_shape", None)
         if shape is None:
             raise ConfigError(
                 f"network.board_channels needs a table with a board (domino3d); {config.env.variant} has none"
             )
-        return shape
+        return (*shape, getattr(encoder, "action_planes", 0))
 
     def _new_game(self, e: int) -> None:
         self.envs[e].reset(seed=int(self.rng.integers(2**31)))
@@ -254,7 +258,5 @@ class Collector:
         if not len(open_):
             return
         rows = [self.envs[e].observe(self.envs[e].possible_agents[s])["observation"] for e, s in open_]
-        _, value = model.distribution(
-            torch.from_numpy(np.stack(rows)), torch.ones((len(rows), self.num_actions), dtype=torch.bool)
-        )
+        value = model.state_value(torch.from_numpy(np.stack(rows)))
         bootstrap[pending[open_[:, 0], open_[:, 1]]] = value.numpy()

@@ -24,7 +24,13 @@ scans the board:
   there), and ``V * V + V + y`` the other way round. An edge is filed under one or two keys
   as a rule (never 7 for a free side), so a tile costs a few updates, and the placements
   of a hand are three lookups per value pair it holds, whatever the size of the board;
-* ``keys[edge]``: the keys an edge is filed under, as a bitmask.
+* ``keys[edge]``: the keys an edge is filed under, as a bitmask;
+* ``scoring[edge]``: 1.0 (else 0.0, as the observation shows it) where a tile the rules
+  allow there scores a point now - the edges filed under a pair key: both halves would touch
+  (a legal tile then touches its values), or on top. Whether a legal placement scores
+  depends on its edge alone, not on its values;
+* ``flipped``: the edges whose ``scoring`` changed, in order (an edge may come back), so an
+  observer catches up on a few edges per tile instead of reading the whole board.
 """
 
 from __future__ import annotations
@@ -122,6 +128,8 @@ class Grid:
         self.index: list[dict[int, None]] = [{} for _ in range(geo.num_keys)]  # key -> edges (ordered)
         self.placed: list[tuple[int, int, int, int, int]] = []  # (edge, x, y, level, tile) in order
         self.top = [-1] * geo.cells  # index in ``placed`` of the tile on top of each cell
+        self.scoring = [0.0] * geo.num_edges  # 1.0: a tile the rules allow on this edge scores now
+        self.flipped: list[int] = []  # edges whose ``scoring`` changed, in order
 
     def clone(self) -> Grid:
         other = Grid.__new__(Grid)
@@ -130,6 +138,7 @@ class Grid:
         other.keys = dict(self.keys)
         other.index = [dict(edges) for edges in self.index]
         other.placed, other.top = self.placed[:], self.top[:]
+        other.scoring, other.flipped = self.scoring[:], self.flipped[:]
         return other
 
     # --- what may be laid ---------------------------------------------------------------------
@@ -138,6 +147,7 @@ class Grid:
         """The placement ids of the value pairs in ``pairs`` (bit ``x * V + y``: x on the
         first cell) that the rules allow now."""
         out: list[int] = []
+        append = out.append
         span, index, keys_of = self.geo.num_edges, self.index, self.geo.pair_keys
         while pairs:
             low = pairs & -pairs
@@ -145,9 +155,8 @@ class Grid:
             pair = low.bit_length() - 1
             base = pair * span
             for key in keys_of[pair]:
-                edges = index[key]
-                if edges:
-                    out += [base + edge for edge in edges]
+                for edge in index[key]:  # (a plain loop: cheaper than a comprehension per key)
+                    append(base + edge)
         return out
 
     def level_of(self, edge: int) -> int | None:
@@ -187,40 +196,39 @@ class Grid:
         self.value[a], self.value[b] = x, y  # on top: the values it covers, unchanged
         self.top[a] = self.top[b] = len(self.placed)
         self.placed.append((edge, x, y, level, tile))
-        self._refresh(geo.tile_edges[edge])  # closed, or now to stack on
-        if level == 1:
-            touched: tuple[int, ...] = ()
+        edges = geo.tile_edges[edge]  # closed, or now to stack on
+        if level == 1:  # and the edges of empty neighbours that now touch x or y
             for cell, v in ((a, x), (b, y)):
                 bit = 1 << v
-                for n, edges in geo.around[cell]:
+                for n, around in geo.around[cell]:
                     if not height[n] and not adj[n] & bit:
                         adj[n] |= bit
-                        touched += edges
-            if touched:
-                self._refresh(touched)
+                        edges += around
+        self._refresh(edges)  # one pass: the tile's own edges do not depend on adj
         return level, points
 
     def _refresh(self, edges: tuple[int, ...]) -> None:
-        """File each edge under the keys that fit it now."""
+        """File each edge under the keys that fit it now (and note a change in what it scores)."""
         geo = self.geo
         height, adj, value, keys, index = self.height, self.adj, self.value, self.keys, self.index
         edge_cells, spread, stacking = geo.edge_cells, geo.spread, self.stacking
         first, second, values = geo.first_touches, geo.second_touches, geo.num_values
+        scoring, flipped = self.scoring, self.flipped
         for edge in edges:
             p, q = edge_cells[edge]
             hp = height[p]
             if hp != height[q]:
-                new = 0  # one cell empty and the other not, or uneven floors
+                new, scores = 0, 0.0  # one cell empty and the other not, or uneven floors
             elif hp:
-                new = 1 << (value[p] * values + value[q]) if stacking else 0
+                new, scores = (1 << (value[p] * values + value[q]), 1.0) if stacking else (0, 0.0)
             else:
                 ap, aq = adj[p], adj[q]
                 if ap and aq:
-                    new = spread[ap] * aq
+                    new, scores = spread[ap] * aq, 1.0  # both halves touch
                 elif ap:
-                    new = ap << first
+                    new, scores = ap << first, 0.0
                 else:
-                    new = aq << second
+                    new, scores = aq << second, 0.0
             changed = keys.get(edge, 0) ^ new
             if not changed:
                 continue
@@ -228,6 +236,9 @@ class Grid:
                 keys[edge] = new
             else:
                 del keys[edge]
+            if scores != scoring[edge]:
+                scoring[edge] = scores
+                flipped.append(edge)
             while changed:
                 low = changed & -changed
                 changed ^= low
