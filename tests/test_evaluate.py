@@ -7,6 +7,7 @@ import io
 from pathlib import Path
 
 import pytest
+import torch
 
 from domino_env import VARIANTS, raw_env
 from training import evaluate
@@ -259,3 +260,15 @@ def test_shipped_agent_loads_on_its_table_and_plays(path: Path) -> None:
     env.reset(seed=0)
     observation = env.observe(env.agent_selection)
     assert observation["action_mask"][agent(env, observation)]
+
+
+def test_agent_commands_run_torch_on_the_threads_asked(run_dir: Path) -> None:
+    before = torch.get_num_threads()
+    try:
+        torch.set_num_threads(2)
+        assert main(["evaluate", str(run_dir), "random", "--games", "2"]) == 0
+        assert torch.get_num_threads() == 1  # the default: small batches run best on one thread
+        assert main(["evaluate", str(run_dir), "random", "--games", "2", "--torch-threads", "2"]) == 0
+        assert torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(before)
