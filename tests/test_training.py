@@ -252,6 +252,16 @@ def test_a_row_without_legal_actions_is_refused() -> None:
         model.legal(obs, masks)
 
 
+def test_the_log_prob_of_an_illegal_action_is_refused() -> None:
+    model, obs, masks = board_model(5)
+    policy, _ = model.legal(obs, masks)
+    actions = masks.int().argmax(1)  # a legal action a row
+    assert torch.isfinite(policy.log_prob(actions)).all()
+    actions[2] = int((~masks[2]).nonzero()[0])
+    with pytest.raises(ValueError, match="not legal"):
+        policy.log_prob(actions)
+
+
 def test_board_channels_train_on_a_board_table_and_are_refused_elsewhere(tmp_path: Path) -> None:
     options = "{num_players: 2, board_size: 8}"
     config = tiny_config(tmp_path, "network.board_channels=4", variant="domino3d", options=options)

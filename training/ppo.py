@@ -140,8 +140,11 @@ class LegalPolicy:
         return self.actions.gather(1, self.dist.logits.argmax(-1, keepdim=True)).squeeze(1)
 
     def log_prob(self, actions: torch.Tensor) -> torch.Tensor:
-        """Log-probabilities of legal actions (one per row)."""
-        return self.dist.log_prob((self.actions == actions[:, None]).int().argmax(1))
+        """Log-probabilities of legal actions (one per row); an illegal one is refused."""
+        found = self.actions == actions[:, None]
+        if not bool(found.any(1).all()):
+            raise ValueError("log_prob of an action that is not legal in its row")
+        return self.dist.log_prob(found.int().argmax(1))
 
     def entropy(self) -> torch.Tensor:
         return self.dist.entropy()
