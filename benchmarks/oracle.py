@@ -58,8 +58,9 @@ from typing import Any
 
 import numpy as np
 
+from domino_env.agents import greedy_choice
 from domino_env.engine.state import State
-from domino_env.registry import VARIANTS, rules_options
+from domino_env.registry import VARIANTS, raw_env
 from domino_env.tiles import iter_bits
 from domino_env.variants.base import ChainRules
 from domino_env.variants.blind import BlindBlitzRules
@@ -81,11 +82,7 @@ def random_move(rules: ChainRules, state: State, rng: random.Random) -> int:
 def greedy_move(rules: ChainRules, state: State, rng: random.Random) -> int:
     """The ``greedy`` baseline: the best ``greedy_key``, ties at random."""
     legal = state.legal
-    if len(legal) == 1:
-        return legal[0]
-    keys = [rules.greedy_key(state, a) for a in legal]
-    best = max(keys)
-    return rng.choice([a for a, k in zip(legal, keys, strict=True) if k == best])
+    return legal[0] if len(legal) == 1 else greedy_choice(rules, state, legal, rng)
 
 
 class Oracle:
@@ -220,8 +217,7 @@ def variant_rules(name: str) -> ChainRules:
     config_path = CONFIGS / f"{name}.yaml"
     if config_path.exists():
         options = {**load_config(config_path).env.options, "num_players": 2}
-    allowed = rules_options(name)
-    rules = VARIANTS[name](**{k: v for k, v in options.items() if k in allowed})
+    rules = raw_env(name, **options).rules
     if not isinstance(rules, ChainRules):
         raise ValueError(f"{name} is not a line-of-play game; the oracle plays only those")
     return rules
@@ -259,25 +255,18 @@ def main(argv: list[str] | None = None) -> None:
     for name in args.variants:
         rules = variant_rules(name)
         print(f"{name}:")
-        oracle = Oracle(args.rollouts, args.win_bonus, not args.no_match_bonus)
-        start = time.perf_counter()
-        wins, rounds = head_to_head(rules, oracle, random_move, args.matches, args.seed)
-        print(
-            report(f"oracle K={args.rollouts}", wins, args.matches, rounds, time.perf_counter() - start),
-            flush=True,
-        )
+        lines: list[tuple[str, Policy]] = [
+            (f"oracle K={args.rollouts}", Oracle(args.rollouts, args.win_bonus, not args.no_match_bonus))
+        ]
         if args.fair:
             fair = Oracle(args.rollouts, args.win_bonus, not args.no_match_bonus, fair=True)
-            start = time.perf_counter()
-            wins, rounds = head_to_head(rules, fair, random_move, args.matches, args.seed)
-            print(
-                report(f"fair MC K={args.rollouts}", wins, args.matches, rounds, time.perf_counter() - start),
-                flush=True,
-            )
+            lines.append((f"fair MC K={args.rollouts}", fair))
         if not args.no_greedy:
+            lines.append(("greedy", greedy_move))
+        for label, player in lines:
             start = time.perf_counter()
-            wins, rounds = head_to_head(rules, greedy_move, random_move, args.matches, args.seed)
-            print(report("greedy", wins, args.matches, rounds, time.perf_counter() - start), flush=True)
+            wins, rounds = head_to_head(rules, player, random_move, args.matches, args.seed)
+            print(report(label, wins, args.matches, rounds, time.perf_counter() - start), flush=True)
 
 
 if __name__ == "__main__":

@@ -13,6 +13,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from domino_env.env import DominoEnv
+from domino_env.variants.table import TableRules
 
 
 class Agent(Protocol):
@@ -49,11 +50,14 @@ class GreedyAgent:
         self.rng = random.Random(seed)
 
     def __call__(self, env: DominoEnv, observation: dict[str, np.ndarray]) -> int:
-        rules, game = env.rules, env.game
-        legal = legal_actions(observation).tolist()
-        keys = [rules.greedy_key(game, a) for a in legal]
-        best = max(keys)
-        return int(self.rng.choice([a for a, k in zip(legal, keys, strict=True) if k == best]))
+        return int(greedy_choice(env.rules, env.game, legal_actions(observation).tolist(), self.rng))
+
+
+def greedy_choice(rules: TableRules, game: Any, legal: list[int], rng: random.Random) -> int:
+    """Among ``legal``, an action with the highest ``rules.greedy_key`` now, ties by ``rng``."""
+    keys = [rules.greedy_key(game, a) for a in legal]
+    best = max(keys)
+    return rng.choice([a for a, k in zip(legal, keys, strict=True) if k == best])
 
 
 AGENTS: dict[str, type[RandomAgent] | type[GreedyAgent]] = {"random": RandomAgent, "greedy": GreedyAgent}
