@@ -20,15 +20,15 @@ import training.rollout as rollout
 import training.train as train_module
 from domino_env import raw_env
 from domino_env.agents import make_agent
-from domino_env.tiles import format_tile
+from domino_env.tiles import format_tile, iter_bits
 from training import checkpoint
 from training.__main__ import main
 from training.arena import head_to_head
 from training.checkpoint import CheckpointError, load_model
 from training.config import Config, ConfigError, config_from_dict, load_config
 from training.policy import PolicyAgent, load_agent
-from training.ppo import ActorCritic, Batch, gae, update
-from training.rollout import Collector
+from training.ppo import ActorCritic, Batch, PlayOutlook, gae, update
+from training.rollout import Collector, play_outlook_spec
 from training.train import Trainer
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -146,6 +146,89 @@ def test_rules_action_traits_describe_the_laid_tile() -> None:
         a, b = rules.tile_set.tiles[tile]
         expected = [(a + b) / 12, a == b, rules.action_face_down[action]]
         assert np.allclose(traits[action], np.array(expected, dtype=np.float32))
+
+
+def outlook_by_hand(env: Any, action: int) -> list[float]:
+    """PlayOutlook's six facts about a legal play, read from the game state instead."""
+    game, rules = env.game, env.rules
+    ts, seat = rules.tile_set, game.current
+    low, high = ts.tiles[rules.action_tile[action]]
+    shown = game.line.value[rules.action_slot[action]]
+    hand, following = game.hands[seat], (seat + 1) % rules.num_players
+    values = ts.num_values
+
+    def unseen(v: int) -> float:
+        return sum(1 for t in iter_bits(ts.suit_mask[v] & ~hand & ~game.line.played)) / values
+
+    def void(v: int) -> float:
+        return float(game.voids[following] >> v & 1)
+
+    def kept(v: int) -> float:
+        return (sum(1 for _ in iter_bits(ts.suit_mask[v] & hand)) - 1) / values
+
+    covered = [unseen(shown), void(shown), kept(shown)]
+    if rules.action_face_down[action]:
+        return [0.0, 0.0, 0.0, *covered]
+    exposed = high if shown == low else low
+    return [unseen(exposed), void(exposed), kept(exposed), *covered]
+
+
+@pytest.mark.parametrize(
+    ("variant", "options"),
+    [
+        ("classic", {}),
+        ("metro", {"num_players": 3}),
+        ("osel", {}),
+        ("all_fives", {"num_players": 4, "teams": True}),
+    ],
+)
+def test_play_outlook_matches_a_reading_of_the_game_state(variant: str, options: dict[str, Any]) -> None:
+    env = raw_env(variant, **options)
+    spec = play_outlook_spec(env.rules, env.observation_layout)
+    assert spec is not None
+    outlook = PlayOutlook(spec)
+    rng = np.random.default_rng(4)
+    checked = 0
+    for seed in range(3):
+        env.reset(seed=seed)
+        for _ in env.agent_iter():
+            observation, _, terminated, truncated, _ = env.last()
+            if terminated or truncated:
+                env.step(None)
+                continue
+            legal = np.flatnonzero(observation["action_mask"])
+            facts = outlook(torch.from_numpy(observation["observation"])[None])[0].numpy()
+            for action in legal:
+                if action < env.rules.num_play_actions and env.game.line.count:
+                    assert np.allclose(facts[action], outlook_by_hand(env, action), atol=1e-6), action
+                    checked += 1
+            env.step(int(rng.choice(legal)))
+    assert checked > 100
+
+
+def test_play_outlook_adds_its_facts_to_the_play_logits_only() -> None:
+    torch.manual_seed(5)
+    env = raw_env("all_fives")
+    spec = play_outlook_spec(env.rules, env.observation_layout)
+    assert spec is not None
+    size, actions = env.encoder.size, env.rules.num_actions
+    model = ActorCritic(size, actions, [16], outlook=spec)
+    plain = ActorCritic(size, actions, [16])
+    plain.load_state_dict({k: v for k, v in model.state_dict().items() if not k.startswith("outlook")})
+    env.reset(seed=1)
+    for _ in range(4):  # some ends on the table
+        env.step(int(np.flatnonzero(env.observe(env.agent_selection)["action_mask"])[0]))
+    obs = torch.from_numpy(np.stack([env.observe(agent)["observation"] for agent in env.agents]))
+    with torch.no_grad():
+        features = model.trunk(obs)
+        assert model.outlook is not None and model.outlook_gains is not None
+        assert model.outlook(obs).abs().sum() > 0
+        expected = plain.logits(obs, features)
+        plays = env.rules.num_play_actions
+        expected[:, :plays] += (model.outlook(obs) * model.outlook_gains(features)[:, None, :]).sum(-1)
+        assert torch.allclose(model.logits(obs, features), expected)
+    assert model.copy().architecture() == model.architecture()
+    assert play_outlook_spec(raw_env("domino3d").rules, raw_env("domino3d").observation_layout) is None
 
 
 def test_board_net_scores_each_action_at_its_anchor_cell() -> None:

@@ -33,6 +33,7 @@ class NetworkConfig:
     hidden: list[int] = field(default_factory=lambda: [256, 256])
     action_blocks: bool = True  # add the observation blocks the rules align with actions to the logits
     action_traits: bool = True  # tell the policy each action's tile pips, double and face (rules' table)
+    play_outlook: bool = True  # tell the policy what each play exposes and covers (chain games)
     board_channels: int = 0  # >0: a convolutional network with this many channels for board tables
 
 

@@ -38,6 +38,26 @@ class EpisodeStats:
     lengths: list[int] = field(default_factory=list)
 
 
+def play_outlook_spec(rules: Any, layout: dict[str, slice]) -> dict[str, Any] | None:
+    """:class:`PlayOutlook`'s spec for a chain game's flat observation (None for a table
+    without one, such as 3D dominoes' grid): where its blocks lie, the tiles, the play actions."""
+    if "ends" not in layout:
+        return None
+    tiles = rules.tile_set.tiles
+    return {
+        "obs_size": max(block.stop for block in layout.values()),
+        "values": rules.tile_set.num_values,
+        "slots": rules.num_slots,
+        "slot_width": (layout["ends"].stop - layout["ends"].start) // rules.num_slots,
+        "hand": layout["hand"].start,
+        "table": layout["table"].start,
+        "ends": layout["ends"].start,
+        "voids": layout["voids"].start,
+        "tile_values": [list(tile) for tile in tiles],
+        "plays": rules.num_play_actions,
+    }
+
+
 class Collector:
     """Steps ``num_envs`` environments and assembles PPO batches from them."""
 
@@ -71,6 +91,7 @@ class Collector:
             else [],
             "action_traits": rules.action_traits().tolist() if network.action_traits and flat else None,
             "board": board,
+            "outlook": play_outlook_spec(rules, layout) if network.play_outlook and flat else None,
         }
         self.pool: list[ActorCritic] = []
         self.baselines: dict[str, Baseline] = {
