@@ -44,7 +44,9 @@ with hand sizes and the values the opponent was seen to lack when it drew or pas
 (:func:`determinize`; "perfect-information Monte Carlo"). It still knows the opponent plays
 uniformly at random, which is fair game against the ``random`` baseline. Whatever it
 reaches, a fair player can reach, so it bounds the target from the other side: a constructive
-lower bound, where the oracle gives an approximate upper one. Not for Blind (face-down rows).
+lower bound, where the oracle gives an approximate upper one. In Blind and Blind blitz the
+places of the face-down rows whose tiles the mover cannot name (its own too, in Blind) and
+the stock are dealt anew instead (:func:`determinize_rows`).
 """
 
 from __future__ import annotations
@@ -160,7 +162,8 @@ def determinize(rules: ChainRules, state: State, rng: random.Random) -> None:
     sample from the true posterior of the hidden tiles (earlier voids, superseded by a
     later draw, and the first round's opening rule are ignored)."""
     if isinstance(rules, BlindBlitzRules):
-        raise ValueError(f"{rules.name}: the fair oracle does not model face-down rows")
+        determinize_rows(state, rng)
+        return
     seat = state.current
     hidden = [s for s in range(rules.num_players) if s != seat]
     tiles = [t for s in hidden for t in iter_bits(state.hands[s])] + state.stock
@@ -177,6 +180,39 @@ def determinize(rules: ChainRules, state: State, rng: random.Random) -> None:
         taken = set(hand)
         tiles = [t for t in tiles if t not in taken]
     state.stock = tiles
+
+
+def determinize_rows(state: State, rng: random.Random) -> None:
+    """Blind and Blind blitz: deal the face-down tiles the seat to move cannot name anew. Every
+    place of a row that is not face up keeps its tile if the mover can name it (its own
+    knowledge for its own row, what everybody has seen for the others; before the lead, the
+    opening tile its leader owes), and the other places - the mover's own too, in Blind - the
+    other seats' tiles outside their rows (Blind blitz, not yet arranged) and the stock are
+    refilled from those tiles shuffled. Sizes stay; the mover's tiles outside its row (turned
+    up now, or being arranged) stay too."""
+    x, seat = state.extra, state.current
+    owed = 1 << state.required_lead if not state.line.count and state.required_lead >= 0 else 0
+    unknown: list[int] = list(state.stock)
+    refill: list[tuple[int, list[int], int]] = []  # (seat, row places to refill, tiles outside)
+    for p, row in enumerate(x["rows"]):
+        if x["open"][p]:
+            continue
+        named = (x["known"][seat] if p == seat else x["seen"][p]) | owed
+        places = [i for i, t in enumerate(row) if not named >> t & 1]
+        outside = [] if p == seat else [t for t in iter_bits(state.hands[p] & ~named) if t not in row]
+        unknown += [row[i] for i in places] + outside
+        refill.append((p, places, len(outside)))
+    rng.shuffle(unknown)
+    for p, places, outside in refill:
+        row = x["rows"][p]
+        dealt, unknown = unknown[: len(places) + outside], unknown[len(places) + outside :]
+        given_back = sum(1 << row[i] for i in places)
+        if outside:
+            given_back |= state.hands[p] & ~sum(1 << t for t in row) & ~owed
+        for i, t in zip(places, dealt[: len(places)], strict=True):
+            row[i] = t
+        state.hands[p] = state.hands[p] & ~given_back | sum(1 << t for t in dealt)
+    state.stock = unknown
 
 
 def play_match(rules: ChainRules, players: list[Policy], seed: int, rngs: list[random.Random]) -> State:

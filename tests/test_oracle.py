@@ -6,6 +6,7 @@ from __future__ import annotations
 import copy
 import importlib.util
 import random
+from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -16,6 +17,7 @@ import pytest
 from domino_env.engine.line import Line
 from domino_env.engine.state import State
 from domino_env.registry import raw_env
+from domino_env.variants.base import ChainRules
 
 
 def load_oracle() -> ModuleType:
@@ -78,16 +80,27 @@ def test_match_loop_deals_as_the_env() -> None:
     assert env.game.hands == fresh.hands and env.game.stock == fresh.stock
 
 
-@pytest.mark.parametrize("variant", ["classic", "metro"])
-def test_fair_determinization_keeps_what_the_player_sees(variant: str) -> None:
+def fair_decisions(variant: str, deal_seed: int, seed: int) -> Iterator[tuple[ChainRules, State, State]]:
+    """Each decision of a round the fair oracle plays: (rules, the state, a determinized copy).
+    After each, checks that the oracle's search left the state as it was."""
     rules = oracle.variant_rules(variant)
-    state = rules.new_match(np.random.default_rng(11))
-    rng = random.Random(2)
-    checked = 0
+    state = rules.new_match(np.random.default_rng(deal_seed))
+    rng = random.Random(seed)
     while not state.round_over:
-        seat, other = state.current, 1 - state.current
         sim = state.clone()
         oracle.determinize(rules, sim, rng)
+        yield rules, state, sim
+        before = snapshot(state)
+        action = oracle.Oracle(rollouts=2, fair=True)(rules, state, rng)
+        assert snapshot(state) == before
+        rules.apply(state, action)
+
+
+@pytest.mark.parametrize("variant", ["classic", "metro"])
+def test_fair_determinization_keeps_what_the_player_sees(variant: str) -> None:
+    checked = 0
+    for rules, state, sim in fair_decisions(variant, 11, 2):
+        seat, other = state.current, 1 - state.current
         assert sim.hands[seat] == state.hands[seat]
         assert sim.hands[other].bit_count() == state.hands[other].bit_count()
         assert len(sim.stock) == len(state.stock)
@@ -106,15 +119,32 @@ def test_fair_determinization_keeps_what_the_player_sees(variant: str) -> None:
                 or ((sum(1 << t for t in sim.stock) | sim.hands[other]) & ~banned).bit_count()
                 < sim.hands[other].bit_count()
             )
-        before = snapshot(state)
-        action = oracle.Oracle(rollouts=2, fair=True)(rules, state, rng)
-        assert snapshot(state) == before
-        rules.apply(state, action)
     assert checked
 
 
-def test_fair_player_refuses_blind_rows() -> None:
-    rules = oracle.variant_rules("blind")
-    state = rules.new_match(np.random.default_rng(0))
-    with pytest.raises(ValueError, match="face-down rows"):
-        oracle.determinize(rules, state, random.Random(0))
+def bits(tiles: list[int]) -> int:
+    return sum(1 << t for t in tiles)
+
+
+@pytest.mark.parametrize("variant", ["blind", "blind_blitz"])
+def test_fair_determinization_of_rows_keeps_what_the_player_can_name(variant: str) -> None:
+    changed = 0
+    for rules, state, sim in fair_decisions(variant, 3, 4):
+        seat, x = state.current, state.extra
+        mover_row, new_mover_row = bits(x["rows"][seat]), bits(sim.extra["rows"][seat])
+        assert state.hands[seat] & ~mover_row == sim.hands[seat] & ~new_mover_row  # turned up, arranging
+        assert bits(state.stock) | sum(state.hands) == bits(sim.stock) | sum(sim.hands)
+        assert len(sim.stock) == len(state.stock)
+        for p in range(rules.num_players):
+            rows, new_rows = x["rows"][p], sim.extra["rows"][p]
+            assert len(new_rows) == len(rows)
+            assert sim.hands[p].bit_count() == state.hands[p].bit_count()
+            assert bits(new_rows) & ~sim.hands[p] == 0
+            named = x["known"][seat] if p == seat else x["seen"][p]
+            assert [t for t in rows if named >> t & 1] == [t for t in new_rows if named >> t & 1]
+            if x["open"][p]:
+                assert new_rows == rows and sim.hands[p] == state.hands[p]
+            changed += new_rows != rows
+        if not state.line.count and state.required_lead >= 0:  # the opening tile stays with its leader
+            assert sim.hands[state.leader] >> state.required_lead & 1
+    assert changed
