@@ -232,7 +232,7 @@ class ActorCritic(nn.Module):
     ({"planes", "size", "channels"}, optionally "action_planes") a :class:`BoardNet` instead of
     the MLP.
 
-    Two optional ways to tell the policy what an action *is*, so that what it learns about one
+    Three optional ways to tell the policy what an action *is*, so that what it learns about one
     action carries over to similar ones (each scaled by gains the trunk computes from the state):
 
     * ``action_blocks``: (start, stop) slices of the observation whose entry ``k`` describes
@@ -240,6 +240,8 @@ class ActorCritic(nn.Module):
       "this play scores 10" at once instead of routing each entry through the hidden layers.
     * ``action_traits``: a fixed (num_actions, K) table of facts about each action id (the
       rules' tile pips, double, face down), so "lay heavy tiles" is one weight, not one per id.
+    * ``outlook``: a :class:`PlayOutlook` spec (a chain game's blocks and tiles): what each
+      play exposes and covers, so "do not open a value the next player lacks" is one weight.
     """
 
     def __init__(
