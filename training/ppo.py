@@ -241,7 +241,7 @@ class ActorCritic(nn.Module):
     * ``action_traits``: a fixed (num_actions, K) table of facts about each action id (the
       rules' tile pips, double, face down), so "lay heavy tiles" is one weight, not one per id.
     * ``outlook``: a :class:`PlayOutlook` spec (a chain game's blocks and tiles): what each
-      play exposes and covers, so "do not open a value the next player lacks" is one weight.
+      play exposes and covers, so "expose a value the next player lacks" is one weight.
     """
 
     def __init__(
