@@ -193,7 +193,7 @@ def determinize_rows(state: State, rng: random.Random) -> None:
     x, seat = state.extra, state.current
     owed = 1 << state.required_lead if not state.line.count and state.required_lead >= 0 else 0
     unknown: list[int] = list(state.stock)
-    refill: list[tuple[int, list[int], int]] = []  # (seat, row places to refill, tiles outside)
+    refill: list[tuple[int, list[int], list[int]]] = []  # (seat, row places to refill, tiles outside)
     for p, row in enumerate(x["rows"]):
         if x["open"][p]:
             continue
@@ -201,14 +201,12 @@ def determinize_rows(state: State, rng: random.Random) -> None:
         places = [i for i, t in enumerate(row) if not named >> t & 1]
         outside = [] if p == seat else [t for t in iter_bits(state.hands[p] & ~named) if t not in row]
         unknown += [row[i] for i in places] + outside
-        refill.append((p, places, len(outside)))
+        refill.append((p, places, outside))
     rng.shuffle(unknown)
     for p, places, outside in refill:
         row = x["rows"][p]
-        dealt, unknown = unknown[: len(places) + outside], unknown[len(places) + outside :]
-        given_back = sum(1 << row[i] for i in places)
-        if outside:
-            given_back |= state.hands[p] & ~sum(1 << t for t in row) & ~owed
+        given_back = sum(1 << t for t in [row[i] for i in places] + outside)
+        dealt, unknown = unknown[: len(places) + len(outside)], unknown[len(places) + len(outside) :]
         for i, t in zip(places, dealt[: len(places)], strict=True):
             row[i] = t
         state.hands[p] = state.hands[p] & ~given_back | sum(1 << t for t in dealt)
