@@ -63,7 +63,7 @@ import numpy as np
 from domino_env.agents import greedy_choice
 from domino_env.engine.state import State
 from domino_env.registry import VARIANTS, raw_env
-from domino_env.tiles import iter_bits
+from domino_env.tiles import iter_bits, mask_of
 from domino_env.variants.base import ChainRules
 from domino_env.variants.blind import BlindBlitzRules
 from training.arena import wilson_interval, win_share
@@ -176,7 +176,7 @@ def determinize(rules: ChainRules, state: State, rng: random.Random) -> None:
             banned |= suit[v]
         fits = [t for t in tiles if not banned >> t & 1]
         hand = (fits if len(fits) >= size else tiles)[:size]
-        state.hands[s] = sum(1 << t for t in hand)
+        state.hands[s] = mask_of(hand)
         taken = set(hand)
         tiles = [t for t in tiles if t not in taken]
     state.stock = tiles
@@ -205,11 +205,11 @@ def determinize_rows(state: State, rng: random.Random) -> None:
     rng.shuffle(unknown)
     for p, places, outside in refill:
         row = x["rows"][p]
-        given_back = sum(1 << t for t in [row[i] for i in places] + outside)
+        given_back = mask_of([row[i] for i in places] + outside)
         dealt, unknown = unknown[: len(places) + len(outside)], unknown[len(places) + len(outside) :]
         for i, t in zip(places, dealt[: len(places)], strict=True):
             row[i] = t
-        state.hands[p] = state.hands[p] & ~given_back | sum(1 << t for t in dealt)
+        state.hands[p] = state.hands[p] & ~given_back | mask_of(dealt)
     state.stock = unknown
 
 

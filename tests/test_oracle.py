@@ -17,6 +17,7 @@ import pytest
 from domino_env.engine.line import Line
 from domino_env.engine.state import State
 from domino_env.registry import raw_env
+from domino_env.tiles import mask_of
 from domino_env.variants.base import ChainRules
 
 
@@ -104,9 +105,7 @@ def test_fair_determinization_keeps_what_the_player_sees(variant: str) -> None:
         assert sim.hands[seat] == state.hands[seat]
         assert sim.hands[other].bit_count() == state.hands[other].bit_count()
         assert len(sim.stock) == len(state.stock)
-        assert sim.hands[other] | sum(1 << t for t in sim.stock) == state.hands[other] | sum(
-            1 << t for t in state.stock
-        )
+        assert sim.hands[other] | mask_of(sim.stock) == state.hands[other] | mask_of(state.stock)
         banned = 0  # tiles carrying a value the opponent was seen to lack
         for v in range(rules.tile_set.num_values):
             if state.voids[other] >> v & 1:
@@ -116,14 +115,10 @@ def test_fair_determinization_keeps_what_the_player_sees(variant: str) -> None:
             checked += bool(banned)
             assert (
                 not sim.hands[other] & banned
-                or ((sum(1 << t for t in sim.stock) | sim.hands[other]) & ~banned).bit_count()
+                or ((mask_of(sim.stock) | sim.hands[other]) & ~banned).bit_count()
                 < sim.hands[other].bit_count()
             )
     assert checked
-
-
-def bits(tiles: list[int]) -> int:
-    return sum(1 << t for t in tiles)
 
 
 @pytest.mark.parametrize("variant", ["blind", "blind_blitz"])
@@ -131,15 +126,15 @@ def test_fair_determinization_of_rows_keeps_what_the_player_can_name(variant: st
     changed = 0
     for rules, state, sim in fair_decisions(variant, 3, 4):
         seat, x = state.current, state.extra
-        mover_row, new_mover_row = bits(x["rows"][seat]), bits(sim.extra["rows"][seat])
+        mover_row, new_mover_row = mask_of(x["rows"][seat]), mask_of(sim.extra["rows"][seat])
         assert state.hands[seat] & ~mover_row == sim.hands[seat] & ~new_mover_row  # turned up, arranging
-        assert bits(state.stock) | sum(state.hands) == bits(sim.stock) | sum(sim.hands)
+        assert mask_of(state.stock) | sum(state.hands) == mask_of(sim.stock) | sum(sim.hands)
         assert len(sim.stock) == len(state.stock)
         for p in range(rules.num_players):
             rows, new_rows = x["rows"][p], sim.extra["rows"][p]
             assert len(new_rows) == len(rows)
             assert sim.hands[p].bit_count() == state.hands[p].bit_count()
-            assert bits(new_rows) & ~sim.hands[p] == 0
+            assert mask_of(new_rows) & ~sim.hands[p] == 0
             named = x["known"][seat] if p == seat else x["seen"][p]
             assert [t for t in rows if named >> t & 1] == [t for t in new_rows if named >> t & 1]
             if x["open"][p]:

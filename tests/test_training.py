@@ -20,7 +20,7 @@ import training.rollout as rollout
 import training.train as train_module
 from domino_env import raw_env
 from domino_env.agents import make_agent
-from domino_env.tiles import format_tile, iter_bits
+from domino_env.tiles import format_tile
 from training import checkpoint
 from training.__main__ import main
 from training.arena import head_to_head
@@ -158,13 +158,13 @@ def outlook_by_hand(env: Any, action: int) -> list[float]:
     values = ts.num_values
 
     def unseen(v: int) -> float:
-        return sum(1 for t in iter_bits(ts.suit_mask[v] & ~hand & ~game.line.played)) / values
+        return (ts.suit_mask[v] & ~hand & ~game.line.played).bit_count() / values
 
     def void(v: int) -> float:
         return float(game.voids[following] >> v & 1)
 
     def kept(v: int) -> float:
-        return (sum(1 for _ in iter_bits(ts.suit_mask[v] & hand)) - 1) / values
+        return ((ts.suit_mask[v] & hand).bit_count() - 1) / values
 
     covered = [unseen(shown), void(shown), kept(shown)]
     if rules.action_face_down[action]:
