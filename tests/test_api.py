@@ -789,6 +789,24 @@ def test_render_ansi_shows_table(name, n, teams):
         assert f"[{a}|{b}]" in text or f"[{b}|{a}]" in text, (a, b, text)
 
 
+@configs
+def test_render_every_step_of_whole_matches(name, n, teams):
+    """Every state of whole matches renders, round headers included: a log line for a later round's
+    deal (``("deal", round_index)``) once crashed Blind, which read the round index as a seat."""
+    env = make(name, n, teams, render_mode="ansi")
+    rnd = random.Random(1)
+    for seed in range(3):
+        env.reset(seed=seed)
+        while True:
+            text = env.render()
+            game = env.unwrapped.game
+            if name not in GRID_VARIANTS:
+                assert text.startswith(f"{name} - round {game.round_index + 1} - scores"), text
+            if all(env.terminations.values()):
+                break
+            env.step(rnd.choice(legal(env)))
+
+
 @variants
 def test_render_human_prints(name, capsys):
     env = make(name, render_mode="human")

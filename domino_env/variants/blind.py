@@ -473,15 +473,15 @@ class BlindBlitzRules(ClassicRules):
         }
 
     def event_text(self, event: tuple[Any, ...], agent_names: list[str]) -> str | None:
-        kind, name, tiles = event[0], agent_names[event[1]], self.tile_set.tiles
-        if kind == UP:
-            return f"{name} turns up {format_tile(tiles[event[2]])}"
-        if kind == MISS:
-            return f"{name} turns up {format_tile(tiles[event[2]])}: no fit, to the left end of the row"
+        kind = event[0]
+        if kind not in (UP, MISS, REVEAL):
+            return None  # the deal is no seat's, and an arranged tile is private
+        name, tiles = agent_names[event[1]], self.tile_set.tiles
         if kind == REVEAL:
             shown = " ".join(format_tile(tiles[t]) for t in iter_bits(event[2]))
             return f"{name} turns the last three tiles face up: {shown}"
-        return None  # an arranged tile says nothing anybody else may know
+        turned = f"{name} turns up {format_tile(tiles[event[2]])}"
+        return turned if kind == UP else turned + ": no fit, to the left end of the row"
 
     def greedy_key(self, state: State, action: int) -> tuple[int, ...]:
         """Greedy lays its heaviest tile, turns up the next one while it may and never draws (a drawn
