@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from domino_env.engine.line import CLOSED, EAST, NORTH, OPEN, SOUTH, WEST
-from domino_env.engine.state import DRAW, LAY, PASS, SCORE, State
+from domino_env.engine.state import DEAL, DRAW, LAY, PASS, ROUND_END, SCORE, State
 from domino_env.tiles import format_tile, iter_bits
 from domino_env.variants.base import ChainRules
 
@@ -63,6 +63,8 @@ def event_text(rules: ChainRules, event: tuple, agent_names: list[str]) -> str |
         return f"{agent_names[event[1]]} passes"
     if kind == SCORE:
         return f"{side_name(rules, event[1], agent_names)} scores {event[2]} ({event[3]})"
+    if kind in (DEAL, ROUND_END):
+        return None  # the header names the round, and the scores say how it ended
     return rules.event_text(event, agent_names)
 
 

@@ -228,7 +228,8 @@ def test_play_outlook_adds_its_facts_to_the_play_logits_only() -> None:
         expected[:, :plays] += (model.outlook(obs) * model.outlook_gains(features)[:, None, :]).sum(-1)
         assert torch.allclose(model.logits(obs, features), expected)
     assert model.copy().architecture() == model.architecture()
-    assert play_outlook_spec(raw_env("domino3d").rules, raw_env("domino3d").observation_layout) is None
+    board = raw_env("domino3d")
+    assert play_outlook_spec(board.rules, board.observation_layout) is None
 
 
 def test_board_net_scores_each_action_at_its_anchor_cell() -> None:

@@ -448,9 +448,7 @@ class ChainRules(TableRules):
         return {}
 
     def event_text(self, event: tuple[Any, ...], agent_names: list[str]) -> str | None:
-        """Hook: a line of the game log for an event the common log does not word (None: not shown):
-        the variant's own kinds, and also ``deal`` (second field: the round index, not a seat) and
-        ``round_end`` (the winner's seat, or -1)."""
+        """Hook: a line of the game log for one of the variant's own events (None: not shown)."""
         return None
 
 

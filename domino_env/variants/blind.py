@@ -475,7 +475,7 @@ class BlindBlitzRules(ClassicRules):
     def event_text(self, event: tuple[Any, ...], agent_names: list[str]) -> str | None:
         kind = event[0]
         if kind not in (UP, MISS, REVEAL):
-            return None  # an arranged tile is private; the deal and the round end go unworded
+            return None  # an arranged tile says nothing anybody else may know
         name, tiles = agent_names[event[1]], self.tile_set.tiles
         if kind == REVEAL:
             shown = " ".join(format_tile(tiles[t]) for t in iter_bits(event[2]))
