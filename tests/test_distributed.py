@@ -51,11 +51,11 @@ def test_split_and_seeds() -> None:
 def test_merge_concatenates_batches_and_stats() -> None:
     def part(n: int, value: float) -> tuple[Batch, EpisodeStats]:
         batch = Batch(**{f.name: torch.full((n,), value) for f in fields(Batch)})
-        return batch, EpisodeStats(self_play=n, pool_games=1, pool_reward=value, lengths=[n])
+        return batch, EpisodeStats(self_play=n, pool_games=1, pool_wins=value, lengths=[n])
 
-    batch, stats = merge([part(2, 1.0), part(3, -1.0)])
-    assert batch.actions.tolist() == [1.0, 1.0, -1.0, -1.0, -1.0]
-    assert (stats.self_play, stats.pool_games, stats.pool_reward, stats.lengths) == (5, 2, 0.0, [2, 3])
+    batch, stats = merge([part(2, 1.0), part(3, 0.5)])
+    assert batch.actions.tolist() == [1.0, 1.0, 0.5, 0.5, 0.5]
+    assert (stats.self_play, stats.pool_games, stats.pool_wins, stats.lengths) == (5, 2, 1.5, [2, 3])
 
 
 def test_resume_messages() -> None:

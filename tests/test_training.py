@@ -28,7 +28,7 @@ from training.checkpoint import CheckpointError, load_model
 from training.config import Config, ConfigError, config_from_dict, load_config
 from training.policy import PolicyAgent, load_agent
 from training.ppo import ActorCritic, Batch, PlayOutlook, gae, update
-from training.rollout import Collector, play_outlook_spec
+from training.rollout import Collector, EpisodeStats, play_outlook_spec
 from training.train import Trainer
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -394,6 +394,23 @@ def test_all_fives_points_now_is_an_action_block_of_the_trained_model(tmp_path: 
     assert off.model.action_blocks == [] and off.model.gains is None and off.model.trait_gains is None
 
 
+def acted_batch(
+    obs: np.ndarray, masks: np.ndarray, acted: tuple[np.ndarray, ...], rng: np.random.Generator
+) -> Batch:
+    """A batch of what the model did (actions, log-probabilities, values), random advantages and
+    returns."""
+    actions, logprobs, values = acted
+    return Batch(
+        obs=torch.from_numpy(obs),
+        masks=torch.from_numpy(masks),
+        actions=torch.from_numpy(actions),
+        logprobs=torch.from_numpy(logprobs),
+        values=torch.from_numpy(values),
+        advantages=torch.from_numpy(rng.normal(size=len(obs)).astype(np.float32)),
+        returns=torch.from_numpy(rng.normal(size=len(obs)).astype(np.float32)),
+    )
+
+
 def test_update_reevaluates_stored_actions_under_the_same_mask() -> None:
     """With a zero learning rate the update's log-probabilities equal the acting ones: ratio 1,
     no KL, nothing clipped. Unmasked re-evaluation would give other log-probabilities."""
@@ -408,15 +425,7 @@ def test_update_reevaluates_stored_actions_under_the_same_mask() -> None:
     unmasked = model.distribution(torch.from_numpy(obs), torch.ones(256, 10, dtype=torch.bool))[0]
     assert not np.allclose(unmasked.log_prob(torch.from_numpy(actions)).detach().numpy(), logprobs, atol=1e-3)
 
-    batch = Batch(
-        obs=torch.from_numpy(obs),
-        masks=torch.from_numpy(masks),
-        actions=torch.from_numpy(actions),
-        logprobs=torch.from_numpy(logprobs),
-        values=torch.from_numpy(values),
-        advantages=torch.from_numpy(rng.normal(size=256).astype(np.float32)),
-        returns=torch.from_numpy(rng.normal(size=256).astype(np.float32)),
-    )
+    batch = acted_batch(obs, masks, (actions, logprobs, values), rng)
     cfg = tiny_config().ppo
     cfg.update_epochs, cfg.num_minibatches = 1, 4
     before = parameters(model)
@@ -431,6 +440,31 @@ def test_update_reevaluates_stored_actions_under_the_same_mask() -> None:
     assert all(torch.isfinite(p).all() for p in model.parameters())
     probs = model.distribution(batch.obs, batch.masks)[0].probs.detach()
     assert torch.all(probs[~batch.masks] == 0.0)
+
+
+def test_update_splits_any_batch_into_exactly_num_minibatches_per_epoch() -> None:
+    """With a pool a batch holds any number of learner decisions: 10 rows in 4 minibatches are
+    3+3+2+2, every row once an epoch - never a fifth, tiny minibatch of the remainder."""
+    torch.manual_seed(2)
+    rng = np.random.default_rng(2)
+    model = ActorCritic(8, 5, [16])
+    obs = rng.normal(size=(10, 8)).astype(np.float32)
+    masks = random_masks(rng, 10, 5)
+    batch = acted_batch(obs, masks, model.act(obs, masks), rng)
+    cfg = tiny_config().ppo
+    cfg.update_epochs, cfg.num_minibatches, cfg.target_kl = 2, 4, 0.0
+    seen: list[list[float]] = []
+    legal = model.legal
+
+    def recorded(obs: torch.Tensor, masks: torch.Tensor) -> Any:
+        seen.append(obs[:, 0].tolist())
+        return legal(obs, masks)
+
+    model.legal = recorded  # type: ignore[method-assign]
+    update(model, torch.optim.Adam(model.parameters(), lr=1e-3), batch, cfg, np.random.default_rng(0))
+    assert [len(rows) for rows in seen] == [3, 3, 2, 2] * 2
+    for epoch in (seen[:4], seen[4:]):
+        assert sorted(x for rows in epoch for x in rows) == sorted(obs[:, 0].tolist())
 
 
 # --- GAE -------------------------------------------------------------------------------------------
@@ -716,7 +750,7 @@ def test_pool_snapshots_play_the_other_side_and_are_not_learned_from() -> None:
     assert len(batch.actions) == learner_seats
     assert opponent_calls == opponent_seats > 0
     assert stats.pool_games > 0 and stats.self_play == 0
-    assert -stats.pool_games <= stats.pool_reward <= stats.pool_games
+    assert 0 <= stats.pool_wins <= stats.pool_games
 
 
 def test_pool_baselines_play_the_other_side_and_are_not_learned_from() -> None:
@@ -738,6 +772,32 @@ def test_pool_baselines_play_the_other_side_and_are_not_learned_from() -> None:
     batch, stats = collector.collect(ActorCritic(collector.obs_size, collector.num_actions, [32]), 40)
     assert calls > 0 and len(batch.actions) + calls == 4 * 40
     assert stats.pool_games > 0 and stats.self_play == 0
+
+
+@pytest.mark.parametrize("learner_side", [0, 1])
+def test_pool_win_rate_counts_the_learner_sides_first_places(learner_side: int) -> None:
+    """With points rewards the last step's reward is a points change, not the result: the pool's
+    win count reads the match outcome (checked against an outcome-reward twin of the game)."""
+    options = "{num_players: 4, teams: true, episode: match, reward: points}"
+    config = tiny_config(None, "pool.share=1.0", "pool.baselines=[random]", options=options)
+    collector = Collector(config, np.random.default_rng(7))
+    env = collector.envs[0]
+    twin = raw_env("classic", num_players=4, teams=True, episode="match", reward="outcome")
+    wins = []
+    for seed in range(6):
+        for e in (env, twin):
+            e.reset(seed=seed)
+        while not all(env.terminations.values()):
+            action = int(np.flatnonzero(env.observe(env.agent_selection)["action_mask"])[0])
+            for e in (env, twin):
+                e.step(action)
+        outcome = twin.rewards[twin.possible_agents[learner_side]]  # the final step gives the outcome
+        wins.append(1.0 if outcome == 1.0 else 0.5 if outcome == 0.0 else 0.0)
+        stats = EpisodeStats()
+        collector.opponent[0], collector.learner_side[0] = collector.baselines["random"], learner_side
+        collector._record(0, env, stats)
+        assert (stats.pool_games, stats.pool_wins) == (1, wins[-1])
+    assert 0.0 < sum(wins) < len(wins)  # both results were seen
 
 
 # --- learning --------------------------------------------------------------------------------------
@@ -947,6 +1007,41 @@ def test_checkpoint_for_another_variant_or_table_is_refused(tmp_path: Path, clas
             Trainer(config, resume=path)
 
 
+def test_resume_refuses_what_the_saved_games_depend_on_and_damaged_state(
+    tmp_path: Path, classic_run: Path
+) -> None:
+    """Games in progress are saved per env and per pool member: another ``run.num_envs`` or
+    ``pool.baselines`` is refused with the value to use, as is a checkpoint whose saved state is
+    damaged; the same file then still resumes a run with the right settings."""
+    path = classic_run / "latest.pt"
+    for override, words in (
+        ("run.num_envs=8", r"run\.num_envs=4.*this run has 8: resume it with run\.num_envs=4"),
+        ("run.num_envs=2", r"run\.num_envs=4"),
+        ("pool.baselines=[random]", r"pool\.baselines=\[\].*resume it with pool\.baselines=\[\]"),
+    ):
+        with pytest.raises(CheckpointError, match=words):
+            Trainer(tiny_config(tmp_path / "out", override), resume=path)
+    data = torch.load(path, weights_only=False)
+    damaged = {
+        "no_optimizer": ({k: v for k, v in data.items() if k != "optimizer"}, r"lacks \['optimizer'\]"),
+        "short_games": ({**data, "collector": {**data["collector"], "games": []}}, "damaged.*IndexError"),
+        "bad_weights": (
+            {**data, "model": {k: v[:1] for k, v in data["model"].items()}},
+            "damaged.*RuntimeError",
+        ),
+    }
+    for name, (payload, words) in damaged.items():
+        torch.save(payload, tmp_path / f"{name}.pt")
+        with pytest.raises(CheckpointError, match=words):
+            Trainer(tiny_config(tmp_path / "out"), resume=tmp_path / f"{name}.pt")
+    # a changed learning rate is this run's, even without annealing (not the optimizer's saved one)
+    trainer = Trainer(
+        tiny_config(tmp_path / "out", "ppo.anneal_lr=false", "ppo.learning_rate=0.5"), resume=path
+    )
+    assert trainer.iteration == 2
+    assert trainer.optimizer.param_groups[0]["lr"] == 0.5
+
+
 def test_weights_only_export_loads_but_cannot_resume(tmp_path: Path, classic_run: Path) -> None:
     slim = checkpoint.export(classic_run / "latest.pt", tmp_path / "slim.pt")
     model, _ = load_model(slim)
@@ -1033,6 +1128,17 @@ def test_unknown_keys_are_named_with_the_allowed_ones(tmp_path: Path) -> None:
         ("pool.share=1.5", r"pool\.share must be in \[0, 1\]"),
         ("eval.opponents=[nobody]", r"nobody.*random"),
         ("pool.baselines=[nobody]", r"pool\.baselines.*nobody.*random"),
+        ("run.checkpoint_every=0", r"run\.checkpoint_every must be at least 1"),
+        ("eval.games=0", r"eval\.games must be at least 1"),
+        ("eval.every=-1", r"eval\.every must be 0 \(never\) or more"),
+        ("ppo.learning_rate=-1", r"ppo\.learning_rate must be above 0, got -1"),
+        ("ppo.max_grad_norm=.nan", r"ppo\.max_grad_norm must be above 0, got nan"),
+        ("ppo.clip_coef=-0.2", r"ppo\.clip_coef must be above 0"),
+        ("ppo.ent_coef=-0.01", r"ppo\.ent_coef must be 0 or more"),
+        ("ppo.target_kl=.inf", r"ppo\.target_kl must be 0 or more, got inf"),
+        ("ppo.gamma=-3", r"ppo\.gamma must be in \[0, 1\], got -3"),
+        ("ppo.gae_lambda=1.5", r"ppo\.gae_lambda must be in \[0, 1\]"),
+        ("run.reward_scale=0", r"run\.reward_scale must be above 0"),
     ],
 )
 def test_ill_typed_or_senseless_values_are_refused(override: str, words: str) -> None:

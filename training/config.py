@@ -9,6 +9,7 @@ type raises :class:`ConfigError` naming the key and what is allowed.
 from __future__ import annotations
 
 import dataclasses
+import math
 import types
 import typing
 from dataclasses import dataclass, field
@@ -220,12 +221,28 @@ def validate(config: Config) -> None:
         "run.torch_threads": run.torch_threads,
         "ppo.update_epochs": ppo.update_epochs,
         "ppo.num_minibatches": ppo.num_minibatches,
+        "run.checkpoint_every": run.checkpoint_every,
         "pool.snapshot_every": config.pool.snapshot_every,
         "pool.size": config.pool.size,
+        "eval.games": config.eval.games,
     }
     for key, value in positive.items():
         if value < 1:
             raise ConfigError(f"{key} must be at least 1, got {value}")
+    if config.eval.every < 0:
+        raise ConfigError(f"eval.every must be 0 (never) or more iterations, got {config.eval.every}")
+    # numbers by their allowed range (NaN fails every comparison, so it is refused too)
+    ranges = {
+        "above 0": (lambda v: 0.0 < v < math.inf, ("learning_rate", "clip_coef", "max_grad_norm")),
+        "0 or more": (lambda v: 0.0 <= v < math.inf, ("ent_coef", "vf_coef", "target_kl")),
+        "in [0, 1]": (lambda v: 0.0 <= v <= 1.0, ("gamma", "gae_lambda")),
+    }
+    for allowed, (fits, ppo_keys) in ranges.items():
+        for name in ppo_keys:
+            if not fits(getattr(ppo, name)):
+                raise ConfigError(f"ppo.{name} must be {allowed}, got {getattr(ppo, name)}")
+    if not 0.0 < run.reward_scale < math.inf:
+        raise ConfigError(f"run.reward_scale must be above 0, got {run.reward_scale}")
     if not 0.0 <= config.pool.share <= 1.0:
         raise ConfigError(f"pool.share must be in [0, 1], got {config.pool.share}")
     if config.network.board_channels < 0:

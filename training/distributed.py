@@ -92,7 +92,7 @@ def merge(parts: list[tuple[Batch, EpisodeStats]]) -> tuple[Batch, EpisodeStats]
     for _, s in parts:
         stats.self_play += s.self_play
         stats.pool_games += s.pool_games
-        stats.pool_reward += s.pool_reward
+        stats.pool_wins += s.pool_wins
         stats.lengths.extend(s.lengths)
     return batch, stats
 

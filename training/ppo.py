@@ -401,13 +401,14 @@ def update(
 ) -> dict[str, float]:
     """PPO epochs over shuffled minibatches; returns the statistics to log."""
     size = len(batch.actions)
-    minibatch = max(1, size // cfg.num_minibatches)
+    if size == 0:  # every decision of the rollout was a pool member's
+        return {}
+    parts = min(cfg.num_minibatches, size)  # (with a pool, a batch may be any size)
     clip_fractions, approx_kl = [], 0.0
     stats: dict[str, float] = {}
     for _epoch in range(cfg.update_epochs):
-        order = rng.permutation(size)
-        for start in range(0, size, minibatch):
-            idx = torch.from_numpy(order[start : start + minibatch])
+        for part in np.array_split(rng.permutation(size), parts):  # sizes differ by one at most
+            idx = torch.from_numpy(part)
             policy, new_values = model.legal(batch.obs[idx], batch.masks[idx])
             new_logprob = policy.log_prob(batch.actions[idx])
             entropy = policy.entropy().mean()

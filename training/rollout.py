@@ -21,6 +21,7 @@ import torch
 from domino_env import raw_env
 from domino_env.agents import AGENTS, GreedyAgent, RandomAgent
 from domino_env.env import DominoEnv
+from training.arena import seat_outcomes, win_share
 from training.config import Config, ConfigError
 from training.ppo import ActorCritic, Batch, gae
 
@@ -34,7 +35,7 @@ class EpisodeStats:
 
     self_play: int = 0
     pool_games: int = 0
-    pool_reward: float = 0.0
+    pool_wins: float = 0.0  # the learner side's first places in pool games (a shared one: a fraction)
     lengths: list[int] = field(default_factory=list)
 
 
@@ -228,9 +229,9 @@ class Collector:
         if self.opponent[e] is None:
             stats.self_play += 1
             return
-        seat = self.side_of.index(self.learner_side[e])
+        mine = [seat for seat, side in enumerate(self.side_of) if side == self.learner_side[e]]
         stats.pool_games += 1
-        stats.pool_reward += env.rewards[env.possible_agents[seat]]
+        stats.pool_wins += win_share(env.rules, seat_outcomes(env), mine)
 
     def state_dict(self) -> dict:
         """What an exact resume needs: every game in progress, who plays it, the pool."""

@@ -75,6 +75,10 @@ class Trainer:
         )
 
     def _resume(self, path: str | Path) -> None:
+        """Continue from a checkpoint of this run. The table, the network and what the saved games
+        in progress depend on (``run.num_envs``, ``pool.baselines``, Ray workers) must match; the
+        rest (run length, evaluation, PPO settings) may be changed, then the run goes on with the
+        new values rather than exactly as before."""
         data = checkpoint.load(path)
         saved: Config = data["config"]
         if (saved.env, saved.network) != (self.config.env, self.config.network):
@@ -84,15 +88,35 @@ class Trainer:
             )
         if "collector" not in data:
             raise checkpoint.CheckpointError(f"checkpoint {path} holds weights only and cannot resume a run")
+        missing = {"optimizer", "iteration", "steps", "rng"} - set(data)
+        if missing:
+            raise checkpoint.CheckpointError(
+                f"checkpoint {path} lacks {sorted(missing)} and cannot resume a run"
+            )
+        for key in ("run.num_envs", "pool.baselines"):
+            section, name = key.split(".")
+            was, now = getattr(getattr(saved, section), name), getattr(getattr(self.config, section), name)
+            if was != now:
+                raise checkpoint.CheckpointError(
+                    f"checkpoint {path} holds the games in progress of a run with {key}={was}; "
+                    f"this run has {now}: resume it with {key}={was}"
+                )
         workers = distributed.saved_workers(data["collector"])
         mismatch = distributed.resume_error(path, workers, getattr(self.collector, "num_workers", 0))
         if mismatch:
             raise checkpoint.CheckpointError(mismatch)
-        self.model.load_state_dict(data["model"])
-        self.optimizer.load_state_dict(data["optimizer"])
+        try:
+            self.model.load_state_dict(data["model"])
+            self.optimizer.load_state_dict(data["optimizer"])
+            self.collector.load_state_dict(data["collector"], self.model)
+            checkpoint.restore_rngs(data["rng"], self.rngs)
+        except (KeyError, IndexError, TypeError, ValueError, RuntimeError) as err:
+            raise checkpoint.CheckpointError(
+                f"checkpoint {path} is damaged and cannot resume a run ({type(err).__name__}: {err})"
+            ) from None
         self.iteration, self.steps = data["iteration"], data["steps"]
-        self.collector.load_state_dict(data["collector"], self.model)
-        checkpoint.restore_rngs(data["rng"], self.rngs)
+        for group in self.optimizer.param_groups:  # this run's rate (annealing sets it anyway)
+            group["lr"] = self.config.ppo.learning_rate
 
     def save(self, payload: dict[str, Any]) -> Path:
         folder = self.run_dir / "checkpoints"
@@ -147,7 +171,7 @@ class Trainer:
                 if episodes.lengths:
                     stats["charts/episode_length"] = float(np.mean(episodes.lengths))
                 if episodes.pool_games:
-                    stats["charts/pool_reward"] = episodes.pool_reward / episodes.pool_games
+                    stats["charts/pool_win_rate"] = episodes.pool_wins / episodes.pool_games
                 if self.iteration % cfg.pool.snapshot_every == 0:
                     self.collector.add_snapshot(self.model)
                 if cfg.eval.every and (
