@@ -275,7 +275,11 @@ class Collector:
 
     @torch.no_grad()
     def _bootstrap(self, model: ActorCritic, pending: np.ndarray, bootstrap: np.ndarray) -> None:
-        """Value of where each open transition stands now (its seat's current observation)."""
+        """Value of where each open transition stands now (its seat's current observation). That
+        is mostly an idle seat's view (another seat to move, no phase flags), which the value
+        head never trains on: an approximation for the one transition per seat and env that a
+        rollout leaves open; finishing them in the next rollout instead would make batches
+        straddle updates."""
         open_ = np.argwhere(pending >= 0)
         if not len(open_):
             return
