@@ -53,6 +53,20 @@ def _choice(name: str, value: Any, allowed: tuple[str, ...]) -> str:
     return str(value)
 
 
+def action_id_of(action: Any) -> int | None:
+    """The action id an action stands for: an int, a numpy integer (0-d arrays too) or a float
+    equal to one (some libraries pass floats); None for anything else (bools included)."""
+    if isinstance(action, np.ndarray) and action.ndim == 0:
+        action = action.item()
+    if isinstance(action, (bool, np.bool_)):
+        return None
+    if isinstance(action, (int, np.integer)):
+        return int(action)
+    if isinstance(action, (float, np.floating)) and float(action).is_integer():
+        return int(action)
+    return None
+
+
 class DominoEnv(AECEnv, Generic[RulesT]):
     """A domino variant as a PettingZoo AEC environment with action masks.
 
@@ -147,6 +161,8 @@ class DominoEnv(AECEnv, Generic[RulesT]):
     def _read_options(self, options: Mapping[str, Any] | None) -> list[Any]:
         if not options:
             return []
+        if not isinstance(options, Mapping):
+            raise ValueError(f"reset options must be a dict (keys deal or deals), got {options!r}")
         unknown = set(options) - {"deal", "deals"}
         if unknown:  # a warning, not an error: PettingZoo's api_test resets with foreign options
             warnings.warn(
@@ -178,7 +194,8 @@ class DominoEnv(AECEnv, Generic[RulesT]):
     def step(self, action: Any) -> None:
         agent = self.agent_selection
         game = self.game
-        if action not in game.legal:  # ints, numpy ints and equal floats all compare
+        action_id = action if type(action) is int else action_id_of(action)
+        if action_id is None or action_id not in game.legal:
             if self.terminations[agent] or self.truncations[agent]:  # (a finished game has no legal action)
                 self._was_dead_step(action)
             else:
@@ -190,7 +207,7 @@ class DominoEnv(AECEnv, Generic[RulesT]):
             self._rewarded = False
         self._cumulative_rewards[agent] = 0.0
         before = game.scores[:] if self._points else game.scores
-        self.rules.apply(game, int(action))
+        self.rules.apply(game, action_id)
         if game.round_over:
             if self.episode == "round" or game.match_over:
                 self._end_episode(before)
@@ -258,7 +275,11 @@ class DominoEnv(AECEnv, Generic[RulesT]):
             self._finish()
             self.infos[agent] = {**self.infos[agent], "illegal_action": action}
             return
-        what = self._action_text(action)
+        action_id = action_id_of(action)
+        if action_id is None or not 0 <= action_id < self.rules.num_actions:
+            what = repr(action)
+        else:
+            what = f"{action_id} ({self._action_text(action_id)})"
         options = ", ".join(f"{a} ({self._action_text(a)})" for a in legal)
         raise ValueError(f"illegal action {what} for {agent}; legal actions: {options}")
 
@@ -409,9 +430,9 @@ class OrderEnforcing(OrderEnforcingWrapper):
     _cumulative_rewards = property(lambda self: self.env._cumulative_rewards)
 
     def reset(self, seed: int | None = None, options: Mapping[str, Any] | None = None) -> None:
+        self.env.reset(seed=seed, options=options)  # a bad deal raises here: still not reset
         self._has_reset = True
         self._has_updated = True
-        self.env.reset(seed=seed, options=options)
         # from now on last() has nothing to check: call the env's directly
         self.last = self.env.last  # type: ignore[method-assign]
 

@@ -97,6 +97,11 @@ class GridEncoder:
         self._score_scale = 1.0 / rules.match_target
         self._blank = np.zeros(self.size, dtype=np.float32).data
 
+    def __reduce__(self) -> tuple[type, tuple[Domino3DRules]]:
+        """Copied or pickled as a new encoder of the same rules: its memoryviews cannot be, and
+        a fresh one rebuilds the world from the state at the next observation anyway."""
+        return type(self), (self.rules,)
+
     def forget(self) -> None:
         """Drop every cached row (a new game)."""
         self._serial = [-1] * self.rules.num_players

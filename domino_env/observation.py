@@ -154,6 +154,11 @@ class ChainEncoder:
         blank[self._stock] = (tiles - n * rules.hand_size) * self._stock_scale
         self._blank = blank.data
 
+    def __reduce__(self) -> tuple[type, tuple[ChainRules]]:
+        """Copied or pickled as a new encoder of the same rules: its memoryviews cannot be, and
+        a fresh one rebuilds the world from the state at the next observation anyway."""
+        return type(self), (self.rules,)
+
     def forget(self) -> None:
         """Drop the world (a new match restarts the round serials)."""
         self._serial = -1

@@ -10,6 +10,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator
 
+import numpy as np
+
 Tile = tuple[int, int]
 TileLike = Tile | list[int] | str
 
@@ -79,10 +81,12 @@ def parse_tile(tile: TileLike) -> Tile:
         if not match:
             raise ValueError(f"cannot read tile {tile!r}: write it as 'a-b' or (a, b)")
         return int(match.group(1)), int(match.group(2))
-    if isinstance(tile, (tuple, list)) and len(tile) == 2:
-        a, b = tile
-        if isinstance(a, (int,)) and isinstance(b, (int,)) and not isinstance(a, bool):
-            return int(a), int(b)
+    if (
+        isinstance(tile, (tuple, list))
+        and len(tile) == 2
+        and all(isinstance(half, (int, np.integer)) and not isinstance(half, bool) for half in tile)
+    ):
+        return int(tile[0]), int(tile[1])
     raise ValueError(f"cannot read tile {tile!r}: write it as 'a-b' or (a, b)")
 
 

@@ -39,8 +39,10 @@ AgentSpec = str | os.PathLike[str] | AgentFn
 class LegalDiscrete(spaces.Discrete):
     """``Discrete`` whose ``sample()`` without a mask draws a *legal* action.
 
-    Gymnasium's ``check_env`` and quick random rollouts step with ``action_space.sample()``,
-    and an illegal action raises; with a mask or probabilities given it samples as usual.
+    Quick random rollouts step with ``action_space.sample()``, and an illegal action raises;
+    with a mask or probabilities given it samples as usual. (Gymnasium's ``check_env`` also
+    steps with an action it drew *before* a reset, which no mask can make legal: run it on an
+    env with ``illegal_action="penalize"``.)
     Pickling drops the link to the env (it would drag the whole table, opponents included,
     into saved models): an unpickled space samples from all actions.
     """
@@ -95,7 +97,9 @@ class SingleAgentEnv(gym.Env[np.ndarray, np.int64]):
     ends the episode with -1 instead).
     """
 
-    metadata = {"render_modes": ["ansi", "human"]}  # noqa: RUF012 - gymnasium reads it from the class
+    # gymnasium.make checks a render mode against the class's list (every table's modes); an
+    # instance has its table's own, and a mode the table lacks is refused by the table
+    metadata = {"render_modes": ["ansi", "human", "rgb_array"]}  # noqa: RUF012
 
     def __init__(
         self,
@@ -112,6 +116,7 @@ class SingleAgentEnv(gym.Env[np.ndarray, np.int64]):
             raise ValueError(f"seat must be an int in 0..{n - 1}, got {seat!r}")
         self.seat = seat
         self.render_mode: str | None = self.aec.render_mode
+        self.metadata = {"render_modes": list(self.aec.render_modes)}
         self._me = self.aec.possible_agents[seat]
         self._seats = {agent: i for i, agent in enumerate(self.aec.possible_agents)}
         self.agents: list[AgentFn | None] = self._build_agents(opponents, partner)

@@ -6,7 +6,9 @@ teams where allowed), so a variant added to the registry is tested without editi
 
 from __future__ import annotations
 
+import copy
 import importlib
+import pickle
 import random
 import re
 from functools import partial
@@ -346,6 +348,32 @@ def test_reset_refreshes_observations(name, n, teams):
         )
 
 
+@configs
+def test_deep_copies_and_pickles_play_on_like_the_original(name, n, teams):
+    """Mid-match copies (random stream and the encoder's world included) see and do exactly what
+    the original does, and playing them leaves the original alone."""
+    env = make(name, n, teams)
+    env.reset(seed=3)
+    rnd = random.Random(4)
+    play_random(env, 6, rnd)
+    twins = [copy.deepcopy(env), pickle.loads(pickle.dumps(env))]
+    before = snapshot(env)
+    play_random(twins[0], 5, random.Random(9))  # a copy's moves are its own
+    assert_same(before, snapshot(env))
+    twins[0] = copy.deepcopy(env)
+    for _ in range(400):
+        if all(env.terminations.values()):
+            break
+        now = snapshot(env)
+        for twin in twins:
+            assert_same(now, snapshot(twin))
+        action = rnd.choice(legal(env))
+        for table in (env, *twins):
+            table.step(action)
+    for twin in twins:
+        assert_same(snapshot(env), snapshot(twin))
+
+
 # --- option errors -----------------------------------------------------------------------------
 
 
@@ -376,6 +404,10 @@ def test_bad_num_players(name):
             continue
         with pytest.raises(ValueError, match=str(bad)):
             domino_env.make(name, num_players=bad)
+    for bad in (float(counts[0]), str(counts[0]), True):  # equal to an allowed count, not an int
+        with pytest.raises(ValueError, match=rf"played by {', '.join(map(str, counts))} players"):
+            domino_env.make(name, num_players=bad)
+    assert domino_env.make(name, num_players=np.int64(counts[0])).unwrapped.rules.num_players == counts[0]
 
 
 @variants
@@ -387,6 +419,9 @@ def test_teams_need_four_players(name):
             continue
         with pytest.raises(ValueError, match="teams"):
             domino_env.make(name, num_players=n, teams=True)
+    for bad in ("False", "yes", 2, None):  # a truthy word would have built a partnership game
+        with pytest.raises(ValueError, match=r"teams must be True or False"):
+            domino_env.make(name, num_players=max(rules.player_counts), teams=bad)
 
 
 @variants
@@ -410,7 +445,8 @@ def _illegal_candidates(env) -> list[Any]:
         a for a in unmasked if rules.action_kind[a] == "play" and not hand >> rules.action_tile[a] & 1
     ]
     picks: list[Any] = [*in_hand[:2], *off_hand[:2], -1, rules.num_actions, 10**6]
-    return picks
+    first = legal(env)[0]  # a legal id in the wrong shape or type is no action
+    return [*picks, np.array([first]), np.array([first, first]), str(first), first + 0.5, True, None]
 
 
 @configs
@@ -425,11 +461,11 @@ def test_illegal_action_raises_and_changes_nothing(name, n, teams):
         with pytest.raises(ValueError) as info:
             env.step(action)
         message = str(info.value)
-        if 0 <= action < u.rules.num_actions:
+        if type(action) is int and 0 <= action < u.rules.num_actions:
             a, b = u.describe_action(action)["tile"]
             assert f"{a}-{b}" in message, message
         else:
-            assert str(action) in message, message
+            assert repr(action) in message, message
         for a in legal_now:
             assert re.search(rf"\b{a}\b", message), f"legal action {a} missing from {message!r}"
         assert_same(before, snapshot(env))
@@ -437,6 +473,19 @@ def test_illegal_action_raises_and_changes_nothing(name, n, teams):
     agent = env.agent_selection
     env.step(legal(env)[0])
     assert u.public_state() != before["public"] or env.agent_selection != agent
+
+
+@pytest.mark.parametrize("spell", [np.int64, np.array, float], ids=["numpy-int", "0d-array", "float"])
+def test_a_legal_id_spelled_as_numpy_or_float_plays_that_action(spell):
+    envs = [make("classic", 2), make("classic", 2)]
+    for env in envs:
+        env.reset(seed=5)
+    rnd = random.Random(1)
+    while not all(envs[0].unwrapped.terminations.values()):
+        action = rnd.choice(legal(envs[0]))
+        envs[0].step(action)
+        envs[1].step(spell(action))
+        assert envs[0].unwrapped.public_state() == envs[1].unwrapped.public_state()
 
 
 @configs
@@ -492,6 +541,7 @@ def _bad_deals(name: str, n: int) -> list[tuple[str, Any, str]]:
         ("unknown tile", {"hands": [[(max_pip + 1, max_pip + 1), *h0[1:]], *hands_none[1:]]}, unknown),
         ("unknown tile in boneyard", {"boneyard": [unknown]}, unknown),
         ("unreadable tile", {"hands": [["zero-one", *h0[1:]], *hands_none[1:]]}, "zero-one"),
+        ("a bool half", {"hands": [[(2, True), *h0[1:]], *hands_none[1:]]}, "(2, True)"),
         ("repeated in a hand", {"hands": [[h0[0], *h0[:-1]], *hands_none[1:]]}, h0[0]),
         ("repeated across hands", {"hands": [h0, [h0[0], *h1[1:]], *hands_none[2:]]}, h0[0]),
         (
@@ -521,6 +571,39 @@ def test_malformed_deals_raise(name):
         with pytest.raises(ValueError, match=re.escape(pattern)) as info:
             env.reset(seed=0, options={"deal": deal})
         assert len(str(info.value)) > 20, f"{label}: unhelpful message {info.value!s}"
+
+
+@variants
+def test_bad_reset_options_raise_and_leave_the_game_intact(name):
+    n = domino_env.VARIANTS[name].player_counts[0]
+    env = make(name, n)
+    env.reset(seed=8)
+    play_random(env, 3, random.Random(5))
+    for options, words in (
+        (["deal"], r"reset options must be a dict .*\['deal'\]"),
+        ("deal", "reset options must be a dict"),
+        ({"deal": {}, "deals": []}, "either options\\['deal'\\] or options\\['deals'\\]"),
+        ({"deals": {"leader": 0}}, "must be a list of deals"),
+    ):
+        before = snapshot(env)
+        with pytest.raises(ValueError, match=words):
+            env.reset(seed=1, options=options)
+        assert_same(before, snapshot(env))
+    with pytest.warns(UserWarning, match=r"ignoring unknown reset option\(s\) \['colour'\]"):
+        env.reset(seed=1, options={"colour": "red"})
+
+
+def test_a_failed_first_reset_leaves_the_env_waiting_for_a_good_one():
+    env = make("classic", 2)
+    with pytest.raises(ValueError, match="leader"):
+        env.reset(seed=0, options={"deal": {"leader": 9}})
+    for call in (lambda: env.step(0), lambda: env.observe("player_0"), lambda: list(env.agent_iter())):
+        with pytest.raises(AssertionError, match=r"reset\(\) needs to be called before"):
+            call()
+    with pytest.raises(AttributeError, match="before reset"):
+        env.last()
+    env.reset(seed=0)
+    assert legal(env)
 
 
 @variants
@@ -564,6 +647,7 @@ def test_tile_spellings_are_equivalent(name):
         [tuple(tiles[t]) for t in order],
         [(tiles[t][1], tiles[t][0]) for t in order],
         [list(tiles[t]) for t in order],
+        [tuple(np.int64(half) for half in tiles[t]) for t in order],
     ]
     results = []
     for spelled in spellings:

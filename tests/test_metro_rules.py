@@ -151,6 +151,23 @@ def cycles(
 # --- set-up, options, action table -------------------------------------------------------------
 
 
+def test_a_large_metro_penalty_stays_inside_the_observation_space():
+    """metro_penalty 1000 with match_target 1: a Metro puts a score at 1000 / 1, far above the
+    tile count that bounds the other blocks; the Box's upper bound follows the option."""
+    env = domino_env.make("metro", num_players=2, metro_penalty=1000, match_target=1)
+    space = env.observation_space("player_0")["observation"]
+    rnd = random.Random(0)
+    highest = 0.0
+    for seed in range(60):
+        env.reset(seed=seed)
+        for agent in env.agent_iter():
+            observation, _, done, _, _ = env.last()
+            assert space.contains(observation["observation"]), (seed, agent)
+            highest = max(highest, float(observation["observation"].max()))
+            env.step(None if done else rnd.choice(np.flatnonzero(observation["action_mask"]).tolist()))
+    assert highest == 1000.0  # a Metro was made and scored while someone still observed
+
+
 def test_rules_constants_and_options():
     rules = MetroRules(3)
     assert rules.tile_set.size == 55 and rules.hand_size == 10

@@ -17,7 +17,7 @@ from gymnasium.utils.env_checker import check_env
 import domino_env
 from domino_env.agents import RandomAgent
 from domino_env.env import DominoEnv
-from domino_env.wrappers import SingleAgentEnv
+from domino_env.wrappers import LegalDiscrete, SingleAgentEnv
 
 TABLES = [
     ("classic", {"num_players": 2}, 0),
@@ -56,6 +56,44 @@ def test_check_env_with_spec_and_render_modes() -> None:
     env.reset(seed=0)
     text = env.render()
     assert isinstance(text, str) and "player_0" in text
+
+
+@pytest.mark.filterwarnings("ignore:.*render fps:UserWarning")  # text and frames on demand: no frame rate
+def test_gym_make_offers_each_tables_render_modes() -> None:
+    env_id = "domino_test/Domino3D-v0"
+    if env_id not in gym.registry:
+        gym.register(env_id, entry_point="domino_env.wrappers:SingleAgentEnv", kwargs={"variant": "domino3d"})
+    env = gym.make(env_id, render_mode="rgb_array")
+    env.reset(seed=0)
+    frame = env.render()
+    assert isinstance(frame, np.ndarray) and frame.ndim == 3
+    assert env.unwrapped.metadata["render_modes"] == ["human", "ansi", "rgb_array"]
+    with pytest.raises(ValueError, match=r"render_mode must be one of 'human', 'ansi', got 'rgb_array'"):
+        SingleAgentEnv("classic", render_mode="rgb_array")  # the chain tables draw text only
+
+
+def test_copies_and_pickles_play_on_independently() -> None:
+    """A deep copy or an unpickled copy of the wrapper (the AEC table inside, the opponents'
+    random streams, the action space's link to its own env) continues exactly as the original."""
+    import copy
+    import pickle
+
+    env = SingleAgentEnv("blind", opponents="random", num_players=2)
+    env.reset(seed=4)
+    env.step(env.action_space.sample())
+    twins = [copy.deepcopy(env), pickle.loads(pickle.dumps(env))]
+    space = twins[0].action_space
+    assert isinstance(space, LegalDiscrete)
+    assert np.array_equal(twins[0].action_masks(), env.action_masks())
+    for _ in range(200):
+        action = int(np.flatnonzero(env.action_masks())[0])
+        results = [e.step(action) for e in (env, *twins)]
+        for obs, reward, done, *_ in results[1:]:
+            assert np.array_equal(obs, results[0][0]) and (reward, done) == results[0][1:3]
+        assert space.sample() in np.flatnonzero(twins[0].action_masks()) or results[0][2]
+        if results[0][2]:
+            break
+    assert results[0][2]
 
 
 def test_spaces_and_masks() -> None:

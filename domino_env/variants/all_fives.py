@@ -69,7 +69,7 @@ class AllFivesRules(ChainRules):
         super().__init__(num_players, teams)
         # points_now: for each play action, the points it would score at once (mover only)
         self.extra_features = (("points_now", self.num_play_actions),)
-        self._no_points = np.zeros(self.num_play_actions, dtype=np.float32).data
+        self._no_points = np.zeros(self.num_play_actions, dtype=np.float32)  # (an array: copies and pickles)
 
     def opening(self, state: State) -> tuple[int, int]:
         if state.round_index == 0:

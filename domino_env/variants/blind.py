@@ -128,7 +128,7 @@ class BlindBlitzRules(ClassicRules):
         self._up_at = self._unknown_at + num_players
         self._quiet_at = self._up_at + size
         self._encode_constants = (size, self._open_at, self._unknown_at, 1.0 / self.hand_size)
-        self._no_extra = np.zeros(self._quiet_at + 1, dtype=np.float32).data
+        self._no_extra = np.zeros(self._quiet_at + 1, dtype=np.float32)  # (an array: copies and pickles)
         self._inverse = [0.0] + [1.0 / d for d in range(1, size + 1)]  # inverse[d] = 1/d
         # per observer: (k, the seat k places after it), the observer first
         n = num_players

@@ -41,7 +41,7 @@ class ClassicRules(ChainRules):
     def __init__(self, num_players: int = 2, teams: bool = False, draw: bool = True) -> None:
         super().__init__(num_players, teams)
         if not isinstance(draw, bool):
-            raise ValueError(f"classic: draw must be True or False, got {draw!r}")
+            raise ValueError(f"{self.name}: draw must be True or False, got {draw!r}")
         self.draws = draw
         doubles = [t for t in range(self.tile_set.size) if self.tile_set.is_double[t]]
         self._opening_order = doubles + [t for t in by_pips(self.tile_set) if t not in doubles]

@@ -119,6 +119,12 @@ class MetroRules(ChainRules):
         self._seat_order = [[(seat + k) % n for k in range(n)] for seat in range(n)]  # observer first
 
     @property
+    def observation_high(self) -> float:
+        """A last game's Metro penalty may carry a score past the target: scores (/ target) reach
+        (target - 1 + metro_penalty) / target, above the tile count when the penalty is large."""
+        return max(super().observation_high, (self.match_target - 1 + self.metro_penalty) / self.match_target)
+
+    @property
     def slot_names(self) -> tuple[str, ...]:
         return ("east", "west", *(f"end{i}" for i in range(2, self.num_slots)))
 

@@ -41,11 +41,19 @@ class TableRules:
     action_tile: Sequence[int]  # -1 for actions without a tile
 
     def __init__(self, num_players: int = 2, teams: bool = False) -> None:
-        if num_players not in self.player_counts:
+        # (2.0 == 2 and 1 == True: the types are checked, not only the values)
+        if (
+            isinstance(num_players, bool)
+            or not isinstance(num_players, (int, np.integer))
+            or (num_players not in self.player_counts)
+        ):
             raise ValueError(
                 f"{self.name} is played by {', '.join(map(str, self.player_counts))} players, "
                 f"not {num_players!r}"
             )
+        if not isinstance(teams, (bool, np.bool_)):
+            raise ValueError(f"{self.name}: teams must be True or False, got {teams!r}")
+        num_players = int(num_players)
         if teams and not (self.teams_allowed and num_players == 4):
             allowed = "only with num_players=4" if self.teams_allowed else "never (individual game)"
             raise ValueError(f"{self.name}: teams=True is allowed {allowed}")
