@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from domino_env.engine.state import DRAW, LAY, PASS, SCORE
-from domino_env.render import players_text
+from domino_env.render import players_text, tiles_text
 from domino_env.tiles import format_tile
 
 if TYPE_CHECKING:
@@ -86,7 +86,7 @@ def render_text(
     hands = [
         (" ".join(format_tile(t) for t in rules.kinds_in(hand)) or "no tiles")
         if seat in shown
-        else f"{hand.bit_count()} tiles"
+        else tiles_text(hand.bit_count())
         for seat, hand in enumerate(state.hands)
     ]
     out += players_text(state, names, hands, [event_text(rules, e, names) for e in state.events[-6:]])

@@ -68,13 +68,18 @@ def event_text(rules: ChainRules, event: tuple, agent_names: list[str]) -> str |
     return rules.event_text(event, agent_names)
 
 
+def tiles_text(count: int) -> str:
+    """``no tiles``, ``1 tile``, ``5 tiles``."""
+    return "no tiles" if count == 0 else "1 tile" if count == 1 else f"{count} tiles"
+
+
 def players_text(state: Any, agent_names: list[str], hands: list[str], recent: list[str | None]) -> list[str]:
     """A line per player with its hand (the one to move starred), the boneyard, the last events."""
     out = []
     for seat, tiles in enumerate(hands):
         marker = "*" if seat == state.current and not state.round_over else " "
         out.append(f"{marker} {agent_names[seat]}: {tiles}")
-    out.append(f"  boneyard: {len(state.stock)} tiles")
+    out.append(f"  boneyard: {tiles_text(len(state.stock))}")
     said = [text for text in recent if text]
     if said:
         out.append("  last: " + "; ".join(said))
@@ -93,9 +98,9 @@ def render_text(
     out += line_text(rules, state)
     shown = range(n) if hands_of is None else hands_of
     hands = [
-        " ".join(format_tile(rules.tile_set.tiles[t]) for t in iter_bits(hand))
+        (" ".join(format_tile(rules.tile_set.tiles[t]) for t in iter_bits(hand)) or "no tiles")
         if seat in shown
-        else f"{hand.bit_count()} tiles"
+        else tiles_text(hand.bit_count())
         for seat, hand in enumerate(state.hands)
     ]
     out += players_text(
@@ -105,5 +110,6 @@ def render_text(
         r = state.result
         how = "blocked" if r.blocked else "domino"
         who = "no winner (tie)" if r.winner is None else f"{agent_names[r.winner]} wins"
-        out.append(f"  round over ({how}): {who}; pips left {r.hand_pips}")
+        left = ", ".join(f"{agent_names[seat]} {pips}" for seat, pips in enumerate(r.hand_pips))
+        out.append(f"  round over ({how}): {who}; pips left: {left}")
     return "\n".join(out)

@@ -873,6 +873,20 @@ def test_render_ansi_shows_table(name, n, teams):
         assert f"[{a}|{b}]" in text or f"[{b}|{a}]" in text, (a, b, text)
 
 
+def test_render_words_counts_and_the_round_end():
+    from domino_env.render import tiles_text
+
+    assert [tiles_text(k) for k in (0, 1, 5)] == ["no tiles", "1 tile", "5 tiles"]
+    env = make("classic", 2, episode="round", render_mode="ansi")
+    env.reset(seed=0)
+    play_random(env, 10**4, random.Random(0))
+    text = env.render()
+    pips = env.unwrapped.game.result.hand_pips
+    assert text.endswith(f"pips left: player_0 {pips[0]}, player_1 {pips[1]}"), text
+    if 0 in pips:  # the winner went out
+        assert f"player_{pips.index(0)}: no tiles" in text
+
+
 @configs
 def test_render_every_step_of_whole_matches(name, n, teams):
     """Every state of whole matches renders, round headers included: a log line for a later round's

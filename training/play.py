@@ -8,15 +8,19 @@ drive it by feeding stdin.
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from typing import Any, TextIO
 
 from domino_env import grid_render, render
 from domino_env.agents import Agent
+from domino_env.engine.line import NORTH, UNUSED
 from domino_env.engine.state import DEAL, ROUND_END
 from domino_env.env import ChainEnv, DominoEnv
 from domino_env.tiles import format_tile, iter_bits
-from domino_env.variants.base import PLAY
+from domino_env.variants.base import PLAY, ChainRules
 from training.evaluate import seat_outcomes
+
+LEAD = 4  # ``Line.spinner_slot`` when the lead tile is the spinner
 
 
 def move_text(move: dict[str, Any]) -> str:
@@ -27,7 +31,7 @@ def move_text(move: dict[str, Any]) -> str:
         where = grid_render.placement_text(move["cells"], move["values"], move["level"])
         return f"{tile}: {where}" + (f", +{move['scores']}" if move["scores"] else "")
     if move["kind"] != PLAY:
-        return f"{move['kind']} {tile}".strip()
+        return f"{move['kind'].replace('_', ' ')} {tile}".strip()  # turn_up: "turn up"
     if move["arm"] == "lead":
         where = "lead"
     else:
@@ -83,7 +87,7 @@ def ask(count: int, stdin: TextIO, stdout: TextIO) -> int | None:
         text = line.strip().lower()
         if text in ("q", "quit", "exit"):
             return None
-        if text.isdigit() and 1 <= int(text) <= count:
+        if text.isdecimal() and 1 <= int(text) <= count:  # (isdigit also passes '²', which int refuses)
             return int(text) - 1
         stdout.write(f"{line.strip()!r} is not one of the moves: type a number from 1 to {count}, or q\n")
 
@@ -96,21 +100,136 @@ def table_module(env: DominoEnv) -> Any:
 def board_text(env: DominoEnv, seat: int, names: list[str]) -> str:
     """The table as ``seat`` sees it: only tiles of its own hand that it can name (blind variants),
     others' hands only where they are open; without the renderer's recent-events line, which the
-    running commentary already gave."""
+    running commentary already gave; the variant's extras in words, not Python reprs."""
     if not isinstance(env, ChainEnv):
         shown = None if env.rules.open_hands else [seat]
         text = grid_render.render_text(env.rules, env.game, names, hands_of=shown)
-        return "\n".join(line for line in text.splitlines() if not line.startswith("  last: "))
+        lines = [line for line in text.splitlines() if not line.startswith("  last: ")]
+        lines.append("  (a move names cells as (row,col): the row on the left, the column on top)")
+        return "\n".join(lines)
     rules, game = env.rules, env.game
     known = rules.known_hand(game, seat)
     whole = known == game.hands[seat]
     text = render.render_text(rules, game, names, hands_of=[seat] if whole else [])
     lines = [line for line in text.splitlines() if not line.startswith("  last: ")]
-    if not whole:
+    lines[2:2] = spinner_lines(rules, game)  # after the header and the line of play
+    extra = dict(rules.public_extra(game))
+    if "rows" in extra:  # Blind and Blind blitz: the rows say what the seat knows of its own tiles
+        lines += row_lines(rules, game, seat, names, extra)
+    elif not whole:
         tiles = " ".join(format_tile(rules.tile_set.tiles[t]) for t in iter_bits(known)) or "none"
         lines.append(f"  your tiles you know: {tiles}")
-    lines += [f"  {key}: {value}" for key, value in rules.public_extra(game).items()]
+    for key, value in extra.items():
+        line = (
+            EXTRA_TEXT[key](value, names) if key in EXTRA_TEXT else f"{key.replace('_', ' ')}: {plain(value)}"
+        )
+        if line:
+            lines.append(f"  {line}")
     return "\n".join(lines)
+
+
+def spinner_lines(rules: ChainRules, game: Any) -> list[str]:
+    """Which tile is the spinner (the layout names its arms "north/south of spinner", never the tile)."""
+    line = game.line
+    if not line.has_spinner:
+        return []
+    slot = line.spinner_slot
+    if slot == LEAD:
+        value = rules.tile_set.tiles[line.lead_tile][0]
+    else:
+        value = line.arms[slot][line.spinner_depth - 1][1]  # (inner, outer) of the double
+    where = "the lead" if slot == LEAD else f"on the {rules.slot_names[slot]} arm"
+    text = f"spinner: {value}-{value} ({where})"
+    if line.state[NORTH] == UNUSED:
+        text += "; north and south open once a tile lies on each of its sides"
+    return [text]
+
+
+def row_lines(rules: ChainRules, game: Any, seat: int, names: list[str], extra: dict[str, Any]) -> list[str]:
+    """Blind rows in words, consuming their entries of ``extra``. The seat's own row shows the tiles
+    it can name (Blind blitz: what it arranged; Blind: what was turned up), others' rows only
+    what everybody saw; ``??`` marks a face-down tile."""
+    tiles = rules.tile_set.tiles
+    rows, opened, up = extra.pop("rows"), extra.pop("open_hands"), extra.pop("turned_up")
+    quiet, arranging = extra.pop("quiet_turns"), extra.pop("arranging")
+    own_row, own_known = game.extra["rows"][seat], rules.known_hand(game, seat)
+    lines = ["  rows, left to right (the rightmost tile is turned up next):"]
+    for s, row in enumerate(rows):
+        if s == seat:
+            shown = [format_tile(tiles[t]) if own_known >> t & 1 else "??" for t in own_row]
+        else:
+            shown = ["??" if tile is None else format_tile(tile) for tile in row]
+        if opened[s]:
+            text = "open hand, face up: " + " ".join(sorted(shown))
+        elif arranging and len(row) < game.hand_size(s):
+            text = f"arranging ({len(row)} of {game.hand_size(s)} placed)" if row else "not arranged yet"
+            if s == seat:
+                rest = game.hands[seat] & ~sum(1 << t for t in own_row)
+                rest_text = " ".join(format_tile(tiles[t]) for t in iter_bits(rest))
+                text = f"{' '.join(shown) or 'none yet'}  (still to place: {rest_text})"
+        else:
+            text = " ".join(shown) or "empty"
+        lines.append(f"    {names[s]}: {text}")
+    if arranging:
+        lines.append("  arranging: tiles go in right to left; the first one placed is turned up first")
+    if up is not None and game.current == seat:
+        lines.append(f"  turned up: {format_tile(up)}")
+    if quiet:
+        blocked = f"the round is blocked at {rules.num_players}"
+        lines.append(f"  turns in a row with nothing laid or drawn: {quiet} ({blocked})")
+    return lines
+
+
+def plain(value: Any) -> str:
+    """A value of ``public_state()`` in words: tiles as ``3-4``, lists and dicts without brackets."""
+    if value is None:
+        return "-"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, tuple) and len(value) == 2 and all(isinstance(v, int) for v in value):
+        return format_tile(value)
+    if isinstance(value, dict):
+        return ", ".join(f"{k} {plain(v)}" for k, v in value.items()) or "none"
+    if isinstance(value, (list, tuple)):
+        return ", ".join(plain(v) for v in value) or "none"
+    return str(value)
+
+
+def per_seat(values: list[Any], names: list[str]) -> str:
+    return ", ".join(f"{name} {plain(value)}" for name, value in zip(names, values, strict=True))
+
+
+def _ordinal(place: int) -> str:
+    suffix = {1: "st", 2: "nd", 3: "rd"}.get(place, "th")  # (Metro seats 2-3 players)
+    return f"{place}{suffix}"
+
+
+# Per public_state extra (Blitz, Cross, Osel, Metro): its line, or None to leave it out.
+EXTRA_TEXT: dict[str, Callable[[Any, list[str]], str | None]] = {
+    "laid_this_turn": lambda n, _: f"tiles laid this turn: {n}" if n else None,
+    "unstarted_arms": lambda arms, _: (
+        f"arms not started yet (a player who can start one must): {', '.join(arms)}" if arms else None
+    ),
+    "remembered": lambda points, names: f"remembered points (not written yet): {per_seat(points, names)}",
+    "opened": lambda flags, names: (
+        "scores opened: "
+        + (", ".join(name for name, flag in zip(names, flags, strict=True) if flag) or "nobody yet")
+    ),
+    "live_ends": lambda ends, _: f"live ends: {plain(ends)}",
+    "places": lambda places, names: (
+        "places: " + ", ".join(f"{n} {_ordinal(p)}" for n, p in zip(names, places, strict=True) if p)
+        if any(places)
+        else None
+    ),
+    "penalties": lambda _, __: None,  # the header's scores are the penalties
+    "metros": lambda metros, names: f"Metros made: {per_seat(metros, names)}" if any(metros) else None,
+    "doubles_open": lambda flag, _: (
+        "doubles are laid open (two new ends) or face down (closing the end)"
+        if flag
+        else "the first double is laid as an ordinary tile"
+    ),
+    "ending": lambda how, _: f"game ended by: {how.replace('_', '-')}" if how else None,
+}
 
 
 def result_text(env: DominoEnv, seat: int, names: list[str]) -> str:
@@ -153,19 +272,25 @@ def play(
             out.write(line + "\n")
 
     say(feed.news())
-    while not all(env.terminations.values()):
-        agent = env.agent_selection
-        if agent == me:
-            moves = env.legal_moves()
-            say(["", board_text(env, seat, names), "your moves:"])
-            say([f"  {k}) {move_text(move)}" for k, move in enumerate(moves, 1)])
-            choice = ask(len(moves), reader, out)
-            if choice is None:
-                say(["quit"])
-                return False
-            env.step(moves[choice]["action"])
-        else:
-            env.step(opponent(env, env.observe(agent)))
-        say(feed.news())
-    say(["", table_module(env).render_text(env.rules, env.game, names), result_text(env, seat, names)])
+    try:
+        while not all(env.terminations.values()):
+            agent = env.agent_selection
+            if agent == me:
+                moves = env.legal_moves()
+                say(["", board_text(env, seat, names), "your moves:"])
+                say([f"  {k}) {move_text(move)}" for k, move in enumerate(moves, 1)])
+                choice = ask(len(moves), reader, out)
+                if choice is None:
+                    say(["quit"])
+                    return False
+                env.step(moves[choice]["action"])
+            else:
+                env.step(opponent(env, env.observe(agent)))
+            say(feed.news())
+    except KeyboardInterrupt:  # Ctrl-C, at the prompt too: end the prompt's line, then the caller exits 130
+        say(["", "interrupted: bye"])
+        out.flush()
+        raise
+    final = table_module(env).render_text(env.rules, env.game, names)
+    say(["", final, result_text(env, seat, names)])
     return True

@@ -1,0 +1,183 @@
+"""Terminal play: every variant's screen in words, what the seat cannot know kept off it, input, Ctrl-C."""
+
+from __future__ import annotations
+
+import io
+import re
+from typing import Any
+
+import pytest
+
+from domino_env import VARIANTS, raw_env
+from domino_env.env import ChainEnv, DominoEnv
+from domino_env.tiles import format_tile, iter_bits
+from training import evaluate
+from training.__main__ import main
+from training.play import ask, move_text, play
+
+TABLES: list[tuple[str, dict[str, Any]]] = [
+    (variant, {"num_players": 4} if variant == "cross" else {}) for variant in sorted(VARIANTS)
+] + [("blind", {"num_players": 3}), ("blind_blitz", {"num_players": 3})]
+RAW = ("None", "[(", "True", "False", "{'", "_this_", "_turns", "rows: [")  # Python reprs and key names
+
+
+def hidden_tiles(env: DominoEnv, seat: int) -> list[str]:
+    """Tiles the seat cannot name: others' hands but what everybody saw (Blind rows, open hands),
+    and in Blind the tiles of its own row it never saw (the turned-up tile it does see)."""
+    game, rules = env.game, env.rules
+    if not isinstance(env, ChainEnv):  # 3D dominoes: a kind may come twice, so only kinds the seat lacks
+        mine = set(rules.kinds_in(game.hands[seat]))
+        theirs = [k for s, hand in enumerate(game.hands) if s != seat for k in rules.kinds_in(hand)]
+        return [format_tile(kind) for kind in theirs if kind not in mine]
+    tiles = rules.tile_set.tiles
+    if "rows" not in rules.public_extra(game):
+        masks = [hand for s, hand in enumerate(game.hands) if s != seat]
+    else:
+        x = game.extra
+        masks = [hand & ~x["seen"][s] for s, hand in enumerate(game.hands) if s != seat]
+        masks.append(game.hands[seat] & ~x["known"][seat] & ~(1 << x["up"] if x["up"] >= 0 else 0))
+    return [format_tile(tiles[t]) for mask in masks for t in iter_bits(mask)]
+
+
+class Person(io.StringIO):
+    """Stdin that answers from a script (then the first move, ``1``), checking each screen before it
+    answers: no hidden tile and no Python repr on the board the seat sees."""
+
+    def __init__(self, env: DominoEnv, seat: int, out: io.StringIO, script: str = "") -> None:
+        super().__init__()
+        self.env, self.seat, self.out = env, seat, out
+        self.script = script.splitlines(keepends=True)
+        self.screens: list[str] = []
+        self.read_to = 0
+
+    def readline(self, size: int | None = -1) -> str:
+        written = self.out.getvalue()
+        screen, self.read_to = written[self.read_to :], len(written)
+        if "\n\n" in screen:  # a new board (a re-prompt shows none)
+            board = screen[screen.rindex("\n\n") : screen.rindex("\nyour move (")]  # (the prompt says 1-2)
+            self.screens.append(board)
+            words = "\n".join(line for line in board.splitlines() if not re.match(r"\s*\d", line))  # no grid
+            for tile in hidden_tiles(self.env, self.seat):
+                assert tile not in words, f"{tile} is hidden from P{self.seat}:\n{board}"
+            for raw in RAW:
+                assert raw not in board, f"{raw!r} on the screen:\n{board}"
+        return self.script.pop(0) if self.script else "1\n"
+
+
+def session(
+    variant: str, options: dict[str, Any], seed: int, seat: int = 0, script: str = ""
+) -> tuple[Person, str]:
+    """One episode against greedy, the person laying its first legal move unless ``script`` says."""
+    env = raw_env(variant, **options)
+    out = io.StringIO()
+    person = Person(env, seat, out, script)
+    agent = evaluate.contestant("greedy").agent(env, 1)
+    finished = play(env, seat, agent, "greedy", seed=seed, stdin=person, stdout=out)
+    assert finished == ("q\n" not in script)
+    return person, out.getvalue()
+
+
+@pytest.mark.parametrize(("variant", "options"), TABLES, ids=[f"{v}-{o}" for v, o in TABLES])
+def test_every_screen_is_in_words_and_hides_what_the_seat_cannot_know(
+    variant: str, options: dict[str, Any]
+) -> None:
+    for seed, seat in ((1, 0), (2, 1)):
+        person, text = session(variant, options, seed, seat)
+        assert person.screens and "over: " in text.splitlines()[-1]
+        assert "pips left [" not in text and " 1 tiles" not in text
+
+
+@pytest.mark.parametrize("variant", ["blind", "blind_blitz"])
+def test_blind_rows_read_as_words(variant: str) -> None:
+    person, _ = session(variant, {}, seed=3)
+    screens = "".join(person.screens)
+    assert "rows, left to right (the rightmost tile is turned up next):" in screens
+    assert re.search(r"\n    P1 \(greedy\): (\?\? )*\?\?", screens)  # a face-down row
+    assert re.search(r"\n  turned up: \d-\d\n", screens)
+    assert "open_hands" not in screens and "arranging: True" not in screens
+
+
+def test_blind_shows_its_own_row_only_where_it_saw_the_tiles() -> None:
+    """In Blind the seat never looked at its row: only misses (turned up, sent left) are named."""
+    person, _ = session("blind", {}, seed=3)
+    own = [
+        line for screen in person.screens for line in screen.splitlines() if line.startswith("    P0 (you): ")
+    ]
+    assert own and all("??" in line or "open hand" in line for line in own)
+    assert own[0] == "    P0 (you): 3-3 ?? ?? ?? ?? ?? ?? ??"  # 3-3 turned up, no fit, to the left end
+
+
+def test_blind_blitz_shows_the_row_as_it_is_arranged() -> None:
+    person, _ = session("blind_blitz", {}, seed=3)
+    first, second = person.screens[:2]
+    assert "    P0 (you): none yet  (still to place: " in first
+    chosen = re.search(r"\n  1\) arrange (\d-\d)\n", first)
+    assert chosen
+    assert f"    P0 (you): {chosen[1]}  (still to place: " in second  # the first tile placed: rightmost
+    assert chosen[1] not in second.split("still to place: ")[1].splitlines()[0]
+    arranged = next(s for s in person.screens if "arrange " not in s)  # the row once play starts
+    row = re.search(r"\n    P0 \(you\): ([\d\- ]+)\n", arranged)
+    assert row and "??" not in row[1]  # the seat knows the row it arranged
+
+
+@pytest.mark.parametrize(
+    ("variant", "options"), [("all_fives", {}), ("osel", {}), ("cross", {"num_players": 4})]
+)
+def test_spinner_tables_name_the_spinner(variant: str, options: dict[str, Any]) -> None:
+    person, _ = session(variant, options, seed=1)
+    with_arms = [s for s in person.screens if "north of spinner" in s]
+    assert with_arms
+    for screen in with_arms:
+        named = re.search(r"\nspinner: (\d)-(\d) \((the lead|on the (east|west) arm)\)", screen)
+        assert named and named[1] == named[2]
+        assert f"[{named[1]}|{named[1]}]" in screen.strip().splitlines()[1]  # on the line of play
+
+
+def test_a_digit_int_refuses_reprompts() -> None:
+    out = io.StringIO()
+    assert ask(3, io.StringIO("²\n 2 \n"), out) == 1
+    assert "'²' is not one of the moves" in out.getvalue()
+    out = io.StringIO()
+    env = raw_env("all_fives", num_players=2)
+    agent = evaluate.contestant("greedy").agent(env, 1)
+    assert not play(env, 0, agent, "greedy", seed=3, stdin=io.StringIO("²\n³\nq\n"), stdout=out)
+    assert "'²' is not one of the moves" in out.getvalue() and "'³' is not" in out.getvalue()
+
+
+class Interrupted(io.StringIO):
+    def readline(self, size: int | None = -1) -> str:
+        raise KeyboardInterrupt
+
+
+def test_ctrl_c_at_the_prompt_ends_the_line_and_exits_130(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    env = raw_env("classic", num_players=2)
+    out = io.StringIO()
+    with pytest.raises(KeyboardInterrupt):
+        play(
+            env,
+            0,
+            evaluate.contestant("greedy").agent(env, 1),
+            "greedy",
+            seed=0,
+            stdin=Interrupted(),
+            stdout=out,
+        )
+    assert re.search(r"your move \(1-\d+, q quits\): \ninterrupted: bye\n$", out.getvalue())
+    monkeypatch.setattr("sys.stdin", Interrupted())
+    assert main(["play", "--seed", "0"]) == 130
+    assert capsys.readouterr().out.endswith("q quits): \ninterrupted: bye\n")
+
+
+def test_extras_of_osel_and_metro_read_as_words() -> None:
+    _, osel = session("osel", {}, seed=1, script="1\nq\n")
+    assert "remembered points (not written yet): P0 (you) 0, P1 (greedy) 0" in osel
+    assert "scores opened: nobody yet" in osel
+    _, metro = session("metro", {}, seed=1, script="1\n1\nq\n")
+    assert "live ends: east " in metro and "the first double is laid as an ordinary tile" in metro
+    assert "doubles are laid open (two new ends) or face down (closing the end)" in metro
+
+
+def test_move_and_end_texts() -> None:
+    assert move_text({"kind": "turn_up", "tile": None}) == "turn up"
