@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import io
 from pathlib import Path
+from typing import Any
 
 import pytest
 import torch
 
 from domino_env import VARIANTS, raw_env
-from training import evaluate
+from training import arena, evaluate
 from training.__main__ import main
 from training.checkpoint import load_model
 from training.config import load_config
@@ -82,7 +84,7 @@ def test_evaluate_command_prints_every_pairing(run_dir: Path, capsys: pytest.Cap
         "95%",
         "CI",
         "reward",
-        "score",
+        "points",  # All Fives scores points; Classic's are penalties (see below)
         "rounds",
     ]
     pairs = [line.split()[:2] for line in out[2:]]
@@ -173,6 +175,171 @@ def test_rating_follows_results(run_dir: Path) -> None:
     by_label = {r.contestant.label: r for r in evaluate.rate(plan, games=6, seed=0)}
     assert set(by_label) == {"random", "greedy", "iter_00003"}
     assert by_label["greedy"].mu > by_label["random"].mu
+
+
+# --- command-line checks, progress and interruptions -----------------------------------------------
+
+
+@pytest.mark.parametrize("where", ["a folder", "under a file"])
+def test_evaluate_checks_its_csv_path_before_any_game(
+    where: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "afile").write_text("")
+    path = tmp_path if where == "a folder" else tmp_path / "afile" / "table.csv"
+    assert main(["evaluate", "greedy", "random", "--games", "2", "--csv", str(path)]) == 2
+    out, err = capsys.readouterr()
+    assert out == ""  # no header: not one game was played
+    assert err.startswith("error: ") and err.count("\n") == 1 and str(tmp_path) in err
+
+
+def write_config(folder: Path, variant: str) -> Path:
+    path = folder / f"{variant}.yaml"
+    path.write_text(f"env:\n  variant: {variant}\n  options: {{num_players: 2, episode: round}}\n")
+    return path
+
+
+def tiny_ship_args(tmp_path: Path, agents_dir: Path) -> list[str]:
+    config = write_config(tmp_path, "classic")
+    overrides = [o for o in TINY if not o.startswith("run.total_steps")]
+    runs = f"run.out_dir={(tmp_path / 'runs').as_posix()}"
+    return ["ship", str(config), *overrides, "run.total_steps=64", runs, "--agents-dir", str(agents_dir)]
+
+
+@pytest.mark.parametrize("where", ["a file", "under a file"])
+def test_ship_checks_its_agents_dir_before_training(
+    where: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    afile = tmp_path / "afile"
+    afile.write_text("")
+    agents_dir = afile if where == "a file" else afile / "agents"
+    assert main([*tiny_ship_args(tmp_path, agents_dir), "--games", "2", "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and err.count("\n") == 1 and "afile" in err
+    assert not (tmp_path / "runs").exists()  # training never started
+
+
+def test_ship_without_progress_still_prints_its_table(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main([*tiny_ship_args(tmp_path, tmp_path / "agents"), "--games", "2", "--no-progress"]) == 0
+    out, err = capsys.readouterr()
+    lines = out.splitlines()
+    header = next(i for i, line in enumerate(lines) if line.split()[:2] == ["agent", "opponent"])
+    assert "penalty" in lines[header].split()  # Classic scores are penalty points
+    assert [line.split()[1] for line in lines[header + 1 : header + 3]] == ["random", "greedy"]
+    assert "game/s" not in err  # no evaluation bar
+
+
+def test_headers_leave_out_the_reward_and_name_the_score(capsys: pytest.CaptureFixture[str]) -> None:
+    """Results are outcomes whatever reward the env gives; Classic's score is a penalty."""
+    args = ["greedy", "random", "--games", "2", "--no-progress", "--option", "reward=points"]
+    assert main(["evaluate", *args]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith("all_fives (num_players=2, episode=match): ") and "reward" not in lines[0]
+    assert lines[1].split()[-2:] == ["points", "rounds"]
+    assert main(["evaluate", *args, "--variant", "classic"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert "reward=" not in lines[0] and lines[1].split()[-2:] == ["penalty", "rounds"]
+
+
+def test_evaluate_and_rate_show_progress_unless_asked_not_to(
+    run_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["evaluate", "greedy", "random", "--games", "3"]) == 0
+    assert "/3 " in capsys.readouterr().err  # a bar over the 3 games
+    assert main(["evaluate", "greedy", "random", "--games", "3", "--no-progress"]) == 0
+    assert capsys.readouterr().err == ""
+    assert main(["rate", str(run_dir), "--games", "1", "--most", "1"]) == 0
+    assert "/3 " in capsys.readouterr().err  # random, greedy and one checkpoint: 3 pairs of 1 game
+    assert main(["rate", str(run_dir), "--games", "1", "--most", "1", "--no-progress"]) == 0
+    assert capsys.readouterr().err == ""
+
+
+def test_demo_says_the_steps_it_trains(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A run.total_steps= override wins over --steps, and the first line says so."""
+    config = str(ROOT / "configs" / "all_fives.yaml")
+    overrides = [*TINY, f"run.out_dir={tmp_path.as_posix()}"]  # run.total_steps=384
+    args = ["--games", "1", "--rating-games", "1", "--no-progress"]
+    assert main(["demo", "--config", config, *overrides, *args]) == 0
+    out, err = capsys.readouterr()
+    assert " for 384 steps -> " in out.splitlines()[0]
+    assert (tmp_path / "demo" / "ratings.csv").is_file() and "game/s" not in err
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--games", "0"], "argument --games: must be a positive integer, got '0'"),
+        (["--games", "-1"], "must be a positive integer"),
+        (["--first", "greddy"], "argument --first: invalid choice: 'greddy'"),
+        (["--second", "agents/classic.pt"], "argument --second: invalid choice"),
+        (["--variants"], "argument --variants: expected at least one argument"),
+    ],
+)
+def test_arena_refuses_bad_arguments(
+    args: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        arena.main(args)
+    assert exit_info.value.code == 2
+    assert message in capsys.readouterr().err
+
+
+def test_help_shows_defaults_and_errors_read_well(capsys: pytest.CaptureFixture[str]) -> None:
+    def help_text(*command: str) -> str:
+        with pytest.raises(SystemExit):
+            main([*command, "--help"])
+        return " ".join(capsys.readouterr().out.split())  # help wraps lines anywhere
+
+    assert "``" not in help_text()
+    demo = help_text("demo")
+    assert "(default 500)" in demo and "(default 10)" in demo and "--seed SEED deal seed" in demo
+    ship = help_text("ship")
+    assert "(default 2000)" in ship and "--seed SEED deal seed" in ship
+    assert "--seed SEED game g is dealt" in help_text("rate")
+    assert "only baselines" in " ".join(arena_help().split()).lower()
+    for bad in ("x", "0"):
+        with pytest.raises(SystemExit):
+            main(["evaluate", "greedy", "random", "--games", bad])
+        err = capsys.readouterr().err
+        assert f"argument --games: must be a positive integer, got '{bad}'" in err and "_positive" not in err
+
+
+def arena_help() -> str:
+    out = io.StringIO()
+    with pytest.raises(SystemExit), contextlib.redirect_stdout(out):
+        arena.main(["--help"])
+    return out.getvalue()
+
+
+def test_interrupted_evaluate_says_so_and_shows_the_finished_pairings(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    real = evaluate.play_pairing
+    calls: list[str] = []
+
+    def interrupt_the_second(*args: Any, **kwargs: Any) -> evaluate.Result:
+        calls.append("pairing")
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(evaluate, "play_pairing", interrupt_the_second)
+    assert main(["evaluate", "greedy", "random", "random", "--games", "2", "--no-progress"]) == 130
+    out, err = capsys.readouterr()
+    assert err == "interrupted: 1 of 3 pairings finished\n"
+    assert [line.split()[:2] for line in out.splitlines()[2:]] == [["greedy", "random"]]
+
+
+def test_interrupted_rate_says_so(
+    run_dir: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def interrupt(*args: Any, **kwargs: Any) -> evaluate.Result:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(evaluate, "play_pairing", interrupt)
+    assert main(["rate", str(run_dir), "--games", "1", "--most", "1", "--no-progress"]) == 130
+    assert capsys.readouterr().err.startswith("interrupted: ")
 
 
 # --- play ------------------------------------------------------------------------------------------

@@ -356,7 +356,7 @@ def test_board_channels_train_on_a_board_table_and_are_refused_elsewhere(tmp_pat
     assert model.architecture() == trainer.model.architecture()
     plain = Trainer(
         tiny_config(
-            tmp_path,
+            tmp_path / "plain",
             "network.board_channels=4",
             "network.action_blocks=false",
             variant="domino3d",
@@ -384,7 +384,7 @@ def test_all_fives_points_now_is_an_action_block_of_the_trained_model(tmp_path: 
     assert model.traits is not None and model.traits.shape == (3, trainer.collector.num_actions)
     off = Trainer(
         tiny_config(
-            tmp_path,
+            tmp_path / "off",
             "network.action_blocks=false",
             "network.action_traits=false",
             variant="all_fives",
@@ -1042,6 +1042,48 @@ def test_resume_refuses_what_the_saved_games_depend_on_and_damaged_state(
     assert trainer.optimizer.param_groups[0]["lr"] == 0.5
 
 
+def test_a_fresh_run_never_mixes_with_an_earlier_one_in_its_folder(tmp_path: Path) -> None:
+    """Training again under the same run name is refused (its checkpoints, logs and evaluations
+    would mix with the earlier run's) unless asked to start over, which removes the earlier run."""
+    first = Trainer(tiny_config(tmp_path, "eval.every=1", "eval.games=2"))
+    first.train(progress=False)
+    assert (first.run_dir / "checkpoints" / "iter_00002.pt").is_file()
+    with pytest.raises(
+        ConfigError, match=r"already holds a run \(checkpoints, tb, evaluations\.csv\).*--overwrite"
+    ):
+        Trainer(tiny_config(tmp_path))
+    assert (first.run_dir / "checkpoints" / "iter_00002.pt").is_file()  # refusing deletes nothing
+    again = Trainer(tiny_config(tmp_path, "run.total_steps=64"), overwrite=True)
+    again.train(progress=False)
+    assert sorted(p.name for p in (again.run_dir / "checkpoints").iterdir()) == ["iter_00001.pt", "latest.pt"]
+    assert not (again.run_dir / "evaluations.csv").exists()
+    blocker = tmp_path / "a_file"
+    blocker.write_text("")
+    with pytest.raises(ConfigError, match=r"run\.out_dir: cannot write the run folder"):
+        Trainer(tiny_config(blocker))
+
+
+def test_resume_from_a_run_folder_or_an_earlier_checkpoint(tmp_path: Path) -> None:
+    """A run folder resumes from its latest; an earlier checkpoint replays the iterations after it,
+    so their evaluation rows are dropped and written again, in order."""
+    overrides = ("eval.every=1", "eval.games=2", "run.total_steps=192", "ppo.anneal_lr=false")
+    run = Trainer(tiny_config(tmp_path, *overrides))
+    run.train(progress=False)
+    log = run.run_dir / "evaluations.csv"
+    assert [row[0] for row in csv.reader(log.open())][1:] == ["1", "2", "3"]
+    assert Trainer(tiny_config(tmp_path, *overrides), resume=run.run_dir).iteration == 3
+    earlier = Trainer(tiny_config(tmp_path, *overrides), resume=run.run_dir / "checkpoints" / "iter_00001.pt")
+    assert [row[0] for row in csv.reader(log.open())][1:] == ["1"]
+    earlier.train(progress=False)
+    assert [row[0] for row in csv.reader(log.open())][1:] == ["1", "2", "3"]
+    with pytest.raises(
+        CheckpointError, match=r"\(checkpoint -> this run\): env\.options\.num_players: 2 -> 3"
+    ):
+        Trainer(tiny_config(tmp_path, options="{num_players: 3, episode: round}"), resume=run.run_dir)
+    with pytest.raises(CheckpointError, match="not a training run folder"):
+        Trainer(tiny_config(tmp_path), resume=tmp_path)
+
+
 def test_weights_only_export_loads_but_cannot_resume(tmp_path: Path, classic_run: Path) -> None:
     slim = checkpoint.export(classic_run / "latest.pt", tmp_path / "slim.pt")
     model, _ = load_model(slim)
@@ -1175,6 +1217,12 @@ def test_missing_file_invalid_yaml_and_non_mapping(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="mapping"):
         load_config(write(tmp_path, "- 1\n- 2\n"))
     assert load_config(write(tmp_path, "")) == Config()  # an empty file is the defaults
+    with pytest.raises(ConfigError, match="is a folder; give a YAML file"):
+        load_config(tmp_path)
+    binary = tmp_path / "binary.yaml"
+    binary.write_bytes(b"\xff\xfe\x00junk")
+    with pytest.raises(ConfigError, match="not UTF-8 text"):
+        load_config(binary)
 
 
 # --- command line ----------------------------------------------------------------------------------

@@ -8,6 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from training.arena import positive_int
 from training.config import ConfigError, load_config
 
 
@@ -26,7 +27,7 @@ def train_command(args: argparse.Namespace) -> int:
         collector = ray_collector(args.ray or 0, args.ray_address)
     try:
         config = load_config(args.config, args.overrides)
-        trainer = Trainer(config, resume=args.resume, collector=collector)
+        trainer = Trainer(config, resume=args.resume, collector=collector, overwrite=args.overwrite)
     except (ConfigError, CheckpointError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
@@ -49,19 +50,20 @@ def demo_command(args: argparse.Namespace) -> int:
     overrides = [f"run.total_steps={args.steps}", f"run.name={args.name}", *args.overrides]
     try:
         config = load_config(args.config, overrides)
-        trainer = Trainer(config)
+        trainer = Trainer(config, overwrite=True)  # the demo run is replaced each time
     except ValueError as err:
         return _fail(err)
-    print(
-        f"1/3 training {config.env.variant} {config.env.options} for {args.steps:,} steps"
+    print(  # the config's steps: a run.total_steps= override wins over --steps
+        f"1/3 training {config.env.variant} {config.env.options} for {config.run.total_steps:,} steps"
         f" -> {trainer.run_dir}"
     )
+    progress = not args.no_progress
     try:
-        trainer.train(progress=not args.no_progress)
+        trainer.train(progress=progress)
         print(f"2/3 the latest checkpoint against the baselines, {args.games} whole matches each")
-        evaluate.evaluate_final(trainer.run_dir, games=args.games, seed=args.seed)
+        evaluate.evaluate_final(trainer.run_dir, games=args.games, seed=args.seed, progress=progress)
         print("3/3 ratings of the run's checkpoints and the baselines, with the learning curve")
-        evaluate.rate_run(trainer.run_dir, games=args.rating_games, seed=args.seed)
+        evaluate.rate_run(trainer.run_dir, games=args.rating_games, seed=args.seed, progress=progress)
     except KeyboardInterrupt:
         return 130
     print(f"TensorBoard: tensorboard --logdir {trainer.run_dir / 'tb'}")
@@ -92,17 +94,27 @@ def evaluate_command(args: argparse.Namespace) -> int:
 
     try:
         plan = evaluate.prepare([args.agent, *args.opponents], args.variant, args.option, args.config)
+        csv_path = evaluate.writable_file(args.csv) if args.csv else None  # before any game
     except ValueError as err:  # CheckpointError and ConfigError are ValueErrors too
         return _fail(err)
     print(plan.header(args.games, args.seed))
+    results: list[evaluate.Result] = []
+    played = evaluate.evaluate_pairings(
+        plan, args.games, args.seed, args.first_only, progress=not args.no_progress
+    )
     try:
-        results = evaluate.evaluate(plan, args.games, args.seed, first_only=args.first_only)
-    except KeyboardInterrupt:
+        for result in played:
+            results.append(result)
+    except KeyboardInterrupt:  # say so, and keep what finished
+        total = len(plan.pairs(args.first_only))
+        print(f"interrupted: {len(results)} of {total} pairings finished", file=sys.stderr)
+        if results:
+            print(evaluate.format_results(results, plan.score_label))
         return 130
-    print(evaluate.format_results(results))
-    if args.csv:
-        evaluate.write_rows(Path(args.csv), evaluate.RESULT_COLUMNS, [r.row() for r in results])
-        print(f"written: {args.csv}")
+    print(evaluate.format_results(results, plan.score_label))
+    if csv_path is not None:
+        evaluate.write_rows(csv_path, evaluate.RESULT_COLUMNS, [r.row() for r in results])
+        print(f"written: {csv_path}")
     return 0
 
 
@@ -114,8 +126,9 @@ def rate_command(args: argparse.Namespace) -> int:
     except ValueError as err:
         return _fail(err)
     try:
-        ratings = evaluate.rate(plan, args.games, args.seed)
-    except KeyboardInterrupt:
+        ratings = evaluate.rate(plan, args.games, args.seed, progress=not args.no_progress)
+    except KeyboardInterrupt:  # ratings need every pairing, so there is nothing partial to show
+        print("interrupted: the rating needs every pairing, nothing written", file=sys.stderr)
         return 130
     evaluate.report_ratings(args.run_dir, plan, ratings, args.games, args.seed)
     return 0
@@ -143,13 +156,6 @@ def play_command(args: argparse.Namespace) -> int:
     return 0
 
 
-def _positive(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
-    return value
-
-
 def _table_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--variant", help="variant (default: the checkpoint's, else all_fives)")
     parser.add_argument(
@@ -161,20 +167,33 @@ def _table_arguments(parser: argparse.ArgumentParser) -> None:
 def _threads_argument(parser: argparse.ArgumentParser) -> None:
     # Agents act on small batches, where more threads only fight over the cores (a 2,000-game
     # evaluation of a board agent took 8 minutes with torch's default threads, 25 s with one).
-    parser.add_argument("--torch-threads", type=_positive, default=1, help="torch threads (default 1)")
+    parser.add_argument("--torch-threads", type=positive_int, default=1, help="torch threads (default 1)")
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m training", description=__doc__)
+    parser = argparse.ArgumentParser(
+        prog="python -m training",
+        description="Train, evaluate, rate, play and ship domino agents (also installed as domino-train).",
+    )
     commands = parser.add_subparsers(dest="command", required=True)
 
     train = commands.add_parser("train", help="self-play PPO from a YAML config")
     train.add_argument("config", help="a YAML file in configs/")
-    train.add_argument("overrides", nargs="*", help="dotted overrides, e.g. ppo.learning_rate=1e-3")
-    train.add_argument("--resume", help="continue exactly from this checkpoint")
+    train.add_argument(
+        "overrides",
+        nargs="*",
+        help="dotted overrides, e.g. ppo.learning_rate=1e-3 (right after the config, before any --option)",
+    )
+    train.add_argument("--resume", help="continue from this checkpoint, or from a run folder's latest")
+    train.add_argument(
+        "--overwrite", action="store_true", help="delete an earlier run in the same run folder and start over"
+    )
     train.add_argument("--no-progress", action="store_true", help="no progress bar")
     train.add_argument(
-        "--ray", type=_positive, metavar="N", help="collect rollouts on N Ray actors (the learner stays here)"
+        "--ray",
+        type=positive_int,
+        metavar="N",
+        help="collect rollouts on N Ray actors (the learner stays here)",
     )
     train.add_argument(
         "--ray-address",
@@ -193,10 +212,11 @@ def main(argv: list[str] | None = None) -> int:
     evaluate.add_argument("agent", help="random, greedy, a checkpoint file or a run folder")
     evaluate.add_argument("opponents", nargs="+", metavar="AGENT", help="more agents, the same kinds")
     _table_arguments(evaluate)
-    evaluate.add_argument("--games", type=_positive, default=100, help="games per pairing (default 100)")
-    evaluate.add_argument("--seed", type=int, default=0, help="game g is dealt from seed + g")
+    evaluate.add_argument("--games", type=positive_int, default=100, help="games per pairing (default 100)")
+    evaluate.add_argument("--seed", type=int, default=0, help="game g is dealt from seed + g (default 0)")
     evaluate.add_argument("--first-only", action="store_true", help="only the first agent against each other")
     evaluate.add_argument("--csv", help="also write the table to this CSV file")
+    evaluate.add_argument("--no-progress", action="store_true", help="no progress bar")
     _threads_argument(evaluate)
     evaluate.set_defaults(run=evaluate_command)
 
@@ -205,11 +225,12 @@ def main(argv: list[str] | None = None) -> int:
         help="OpenSkill ratings of a run's checkpoints and the baselines -> ratings.csv, ratings.png",
     )
     rate.add_argument("run_dir", help="a training run folder (<out_dir>/<name>)")
-    rate.add_argument("--games", type=_positive, default=20, help="games per pair of agents (default 20)")
-    rate.add_argument("--seed", type=int, default=0)
+    rate.add_argument("--games", type=positive_int, default=20, help="games per pair of agents (default 20)")
+    rate.add_argument("--seed", type=int, default=0, help="game g is dealt from seed + g (default 0)")
     rate.add_argument(
-        "--most", type=_positive, default=8, help="checkpoints sampled over the run (default 8)"
+        "--most", type=positive_int, default=8, help="checkpoints sampled over the run (default 8)"
     )
+    rate.add_argument("--no-progress", action="store_true", help="no progress bar")
     _threads_argument(rate)
     rate.set_defaults(run=rate_command)
 
@@ -224,12 +245,23 @@ def main(argv: list[str] | None = None) -> int:
     demo = commands.add_parser("demo", help="the main job: a short training run, then its evaluation")
     demo.add_argument("--config", default="configs/all_fives.yaml", help="default: configs/all_fives.yaml")
     demo.add_argument("overrides", nargs="*", help="dotted overrides, e.g. run.out_dir=/tmp/runs")
-    demo.add_argument("--steps", type=_positive, default=600_000, help="training decisions (default 600,000)")
+    demo.add_argument(
+        "--steps", type=positive_int, default=600_000, help="training decisions (default 600,000)"
+    )
     demo.add_argument("--name", default="demo", help="run folder name (default demo)")
-    demo.add_argument("--games", type=_positive, default=500, help="evaluation matches per baseline")
-    demo.add_argument("--rating-games", type=_positive, default=10, help="games per pair in the rating")
-    demo.add_argument("--seed", type=int, default=0)
-    demo.add_argument("--no-progress", action="store_true", help="no progress bar")
+    demo.add_argument(
+        "--games", type=positive_int, default=500, help="evaluation matches per baseline (default 500)"
+    )
+    demo.add_argument(
+        "--rating-games", type=positive_int, default=10, help="games per pair in the rating (default 10)"
+    )
+    demo.add_argument(
+        "--seed",
+        type=int,
+        default=0,
+        help="deal seed of the evaluation and rating games (default 0; training uses run.seed)",
+    )
+    demo.add_argument("--no-progress", action="store_true", help="no progress bars")
     demo.set_defaults(run=demo_command)
 
     ship = commands.add_parser(
@@ -239,9 +271,18 @@ def main(argv: list[str] | None = None) -> int:
     ship.add_argument("config", help="a YAML file in configs/")
     ship.add_argument("overrides", nargs="*", help="dotted overrides, e.g. run.total_steps=2000000")
     ship.add_argument("--agents-dir", default="agents", help="where shipped agents live (default agents)")
-    ship.add_argument("--games", type=_positive, default=2000, help="matches against each baseline")
-    ship.add_argument("--seed", type=int, default=0)
-    ship.add_argument("--no-progress", action="store_true", help="no progress bar")
+    ship.add_argument(
+        "--games", type=positive_int, default=2000, help="matches against each baseline (default 2000)"
+    )
+    ship.add_argument(
+        "--seed",
+        type=int,
+        default=0,
+        help="deal seed of the evaluation games (default 0; training uses run.seed)",
+    )
+    ship.add_argument(
+        "--no-progress", action="store_true", help="no progress bars (the final table is still printed)"
+    )
     ship.set_defaults(run=ship_command)
 
     args = parser.parse_args(argv)

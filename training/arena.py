@@ -14,7 +14,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from domino_env.agents import Agent, make_agent
+from domino_env.agents import AGENTS, Agent, make_agent
 from domino_env.env import DominoEnv
 from domino_env.registry import VARIANTS, raw_env
 from domino_env.variants.base import ChainRules
@@ -104,13 +104,40 @@ def head_to_head(
     return Summary(games, wins, reward_sum / games, rounds / games, int(steps))
 
 
+def positive_int(text: str) -> int:
+    """An argparse type whose error reads "must be a positive integer" (not a function's name)."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text!r}")
+    return value
+
+
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description="Seeded games between baseline agents.")
-    parser.add_argument("--games", type=int, default=50, help="episodes per match-up (default 50)")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--variants", nargs="*", default=list(VARIANTS), choices=list(VARIANTS))
-    parser.add_argument("--first", default="greedy", help="agent measured (default greedy)")
-    parser.add_argument("--second", default="random", help="its opponents (default random)")
+    parser = argparse.ArgumentParser(
+        prog="python -m training.arena",
+        description="Seeded games between the baseline agents in every variant. Only baselines are "
+        "accepted here; for checkpoints use python -m training evaluate.",
+    )
+    parser.add_argument("--games", type=positive_int, default=50, help="episodes per match-up (default 50)")
+    parser.add_argument("--seed", type=int, default=0, help="game g is dealt from seed + g (default 0)")
+    parser.add_argument(
+        "--variants",
+        nargs="+",
+        default=list(VARIANTS),
+        choices=list(VARIANTS),
+        metavar="VARIANT",
+        help=f"variants to play, one or more of {', '.join(VARIANTS)} (default all)",
+    )
+    baselines = list(AGENTS)
+    parser.add_argument(
+        "--first", default="greedy", choices=baselines, help="baseline measured (default greedy)"
+    )
+    parser.add_argument(
+        "--second", default="random", choices=baselines, help="its opponents' baseline (default random)"
+    )
     args = parser.parse_args(argv)
     print(
         f"{args.first} vs {args.second}: {args.games} whole matches per line, seats rotated, seed {args.seed}"

@@ -31,6 +31,19 @@ def save(path: Path, payload: dict[str, Any]) -> None:
     partial.replace(path)
 
 
+def latest(run_dir: str | Path) -> Path:
+    """``RUN_DIR/checkpoints/latest.pt``, or a CheckpointError saying the folder is not a run."""
+    path = Path(run_dir) / "checkpoints" / "latest.pt"
+    if not path.is_file():
+        raise CheckpointError(f"{run_dir} holds no checkpoints/latest.pt (not a training run folder)")
+    return path
+
+
+def resolve(path: str | Path) -> Path:
+    """A checkpoint file as given, or a run folder's latest."""
+    return latest(path) if Path(path).is_dir() else Path(path)
+
+
 def load(path: str | Path) -> dict[str, Any]:
     """The checkpoint's contents, checked for the keys every checkpoint has."""
     path = Path(path)

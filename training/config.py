@@ -180,9 +180,17 @@ def load_config(path: str | Path | None = None, overrides: list[str] | None = No
     config = Config()
     if path is not None:
         try:
-            data = yaml.safe_load(Path(path).read_text()) or {}
+            data = yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}
         except FileNotFoundError:
             raise ConfigError(f"config file {path} does not exist") from None
+        except IsADirectoryError:
+            raise ConfigError(
+                f"config {path} is a folder; give a YAML file such as configs/all_fives.yaml"
+            ) from None
+        except UnicodeDecodeError:
+            raise ConfigError(f"config file {path} is not UTF-8 text") from None
+        except OSError as err:
+            raise ConfigError(f"config file {path} cannot be read ({err.strerror})") from None
         except yaml.YAMLError as err:
             mark = getattr(err, "problem_mark", None)
             where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
@@ -199,6 +207,24 @@ def load_config(path: str | Path | None = None, overrides: list[str] | None = No
         _merge(config, nested, "")
     validate(config)
     return config
+
+
+def config_differences(a: Config, b: Config, sections: tuple[str, ...]) -> str:
+    """The keys of ``sections`` where two configs differ, as "key: a -> b" (empty: none)."""
+
+    def flat(tree: Any, prefix: str) -> dict[str, Any]:
+        if not isinstance(tree, dict):
+            return {prefix: tree}
+        return {k: v for key, sub in tree.items() for k, v in flat(sub, f"{prefix}.{key}").items()}
+
+    before, after = a.to_dict(), b.to_dict()
+    left = {k: v for section in sections for k, v in flat(before[section], section).items()}
+    right = {k: v for section in sections for k, v in flat(after[section], section).items()}
+    return "; ".join(
+        f"{key}: {left.get(key, '(unset)')} -> {right.get(key, '(unset)')}"
+        for key in sorted(left.keys() | right.keys())
+        if left.get(key, "(unset)") != right.get(key, "(unset)")
+    )
 
 
 def config_from_dict(data: dict[str, Any]) -> Config:

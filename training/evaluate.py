@@ -12,12 +12,15 @@ from __future__ import annotations
 
 import csv
 import inspect
+import os
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import yaml
+from tqdm import tqdm
 
 from domino_env.agents import AGENTS, Agent
 from domino_env.env import DominoEnv
@@ -61,23 +64,13 @@ class Contestant:
         return load_agent(self.spec, env, seed)
 
 
-def latest_checkpoint(run_dir: str | Path) -> Path:
-    """``RUN_DIR/checkpoints/latest.pt``, or a CheckpointError saying the folder is not a run."""
-    path = Path(run_dir) / "checkpoints" / "latest.pt"
-    if not path.is_file():
-        raise checkpoint.CheckpointError(
-            f"{run_dir} holds no checkpoints/latest.pt (not a training run folder)"
-        )
-    return path
-
-
 def contestant(spec: str, label: str | None = None) -> Contestant:
     """Resolve a command-line agent; unknown names and unreadable checkpoints raise ValueError."""
     if spec in AGENTS:
         return Contestant(spec, label or spec)
     path = Path(spec)
     if path.is_dir():
-        path = latest_checkpoint(path)
+        path = checkpoint.latest(path)
     elif not path.exists():
         raise ValueError(
             f"agent {spec!r} is not {' or '.join(BASELINES)}, and no checkpoint file or run folder "
@@ -153,8 +146,35 @@ def check_fits(contestants: list[Contestant], variant: str, options: dict[str, A
 
 
 def table_text(variant: str, options: dict[str, Any]) -> str:
-    """``all_fives (num_players=2, episode=match)``: the table in the headers and the errors."""
-    return f"{variant} ({', '.join(f'{k}={v}' for k, v in options.items()) or 'default options'})"
+    """``all_fives (num_players=2, episode=match)``: the table in the headers and the errors. The
+    ``reward`` option is left out: evaluation and play count outcomes whatever reward the env gives."""
+    shown = [f"{k}={v}" for k, v in options.items() if k != "reward"]
+    return f"{variant} ({', '.join(shown) or 'default options'})"
+
+
+def writable_file(path: str | Path) -> Path:
+    """An output file checked before any game is played, so a bad path does not waste them."""
+    path = Path(path)
+    if path.is_dir():
+        raise ValueError(f"{path} is a folder, not a file to write")
+    writable_folder(path.parent)
+    if path.exists() and not os.access(path, os.W_OK):
+        raise ValueError(f"{path} is not writable")
+    return path
+
+
+def writable_folder(path: str | Path) -> Path:
+    """An output folder, created now (before training or games) so a bad path fails at once."""
+    path = Path(path)
+    if path.exists() and not path.is_dir():
+        raise ValueError(f"{path} is a file, not a folder")
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise ValueError(f"cannot create the folder {path}: {err.strerror}") from err
+    if not os.access(path, os.W_OK):
+        raise ValueError(f"the folder {path} is not writable")
+    return path
 
 
 # --- playing pairings --------------------------------------------------------------------------
@@ -185,9 +205,17 @@ class Result(Summary):
         }
 
 
-def play_pairing(env: DominoEnv, first: Contestant, second: Contestant, games: int, seed: int) -> Result:
+def play_pairing(
+    env: DominoEnv,
+    first: Contestant,
+    second: Contestant,
+    games: int,
+    seed: int,
+    on_game: Callable[[], object] | None = None,
+) -> Result:
     """``first`` (one seat, or one partnership) against ``second`` in every other seat, seats rotated;
-    game ``g`` is dealt from ``seed + g`` whoever plays, so pairings share their deals."""
+    game ``g`` is dealt from ``seed + g`` whoever plays, so pairings share their deals. ``on_game``
+    is called after every game (a progress bar's tick)."""
     rules = env.rules
     n = rules.num_players
     a, b = first.agent(env, seed), second.agent(env, seed + 1)
@@ -202,6 +230,8 @@ def play_pairing(env: DominoEnv, first: Contestant, second: Contestant, games: i
         score += env.public_state()["scores"][mine[0]]
         rounds += played
         steps += decisions
+        if on_game is not None:
+            on_game()
     count = max(games, 1)
     return Result(
         games=games,
@@ -226,18 +256,28 @@ def pairings(count: int, rules: ChainRules, first_only: bool = False) -> list[tu
 
 
 def play_all(
-    env: DominoEnv, contestants: list[Contestant], pairs: list[tuple[int, int]], games: int, seed: int
-) -> list[Result]:
-    """Every pairing on the same deals (common random numbers: less noise between pairings)."""
-    return [play_pairing(env, contestants[i], contestants[j], games, seed) for i, j in pairs]
+    env: DominoEnv,
+    contestants: list[Contestant],
+    pairs: list[tuple[int, int]],
+    games: int,
+    seed: int,
+    progress: bool = False,
+) -> Iterator[Result]:
+    """Every pairing on the same deals (common random numbers: less noise between pairings), one at
+    a time, so a caller that is interrupted keeps the finished ones; ``progress`` shows a bar over
+    all the games (hundreds of matches take minutes)."""
+    with tqdm(total=len(pairs) * games, unit="game", disable=not progress, leave=False) as bar:
+        for i, j in pairs:
+            yield play_pairing(env, contestants[i], contestants[j], games, seed, on_game=bar.update)
 
 
-def format_results(results: list[Result]) -> str:
-    """A table a person reads: win rate with its 95% Wilson interval, mean reward, score and rounds."""
+def format_results(results: list[Result], score_label: str = "score") -> str:
+    """A table a person reads: win rate with its 95% Wilson interval, mean outcome reward, final
+    score and rounds; ``score_label`` says what the score is (``penalty`` where lower is better)."""
     width = max([len("opponent"), *(len(r.agent) for r in results), *(len(r.opponent) for r in results)])
     lines = [
         f"{'agent':<{width}}  {'opponent':<{width}}  {'games':>5} {'win rate':>8} {'95% CI':>16} "
-        f"{'reward':>7} {'score':>7} {'rounds':>6}"
+        f"{'reward':>7} {score_label:>7} {'rounds':>6}"
     ]
     for r in results:
         low, high = r.interval()
@@ -270,6 +310,15 @@ class Evaluation:
     def env(self) -> DominoEnv:
         return raw_env(self.variant, **self.options)
 
+    def pairs(self, first_only: bool = False) -> list[tuple[int, int]]:
+        """The pairings played (see :func:`pairings`)."""
+        return pairings(len(self.contestants), self.env().rules, first_only)
+
+    @property
+    def score_label(self) -> str:
+        """The score column's name: Classic-family scores are penalty points, where lower is better."""
+        return "penalty" if VARIANTS[self.variant].lower_score_wins else "points"
+
     def header(self, games: int, seed: int) -> str:
         return (
             f"{table_text(self.variant, self.options)}: {games} games per pairing, seats rotated, seed {seed}"
@@ -293,27 +342,33 @@ def prepare(
     return Evaluation(chosen, options, contestants)
 
 
-def evaluate(plan: Evaluation, games: int, seed: int = 0, first_only: bool = False) -> list[Result]:
+def evaluate_pairings(
+    plan: Evaluation, games: int, seed: int = 0, first_only: bool = False, progress: bool = False
+) -> Iterator[Result]:
+    """Play the plan's pairings (see :func:`pairings`), ``games`` each, yielding each as it ends."""
+    return play_all(plan.env(), plan.contestants, plan.pairs(first_only), games, seed, progress)
+
+
+def evaluate(
+    plan: Evaluation, games: int, seed: int = 0, first_only: bool = False, progress: bool = False
+) -> list[Result]:
     """Play the plan's pairings (see :func:`pairings`), ``games`` each."""
-    env = plan.env()
-    return play_all(
-        env, plan.contestants, pairings(len(plan.contestants), env.rules, first_only), games, seed
-    )
+    return list(evaluate_pairings(plan, games, seed, first_only, progress))
 
 
 def evaluate_final(
-    run_dir: str | Path, games: int = 200, seed: int = 0, quiet: bool = False
+    run_dir: str | Path, games: int = 200, seed: int = 0, quiet: bool = False, progress: bool = False
 ) -> list[dict[str, Any]]:
     """The run's latest checkpoint against ``random`` and ``greedy`` on its evaluation table,
     written to ``RUN_DIR/final_evaluation.csv`` and printed (unless ``quiet``); returns the rows."""
-    plan = prepare([str(latest_checkpoint(run_dir)), *BASELINES])
-    results = evaluate(plan, games, seed, first_only=True)
+    plan = prepare([str(checkpoint.latest(run_dir)), *BASELINES])
+    results = evaluate(plan, games, seed, first_only=True, progress=progress)
     rows = [r.row() for r in results]
     path = Path(run_dir) / "final_evaluation.csv"
     write_rows(path, RESULT_COLUMNS, rows)
     if not quiet:
         print(plan.header(games, seed))
-        print(format_results(results))
+        print(format_results(results, plan.score_label))
         print(f"written: {path}")
     return rows
 
@@ -325,7 +380,7 @@ def sample_checkpoints(run_dir: str | Path, most: int = 8) -> list[Path]:
     """At most ``most`` of the run's ``iter_*.pt``, spread evenly back from the last to the first,
     and ``latest.pt`` (the caller drops it when it repeats the last ``iter_*.pt``)."""
     folder = Path(run_dir) / "checkpoints"
-    latest = latest_checkpoint(run_dir)
+    latest = checkpoint.latest(run_dir)
     files = sorted(folder.glob("iter_*.pt"))
     if len(files) > most:
         files = [files[i] for i in sorted(set(np.linspace(len(files) - 1, 0, most).round().astype(int)))]
@@ -375,14 +430,13 @@ def rating_plan(run_dir: str | Path, most: int = 8) -> Evaluation:
     return plan
 
 
-def rate(plan: Evaluation, games: int = 20, seed: int = 0) -> list[Rating]:
+def rate(plan: Evaluation, games: int = 20, seed: int = 0, progress: bool = False) -> list[Rating]:
     """OpenSkill (Plackett-Luce) ratings from a round-robin; the games of all pairings are rated
     interleaved (game 0 of every pairing, then game 1, ...) so no pairing's order biases them."""
     from openskill.models import PlackettLuce
 
-    env = plan.env()
-    pairs = pairings(len(plan.contestants), env.rules)
-    results = play_all(env, plan.contestants, pairs, games, seed)
+    pairs = plan.pairs()
+    results = list(play_all(plan.env(), plan.contestants, pairs, games, seed, progress))
     model = PlackettLuce()
     ratings = [model.rating(name=c.label) for c in plan.contestants]
     played = [0] * len(ratings)
@@ -489,11 +543,16 @@ def plot_ratings(run_dir: str | Path, ratings: list[Rating], games: int, path: P
 
 
 def rate_run(
-    run_dir: str | Path, games: int = 20, seed: int = 0, most: int = 8, quiet: bool = False
+    run_dir: str | Path,
+    games: int = 20,
+    seed: int = 0,
+    most: int = 8,
+    quiet: bool = False,
+    progress: bool = False,
 ) -> list[Rating]:
     """Rate a run's checkpoints and the baselines; writes ``ratings.csv`` and ``ratings.png`` in it."""
     plan = rating_plan(run_dir, most)
-    ratings = rate(plan, games, seed)
+    ratings = rate(plan, games, seed, progress)
     report_ratings(run_dir, plan, ratings, games, seed, quiet)
     return ratings
 

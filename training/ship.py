@@ -44,20 +44,23 @@ def ship(
     seed: int = 0,
     progress: bool = True,
 ) -> dict[str, Any]:
-    """Train, export, evaluate; returns the row written to ``results.csv``."""
+    """Train, export, evaluate; returns the row written to ``results.csv``. ``agents_dir`` is
+    checked (and made) before training, so a bad path does not throw the training away;
+    ``progress`` shows bars while training and evaluating (the final table is printed anyway)."""
     config = load_config(config_path, overrides)
-    trainer = Trainer(config)
+    folder = evaluate.writable_folder(agents_dir)
+    trainer = Trainer(config, overwrite=True)  # shipping retrains from scratch
     start = time.perf_counter()
     final = trainer.train(progress=progress)
     minutes = (time.perf_counter() - start) / 60
-    folder = Path(agents_dir)
     agent = checkpoint.export(final, folder / f"{config.env.variant}.pt")
     (folder / f"{config.env.variant}.yaml").write_text(yaml.safe_dump(config.to_dict(), sort_keys=False))
     plan = evaluate.prepare([str(agent), *evaluate.BASELINES])
-    results = {r.opponent: r for r in evaluate.evaluate(plan, games, seed, first_only=True)}
-    if progress:
-        print(plan.header(games, seed))
-        print(evaluate.format_results(list(results.values())))
+    results = {
+        r.opponent: r for r in evaluate.evaluate(plan, games, seed, first_only=True, progress=progress)
+    }
+    print(plan.header(games, seed))
+    print(evaluate.format_results(list(results.values()), plan.score_label))
     row: dict[str, Any] = {
         "variant": config.env.variant,
         "players": players_text(plan.env().rules),

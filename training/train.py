@@ -10,6 +10,7 @@ from __future__ import annotations
 import copy
 import csv
 import math
+import shutil
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -23,10 +24,13 @@ from tqdm import tqdm
 from domino_env.agents import make_agent
 from training import checkpoint, distributed
 from training.arena import head_to_head
-from training.config import Config
+from training.config import Config, ConfigError, config_differences
 from training.policy import PolicyAgent
 from training.ppo import ActorCritic, update
 from training.rollout import Collector
+
+# What a run folder holds once a run has started in it.
+RUN_FILES = ("checkpoints", "tb", "evaluations.csv")
 
 
 class Trainer:
@@ -35,8 +39,13 @@ class Trainer:
         config: Config,
         resume: str | Path | None = None,
         collector: Callable[[Config, np.random.Generator], Any] = Collector,  # or distributed.ray_collector
+        overwrite: bool = False,
     ) -> None:
+        """``resume``: a checkpoint or a run folder (its latest). A fresh run refuses a run folder
+        that holds an earlier run (its checkpoints and logs would mix with this one's) unless
+        ``overwrite``, which deletes that run first."""
         self.config = config
+        self.run_dir = Path(config.run.out_dir) / config.run_name
         torch.set_num_threads(config.run.torch_threads)
         torch.manual_seed(config.run.seed)
         self.rngs = {
@@ -50,12 +59,30 @@ class Trainer:
         self.steps = 0
         self.per_iteration = config.run.num_envs * config.run.rollout_steps
         self.iterations = math.ceil(config.run.total_steps / self.per_iteration)
-        self.run_dir = Path(config.run.out_dir) / config.run_name
         self.last_good: dict[str, Any] | None = None
         if resume is not None:
             self._resume(resume)
+        else:  # last, so that nothing is deleted for a run that cannot start
+            self._claim_run_dir(overwrite)
 
     # --- checkpoints ------------------------------------------------------------------------
+
+    def _claim_run_dir(self, overwrite: bool) -> None:
+        run_dir = self.run_dir
+        earlier = [name for name in RUN_FILES if (run_dir / name).exists()]
+        if earlier and not overwrite:
+            raise ConfigError(
+                f"{run_dir} already holds a run ({', '.join(earlier)}); continue it with "
+                f"--resume {run_dir}, start it over with --overwrite, or choose another run.name"
+            )
+        try:
+            if earlier:
+                shutil.rmtree(run_dir)
+            run_dir.mkdir(parents=True, exist_ok=True)
+        except OSError as err:
+            raise ConfigError(
+                f"run.out_dir: cannot write the run folder {run_dir} ({err.strerror})"
+            ) from None
 
     def payload(self) -> dict[str, Any]:
         """Everything needed to continue exactly from the end of the current iteration."""
@@ -79,12 +106,14 @@ class Trainer:
         in progress depend on (``run.num_envs``, ``pool.baselines``, Ray workers) must match; the
         rest (run length, evaluation, PPO settings) may be changed, then the run goes on with the
         new values rather than exactly as before."""
+        path = checkpoint.resolve(path)
         data = checkpoint.load(path)
         saved: Config = data["config"]
-        if (saved.env, saved.network) != (self.config.env, self.config.network):
+        changed = config_differences(saved, self.config, ("env", "network"))
+        if changed:
             raise checkpoint.CheckpointError(
-                f"checkpoint {path} was trained on {saved.env} with network {saved.network}; "
-                f"this run has {self.config.env} with {self.config.network}"
+                f"checkpoint {path} was trained on another table or network "
+                f"(checkpoint -> this run): {changed}"
             )
         if "collector" not in data:
             raise checkpoint.CheckpointError(f"checkpoint {path} holds weights only and cannot resume a run")
@@ -117,6 +146,20 @@ class Trainer:
         self.iteration, self.steps = data["iteration"], data["steps"]
         for group in self.optimizer.param_groups:  # this run's rate (annealing sets it anyway)
             group["lr"] = self.config.ppo.learning_rate
+        self._forget_evaluations_after(self.iteration)
+
+    def _forget_evaluations_after(self, iteration: int) -> None:
+        """Resuming from an earlier checkpoint replays the iterations after it: their old
+        evaluation rows go, so the log stays one run in order."""
+        log = self.run_dir / "evaluations.csv"
+        if not log.is_file():
+            return
+        with log.open(newline="") as handle:
+            rows = list(csv.reader(handle))
+        kept = rows[:1] + [row for row in rows[1:] if int(row[0]) <= iteration]
+        if len(kept) < len(rows):
+            with log.open("w", newline="") as handle:
+                csv.writer(handle).writerows(kept)
 
     def save(self, payload: dict[str, Any]) -> Path:
         folder = self.run_dir / "checkpoints"
@@ -194,7 +237,12 @@ class Trainer:
         except KeyboardInterrupt:
             if self.last_good is not None:  # the last completed iteration, never a half-collected one
                 path = self.save(self.last_good)
-                bar.write(f"interrupted: saved {path} (resume with --resume {path})")
+                bar.write(
+                    f"interrupted: saved {path} (continue with: python -m training train <the same "
+                    f"config and overrides> --resume {self.run_dir})"
+                )
+            else:
+                bar.write("interrupted before the first iteration ended: nothing saved")
             raise
         finally:
             bar.close()
