@@ -70,6 +70,7 @@ class Line:
         "lead_tile",
         "length",
         "num_slots",
+        "playable",
         "played",
         "slot_moves",
         "slots",
@@ -109,6 +110,7 @@ class Line:
         self.spinner_slot = -1  # -1: no spinner yet; EAST/WEST: late spinner on that arm; 4: the lead
         self.spinner_depth = 0
         self.used = 0  # slots ever opened this round: they open in order, so 0 .. used-1
+        self.playable = -1  # playable_mask() while the ends stay as they are; -1: to work out
 
     def clone(self) -> Line:
         other = Line.__new__(Line)
@@ -127,6 +129,7 @@ class Line:
         other.spinner_slot = self.spinner_slot
         other.spinner_depth = self.spinner_depth
         other.used = self.used
+        other.playable = self.playable
         return other
 
     # --- queries -------------------------------------------------------------------------
@@ -152,12 +155,16 @@ class Line:
         return mask
 
     def playable_mask(self) -> int:
-        """Tiles (bitmask) that fit at least one open end."""
+        """Tiles (bitmask) that fit at least one open end; kept until the ends change (Blind asks
+        at every tile turned up)."""
+        if self.playable >= 0:
+            return self.playable
         suit, state, value = self.tiles.suit_mask, self.state, self.value
         mask = 0
         for s in self.firsts[self.used]:  # slots open in order: the others are unused
             if state[s] == OPEN:
                 mask |= suit[value[s]]
+        self.playable = mask
         return mask
 
     def is_live(self, slot: int) -> bool:
@@ -191,6 +198,7 @@ class Line:
         self.used = 2
         self.played |= 1 << tile
         self.count = 1
+        self.playable = -1
         self.lead_tile = tile
         if double and self.spinner_rule is not _NONE:
             self.spinner_slot = 4
@@ -208,6 +216,7 @@ class Line:
         self.arms[slot].append((inner, outer))
         self.played |= 1 << tile
         self.count += 1
+        self.playable = -1
         rule = self.spinner_rule
         if rule is not _NONE:
             if double and self.spinner_slot < 0 and slot <= WEST:
@@ -227,6 +236,7 @@ class Line:
     def close(self, slot: int) -> None:
         """Close an end for good (a face-down double, a terminal tile)."""
         self.state[slot] = CLOSED
+        self.playable = -1
 
     def open_end(self, value: int) -> int:
         """Open a new end showing ``value`` in the first unused slot; return that slot."""
@@ -236,6 +246,7 @@ class Line:
                 self.state[s] = OPEN
                 self.double_end[s] = False
                 self.used = max(self.used, s + 1)
+                self.playable = -1
                 return s
         raise RuntimeError("no unused slot left for a new end")
 
@@ -259,3 +270,4 @@ class Line:
             self.state[s] = OPEN
             self.double_end[s] = True  # an empty spinner arm "ends" at the spinner itself
         self.used = 4
+        self.playable = -1

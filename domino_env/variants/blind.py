@@ -133,6 +133,8 @@ class BlindBlitzRules(ClassicRules):
         # per observer: (k, the seat k places after it), the observer first
         n = num_players
         self._seat_order = [[(k, (s + k) % n) for k in range(n)] for s in range(n)]
+        # _phase_table[mode][laid]: the phase flags (asked at every observation of the seat to move)
+        self._phase_table = [[self._phase_flags(mode, laid) for laid in (False, True)] for mode in range(9)]
         self._opening_order = by_pips(self.tile_set)  # 0-0, else the closest by pips (Classic's hook)
         ids = self.extra_action_id
         self._stop = ids[STOP]
@@ -207,7 +209,6 @@ class BlindBlitzRules(ClassicRules):
             drew=False,
             revealed=False,  # the row turned face up during this turn
             left=0,  # tiles the arranging seat still has to place
-            live_at=-1,  # the line's tile count when an empty bazaar's tiles were last found to fit
         )
 
     def known_hands(self, state: State) -> list[int]:
@@ -233,15 +234,14 @@ class BlindBlitzRules(ClassicRules):
             if mode == _START:
                 if x["open"][seat]:
                     x["mode"] = _OPEN
-                else:
-                    self._turn_up(state, seat)
-                continue
+                    continue
+                self._turn_up(state, seat)
+                mode = _UP  # on with the tile turned up
             if mode == _UP:
                 tile = x["up"]
-                plays = state.line.placements(1 << tile)
-                if plays:
+                if state.line.playable_mask() >> tile & 1:  # (kept by the line: a miss asks no placements)
                     state.events.append((UP, seat, tile))
-                    state.legal = plays
+                    state.legal = state.line.placements(1 << tile)
                     return
                 self._miss(state, seat, tile)
                 if not state.turn_laid and self.can_draw(state):
@@ -294,17 +294,10 @@ class BlindBlitzRules(ClassicRules):
 
     def _dead(self, state: State) -> bool:
         """Blocked: the bazaar is empty and no tile anyone holds fits any open end. The test runs
-        before every decision and mostly between lays (misses, passes): a line found playable
-        stays so until the next tile is laid, and the bazaar only shrinks."""
-        if state.stock:  # (with an empty bazaar every tile off the table is held by someone)
-            return False
-        line, x = state.line, state.extra
-        if x["live_at"] == line.count:
-            return False
-        if ~line.played & line.playable_mask():
-            x["live_at"] = line.count
-            return False
-        return True
+        before every decision and mostly between lays (misses, passes): the line keeps its
+        playable tiles until the next tile is laid."""
+        # (with an empty bazaar every tile off the table is held by someone)
+        return not state.stock and not state.line.playable_mask() & ~state.line.played
 
     def apply(self, state: State, action: int) -> None:
         if self.action_kind[action] == ARRANGE:
@@ -334,7 +327,8 @@ class BlindBlitzRules(ClassicRules):
         keep = ~(1 << tile)
         x["known"][seat] &= keep
         x["seen"][seat] &= keep
-        self._check_reveal(state, seat)
+        if len(x["rows"][seat]) == 3:
+            self._check_reveal(state, seat)
         if x["mode"] == _UP and not x["revealed"] and not self.blind:
             x["mode"] = _CONT
 
@@ -414,11 +408,14 @@ class BlindBlitzRules(ClassicRules):
     # --- observation -----------------------------------------------------------------------------
 
     def phase_flags(self, state: State) -> tuple[bool, ...]:
-        mode = state.extra["mode"]
+        return self._phase_table[state.extra["mode"]][state.turn_laid > 0]
+
+    def _phase_flags(self, mode: int, laid: bool) -> tuple[bool, ...]:
+        """The phase flags in ``mode`` (``laid``: a tile laid this turn), for _phase_table."""
         flags = (
             mode == _LEAD,
             mode == _ARRANGE,
-            state.turn_laid > 0 and mode in (_CONT, _OPEN),
+            laid and mode in (_CONT, _OPEN),
             mode in (_MISSED, _OPEN_DRAW),
         )
         return flags if self.arranges else (flags[0], *flags[2:])
