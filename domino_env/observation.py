@@ -123,6 +123,7 @@ class ChainEncoder:
         self._serial = -1  # round the world was built for
         self._cursor = 0  # events already applied
         self._shown = [0] * n  # the tiles each hand block shows
+        self._shown_voids = [0] * n  # the values each voids block shows
         self._no_flags = (False,) * flags
         self._flags = self._no_flags  # phase flags written in the world
         self._extra_cursor = [-1] * n  # the events each seat's extra blocks were written after
@@ -190,6 +191,7 @@ class ChainEncoder:
         self._flags = self._no_flags
         self._slot_keys = [self._unused_code] * len(self._slot_keys)
         self._shown = [0] * len(self._shown)
+        self._shown_voids = [0] * len(self._shown)
         self._extra_cursor = [-1] * len(self._shown)
         self._serial = state.round_serial
         self._cursor = 0
@@ -201,6 +203,7 @@ class ChainEncoder:
         view, table, hand_at, sizes = self._view, self._table, self._hand_at, self._sizes
         hands, scale, follow = state.hands, self._size_scale, not self._hides
         voids, voids_at, width = state.voids, self._voids_at, self.rules.tile_set.num_values
+        shown_voids = self._shown_voids
         for event in state.events[self._cursor :]:
             kind = event[0]
             if kind == LAY:
@@ -218,9 +221,13 @@ class ChainEncoder:
                 view[self._stock] = len(state.stock) * self._stock_scale
                 at = voids_at[seat]
                 view[at : at + width] = self._value_views[voids[seat]]
+                shown_voids[seat] = voids[seat]
             elif kind == PASS:
-                at = voids_at[event[1]]
-                view[at : at + width] = self._value_views[voids[event[1]]]
+                seat = event[1]
+                if voids[seat] != shown_voids[seat]:  # (Blind's passes, every turn, say nothing new)
+                    at = voids_at[seat]
+                    view[at : at + width] = self._value_views[voids[seat]]
+                    shown_voids[seat] = voids[seat]
             elif kind == SCORE:
                 scores = True
             elif kind == DEAL:  # the first event of a round: the world is a fresh deal's (see _rebuild)

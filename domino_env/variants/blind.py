@@ -123,16 +123,17 @@ class BlindBlitzRules(ClassicRules):
             ("up", size),
             ("quiet", 1),
         )
-        self._open_at = num_players * size
-        self._unknown_at = self._open_at + num_players
-        self._up_at = self._unknown_at + num_players
+        n = num_players
+        self._up_at = n * (size + 2)
         self._quiet_at = self._up_at + size
-        self._encode_constants = (size, self._open_at, self._unknown_at, 1.0 / self.hand_size)
         self._no_extra = np.zeros(self._quiet_at + 1, dtype=np.float32)  # (an array: copies and pickles)
         self._inverse = [0.0] + [1.0 / d for d in range(1, size + 1)]  # inverse[d] = 1/d
-        # per observer: (k, the seat k places after it), the observer first
-        n = num_players
-        self._seat_order = [[(k, (s + k) % n) for k in range(n)] for s in range(n)]
+        self._unknown_scale = 1.0 / self.hand_size
+        # per observer, the players observer first: (seat, where its row, open flag and unknown
+        # count go in the extra blocks)
+        self._seat_order = [
+            [((s + k) % n, k * size, n * size + k, n * size + n + k) for k in range(n)] for s in range(n)
+        ]
         # _phase_table[mode][laid]: the phase flags (asked at every observation of the seat to move)
         self._phase_table = [[self._phase_flags(mode, laid) for laid in (False, True)] for mode in range(9)]
         self._opening_order = by_pips(self.tile_set)  # 0-0, else the closest by pips (Classic's hook)
@@ -300,7 +301,7 @@ class BlindBlitzRules(ClassicRules):
         return not state.stock and not state.line.playable_mask() & ~state.line.played
 
     def apply(self, state: State, action: int) -> None:
-        if self.action_kind[action] == ARRANGE:
+        if action >= self.arrange_base:  # (Blind has no arrange actions: see BlindRules)
             self._arrange(state, state.current, self.action_tile[action])
             self.advance(state)
         else:
@@ -346,7 +347,7 @@ class BlindBlitzRules(ClassicRules):
         x["drew"] = x["revealed"] = False
         x["up"] = -1
         x["mode"] = _START
-        state.current = (seat + 1) % self.num_players
+        state.current = self._following[seat]
         if x["quiet"] >= self.num_players:
             self.end_round(state, None, blocked=True)
 
@@ -424,14 +425,12 @@ class BlindBlitzRules(ClassicRules):
         out[:] = self._no_extra
         x = state.extra
         rows, opened, hands, seen = x["rows"], x["open"], state.hands, x["seen"]
-        size, open_at, unknown_at, scale = self._encode_constants
-        inverse = self._inverse
+        inverse, scale = self._inverse, self._unknown_scale
         own = x["known"][seat]
-        for k, p in self._seat_order[seat]:
-            mask = seen[p] if k else own
-            base = k * size
+        for p, base, open_at, unknown_at in self._seat_order[seat]:
+            mask = seen[p] if base else own  # (base 0: the observer's own row)
             if opened[p]:
-                out[open_at + k] = 1.0
+                out[open_at] = 1.0
                 bits = mask
                 while bits:
                     low = bits & -bits
@@ -447,7 +446,7 @@ class BlindBlitzRules(ClassicRules):
                     place -= 1
             unknown = hands[p] & ~mask
             if unknown:
-                out[unknown_at + k] = unknown.bit_count() * scale
+                out[unknown_at] = unknown.bit_count() * scale
         if x["up"] >= 0 and state.current == seat:
             out[self._up_at + x["up"]] = 1.0
         if x["quiet"]:
@@ -502,6 +501,9 @@ class BlindRules(BlindBlitzRules):
 
     def __init__(self, num_players: int = 2, teams: bool = False) -> None:
         super().__init__(num_players, teams, arrange="dealt")
+
+    # Without arrange actions every action goes the common way (no test per step).
+    apply = ClassicRules.apply
 
     def opening(self, state: State) -> tuple[int, int]:
         """A random seat in the first round, then the previous winner; the tile is its rightmost."""
