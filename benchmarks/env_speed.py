@@ -22,6 +22,7 @@ import time
 from typing import Any
 
 import domino_env
+from training.arena import positive_int
 
 CONFIGS: dict[str, list[dict[str, Any]]] = {
     "classic": [
@@ -45,6 +46,17 @@ CONFIGS: dict[str, list[dict[str, Any]]] = {
     # the grid game: board 16 (the default), and 32 to show how decision time grows with the board
     "domino3d": [{"num_players": 2}, {"num_players": 4}, {"num_players": 2, "board_size": 32}],
 }
+
+
+def positive_float(text: str) -> float:
+    """An argparse type: a number of seconds above 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = 0.0
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"must be a number above 0, got {text!r}")
+    return value
 
 
 class OursRunner:
@@ -128,8 +140,10 @@ def reference(options: dict[str, Any]) -> dict[str, Any]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--seconds", type=float, default=3.0, help="time per configuration")
-    parser.add_argument("--repeats", type=int, default=5, help="chunks per configuration; the best counts")
+    parser.add_argument("--seconds", type=positive_float, default=3.0, help="time per configuration")
+    parser.add_argument(
+        "--repeats", type=positive_int, default=5, help="chunks per configuration; the best counts"
+    )
     parser.add_argument("--variants", nargs="*", default=list(CONFIGS), choices=list(CONFIGS))
     args = parser.parse_args()
     configs = [(name, options) for name in args.variants for options in CONFIGS[name]]

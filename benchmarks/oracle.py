@@ -66,7 +66,7 @@ from domino_env.registry import VARIANTS, raw_env
 from domino_env.tiles import iter_bits, mask_of
 from domino_env.variants.base import ChainRules
 from domino_env.variants.blind import BlindBlitzRules
-from training.arena import wilson_interval, win_share
+from training.arena import positive_int, wilson_interval, win_share
 from training.config import load_config
 
 CONFIGS = Path(__file__).resolve().parent.parent / "configs"
@@ -270,8 +270,12 @@ def main(argv: list[str] | None = None) -> None:
     chain = [name for name, cls in VARIANTS.items() if issubclass(cls, ChainRules)]
     parser = argparse.ArgumentParser(description="A cheating Monte Carlo oracle against random.")
     parser.add_argument("--variants", nargs="+", default=["classic", "blind", "metro"], choices=chain)
-    parser.add_argument("--matches", type=int, default=400, help="whole matches per line (default 400)")
-    parser.add_argument("--rollouts", type=int, default=16, help="rollouts per legal action (default 16)")
+    parser.add_argument(
+        "--matches", type=positive_int, default=400, help="whole matches per line (default 400)"
+    )
+    parser.add_argument(
+        "--rollouts", type=positive_int, default=16, help="rollouts per legal action (default 16)"
+    )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--win-bonus", type=float, default=0.0, help="value of a won round (default 0)")
     parser.add_argument("--no-match-bonus", action="store_true", help="value rounds by points only")

@@ -49,7 +49,8 @@ from typing import Any
 import torch
 from torch import nn
 
-from training.config import Config, load_config
+from training.arena import positive_int
+from training.config import Config, ConfigError, load_config
 from training.train import Trainer
 
 
@@ -84,7 +85,7 @@ class Run:
 
 def run_ours(config: Config) -> Run:
     """Train from scratch; the note gives all env steps and the share of time spent collecting."""
-    trainer = Trainer(copy.deepcopy(config))
+    trainer = Trainer(copy.deepcopy(config), overwrite=True)  # every run starts from scratch
     learner_rows = 0
     collecting = 0.0
     collect = trainer.collector.collect
@@ -240,8 +241,13 @@ def ratio(ours: list[float], theirs: list[float]) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--config", default="configs/all_fives.yaml")
-    parser.add_argument("--steps", type=int, default=40_000, help="learner decisions per run (rounded up)")
-    parser.add_argument("--repeats", type=int, default=3, help="runs of each, alternating")
+    parser.add_argument(
+        "--steps",
+        type=positive_int,
+        default=40_000,
+        help="learner decisions per run (rounded up)",
+    )
+    parser.add_argument("--repeats", type=positive_int, default=3, help="runs of each, alternating")
     parser.add_argument("--sb3-envs", type=int, default=0, help="MaskablePPO envs (default: run.num_envs)")
     parser.add_argument("--no-sb3", action="store_true", help="measure only our trainer")
     parser.add_argument(
@@ -253,7 +259,10 @@ def main() -> None:
     parser.add_argument("--no-rllib", action="store_true", help="skip RLlib's PPO")
     args = parser.parse_args()
     torch.set_num_threads(1)
-    config = load_config(args.config)
+    try:
+        config = load_config(args.config)
+    except ConfigError as err:
+        parser.error(str(err))
     sb3 = not args.no_sb3
     if sb3:
         try:
@@ -272,7 +281,8 @@ def main() -> None:
             rllib = False
     sb3_envs = args.sb3_envs or config.run.num_envs
     print(
-        f"{config.env.variant} {config.env.options}, {args.steps:,} learner decisions per run, 1 torch thread"
+        f"{config.env.variant} {config.env.options}, at least {args.steps:,} learner decisions per run "
+        "(each trainer rounds up to whole updates; rates count the decisions made), 1 torch thread"
     )
     results: dict[str, list[Run]] = {
         "ours": [],

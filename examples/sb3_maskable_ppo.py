@@ -18,7 +18,13 @@ from typing import Any
 import numpy as np
 from sb3_contrib import MaskablePPO
 
+from domino_env import VARIANTS
 from domino_env.wrappers import SingleAgentEnv
+
+
+def smallest_table(variant: str) -> int:
+    """The fewest players the variant allows (2, or Cross's 4)."""
+    return VARIANTS[variant].player_counts[0]
 
 
 def train(
@@ -28,7 +34,7 @@ def train(
     seed: int = 0,
     **options: Any,
 ) -> MaskablePPO:
-    options = {"num_players": 2, "episode": "round", **options}
+    options = {"num_players": smallest_table(variant), "episode": "round", **options}
     env = SingleAgentEnv(variant, opponents=opponents, **options)
     model = MaskablePPO("MlpPolicy", env, n_steps=1024, batch_size=256, seed=seed, device="cpu", verbose=0)
     return model.learn(total_timesteps=steps)
@@ -52,14 +58,15 @@ def play(model: MaskablePPO, env: SingleAgentEnv, games: int, seed: int = 10_000
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--variant", default="all_fives")
+    parser.add_argument("--variant", default="all_fives", choices=sorted(VARIANTS))
     parser.add_argument("--opponents", default="random", help="random, greedy or a checkpoint path")
     parser.add_argument("--steps", type=int, default=50_000, help="the learner's decisions")
     parser.add_argument("--games", type=int, default=200, help="evaluation episodes")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
     model = train(args.variant, args.opponents, args.steps, args.seed)
-    env = SingleAgentEnv(args.variant, opponents=args.opponents, num_players=2, episode="round")
+    table = {"num_players": smallest_table(args.variant), "episode": "round"}
+    env = SingleAgentEnv(args.variant, opponents=args.opponents, **table)
     reward, wins = play(model, env, args.games)
     print(f"{args.steps:,} steps against {args.opponents}: mean reward {reward:+.2f}, won {wins:.0%}")
 

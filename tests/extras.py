@@ -1,6 +1,6 @@
 """Optional extras in tests: skipped where the extra is not installed, required where it must be.
 
-``make test-ray`` runs the extras' tests in ``.venv-ray`` with ``DOMINO_REQUIRE_EXTRAS=1``, so a
+``make test-extras`` runs the extras' tests in ``.venv-extras`` with ``DOMINO_REQUIRE_EXTRAS=1``, so a
 missing or broken install fails there instead of skipping quietly.
 """
 

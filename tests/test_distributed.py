@@ -163,4 +163,4 @@ def test_cli_ray_run(ray_local: ModuleType, tmp_path: Path, capsys: pytest.Captu
 
 
 def test_ray_extra_is_required_here() -> None:
-    extra("ray")  # in .venv-ray (DOMINO_REQUIRE_EXTRAS=1) a missing Ray fails instead of skipping
+    extra("ray")  # in .venv-extras (DOMINO_REQUIRE_EXTRAS=1) a missing Ray fails instead of skipping
