@@ -406,6 +406,7 @@ class ChainEnv(DominoEnv[ChainRules]):
             "table": [rules.tile_set.tiles[t] for t in range(rules.tile_set.size) if line.played >> t & 1],
             "hand_sizes": [game.hand_size(s) for s in range(rules.num_players)],
             "boneyard_size": len(game.stock),
+            "spinner": (spinner, spinner) if (spinner := line.spinner_value()) >= 0 else None,
             "round_over": game.round_over,
             "match_over": game.match_over,
             **rules.public_extra(game),

@@ -844,6 +844,29 @@ def test_public_state(name, n, teams):
         assert sum(ps["hand_sizes"]) + ps["boneyard_size"] + len(table) == u.rules.tile_set.size
     assert ps["ends"]
     assert all(isinstance(v, int) for v in ps["ends"])
+    # the spinner: the first double on the table where the variant has one, else none
+    line = u.game.line
+    if ps["spinner"] is None:
+        assert not line.has_spinner
+    else:
+        a, b = ps["spinner"]
+        assert a == b and (a, b) in table and line.has_spinner
+
+
+def test_public_state_names_a_late_spinner():
+    env = make("all_fives", 2)
+    for seed in range(40):  # a game led with a non-double, whose first double is laid later
+        env.reset(seed=seed)
+        first = None
+        while not all(env.terminations.values()) and env.unwrapped.public_state()["spinner"] is None:
+            env.step(legal(env)[-1])
+            table = env.unwrapped.public_state()["table"]
+            first = first or table[0]
+            doubles = [t for t in table if t[0] == t[1]]
+        if first is not None and first[0] != first[1] and doubles:
+            assert env.unwrapped.public_state()["spinner"] == doubles[0]
+            return
+    raise AssertionError("no late spinner in 40 seeded games")
 
 
 # --- rendering ---------------------------------------------------------------------------------

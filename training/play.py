@@ -20,8 +20,6 @@ from domino_env.tiles import format_tile, iter_bits
 from domino_env.variants.base import PLAY, ChainRules
 from training.evaluate import seat_outcomes
 
-LEAD = 4  # ``Line.spinner_slot`` when the lead tile is the spinner
-
 
 def move_text(move: dict[str, Any]) -> str:
     """One entry of ``env.legal_moves()`` as a person reads it: ``3-4 on east (end 4)``, ``stop``,
@@ -112,7 +110,7 @@ def board_text(env: DominoEnv, seat: int, names: list[str]) -> str:
     whole = known == game.hands[seat]
     text = render.render_text(rules, game, names, hands_of=[seat] if whole else [])
     lines = [line for line in text.splitlines() if not line.startswith("  last: ")]
-    lines[2:2] = spinner_lines(rules, game)  # after the header and the line of play
+    lines[2:2] = spinner_lines(env)  # after the header and the line of play
     extra = dict(rules.public_extra(game))
     if "rows" in extra:  # Blind and Blind blitz: the rows say what the seat knows of its own tiles
         lines += row_lines(rules, game, seat, names, extra)
@@ -128,19 +126,13 @@ def board_text(env: DominoEnv, seat: int, names: list[str]) -> str:
     return "\n".join(lines)
 
 
-def spinner_lines(rules: ChainRules, game: Any) -> list[str]:
+def spinner_lines(env: ChainEnv) -> list[str]:
     """Which tile is the spinner (the layout names its arms "north/south of spinner", never the tile)."""
-    line = game.line
-    if not line.has_spinner:
+    spinner = env.public_state()["spinner"]
+    if spinner is None:
         return []
-    slot = line.spinner_slot
-    if slot == LEAD:
-        value = rules.tile_set.tiles[line.lead_tile][0]
-    else:
-        value = line.arms[slot][line.spinner_depth - 1][1]  # (inner, outer) of the double
-    where = "the lead" if slot == LEAD else f"on the {rules.slot_names[slot]} arm"
-    text = f"spinner: {value}-{value} ({where})"
-    if line.state[NORTH] == UNUSED:
+    text = f"spinner: {format_tile(spinner)}"
+    if env.game.line.state[NORTH] == UNUSED:
         text += "; north and south open once a tile lies on each of its sides"
     return [text]
 

@@ -142,6 +142,15 @@ class Line:
     def has_spinner(self) -> bool:
         return self.spinner_slot >= 0
 
+    def spinner_value(self) -> int:
+        """The value of the spinner double (-1: no spinner yet): the lead, or the double at
+        ``spinner_depth`` on its arm."""
+        if self.spinner_slot < 0:
+            return -1
+        if self.spinner_slot == 4:  # the lead
+            return self.tiles.tiles[self.lead_tile][0]
+        return self.arms[self.spinner_slot][self.spinner_depth - 1][1]
+
     def open_slots(self) -> list[int]:
         return [s for s in self.slots if self.state[s] == OPEN]
 
