@@ -159,7 +159,7 @@ class DominoEnv(AECEnv, Generic[RulesT]):
             self.render()
 
     def _read_options(self, options: Mapping[str, Any] | None) -> list[Any]:
-        if not options:
+        if options is None:
             return []
         if not isinstance(options, Mapping):
             raise ValueError(f"reset options must be a dict (keys deal or deals), got {options!r}")

@@ -374,6 +374,22 @@ def test_deep_copies_and_pickles_play_on_like_the_original(name, n, teams):
         assert_same(snapshot(env), snapshot(twin))
 
 
+def test_a_line_pickled_before_its_playable_cache_loads():
+    """Checkpoints hold games in progress: a line saved by an older version (no ``playable`` slot)
+    unpickles with the cache unknown, and then answers as the original."""
+    from domino_env.engine.line import Line
+
+    env = make("blind", 2)
+    env.reset(seed=1)
+    play_random(env, 5, random.Random(2))
+    line = env.unwrapped.game.line
+    _, _, (_, slots) = line.__reduce_ex__(4)[:3]
+    del slots["playable"]
+    old = Line.__new__(Line)
+    old.__setstate__((None, slots))
+    assert old.playable == -1 and old.playable_mask() == line.playable_mask()
+
+
 # --- option errors -----------------------------------------------------------------------------
 
 
@@ -581,6 +597,7 @@ def test_bad_reset_options_raise_and_leave_the_game_intact(name):
     play_random(env, 3, random.Random(5))
     for options, words in (
         (["deal"], r"reset options must be a dict .*\['deal'\]"),
+        ([], r"reset options must be a dict .*\[\]"),
         ("deal", "reset options must be a dict"),
         ({"deal": {}, "deals": []}, "either options\\['deal'\\] or options\\['deals'\\]"),
         ({"deals": {"leader": 0}}, "must be a list of deals"),

@@ -125,7 +125,8 @@ def test_two_workers_train_and_resume_exactly(ray_local: ModuleType, tmp_path: P
     # the same run stopped after its first iteration, then resumed on 2 workers: the same weights
     run(small_config(tmp_path, "run.name=first", "run.total_steps=64"), collector=ray_collector(2))
     checkpoint = tmp_path / "first" / "checkpoints" / "latest.pt"
-    resumed = run(config, resume=checkpoint, collector=ray_collector(2))
+    # (it goes on in its own folder: the whole run's holds another run)
+    resumed = run(small_config(tmp_path, "run.name=first"), resume=checkpoint, collector=ray_collector(2))
     for name, value in whole.model.state_dict().items():
         assert torch.equal(value, resumed.model.state_dict()[name]), name
 

@@ -7,6 +7,7 @@ environments, a few iterations); the one learning run takes a few seconds of tra
 from __future__ import annotations
 
 import csv
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -1053,8 +1054,10 @@ def test_a_fresh_run_never_mixes_with_an_earlier_one_in_its_folder(tmp_path: Pat
     ):
         Trainer(tiny_config(tmp_path))
     assert (first.run_dir / "checkpoints" / "iter_00002.pt").is_file()  # refusing deletes nothing
+    (first.run_dir / "notes.txt").write_text("mine")  # not the run's: --overwrite keeps it
     again = Trainer(tiny_config(tmp_path, "run.total_steps=64"), overwrite=True)
     again.train(progress=False)
+    assert (first.run_dir / "notes.txt").read_text() == "mine"
     assert sorted(p.name for p in (again.run_dir / "checkpoints").iterdir()) == ["iter_00001.pt", "latest.pt"]
     assert not (again.run_dir / "evaluations.csv").exists()
     blocker = tmp_path / "a_file"
@@ -1065,7 +1068,7 @@ def test_a_fresh_run_never_mixes_with_an_earlier_one_in_its_folder(tmp_path: Pat
 
 def test_resume_from_a_run_folder_or_an_earlier_checkpoint(tmp_path: Path) -> None:
     """A run folder resumes from its latest; an earlier checkpoint replays the iterations after it,
-    so their evaluation rows are dropped and written again, in order."""
+    whose evaluation rows are replaced (not repeated) as they are written again."""
     overrides = ("eval.every=1", "eval.games=2", "run.total_steps=192", "ppo.anneal_lr=false")
     run = Trainer(tiny_config(tmp_path, *overrides))
     run.train(progress=False)
@@ -1073,15 +1076,42 @@ def test_resume_from_a_run_folder_or_an_earlier_checkpoint(tmp_path: Path) -> No
     assert [row[0] for row in csv.reader(log.open())][1:] == ["1", "2", "3"]
     assert Trainer(tiny_config(tmp_path, *overrides), resume=run.run_dir).iteration == 3
     earlier = Trainer(tiny_config(tmp_path, *overrides), resume=run.run_dir / "checkpoints" / "iter_00001.pt")
-    assert [row[0] for row in csv.reader(log.open())][1:] == ["1"]
+    assert [row[0] for row in csv.reader(log.open())][1:] == ["1", "2", "3"]  # nothing lost before work
     earlier.train(progress=False)
     assert [row[0] for row in csv.reader(log.open())][1:] == ["1", "2", "3"]
     with pytest.raises(
         CheckpointError, match=r"\(checkpoint -> this run\): env\.options\.num_players: 2 -> 3"
     ):
         Trainer(tiny_config(tmp_path, options="{num_players: 3, episode: round}"), resume=run.run_dir)
+    for changed, kept in (("run.rollout_steps=8", "run.rollout_steps=16"), ("eval.opponents=[greedy]", "")):
+        with pytest.raises(CheckpointError, match=re.escape(kept or "eval.opponents=['random', 'greedy']")):
+            Trainer(tiny_config(tmp_path, *overrides, changed), resume=run.run_dir)
     with pytest.raises(CheckpointError, match="not a training run folder"):
         Trainer(tiny_config(tmp_path), resume=tmp_path)
+
+
+def test_a_checkpoint_of_another_run_goes_on_in_a_free_folder_only(tmp_path: Path) -> None:
+    """Resuming run a's checkpoint under run b's name starts b from it, unless b's folder holds
+    a run: then it is refused (and nothing of either run is touched)."""
+    a = Trainer(tiny_config(tmp_path, "run.name=a"))
+    a.train(progress=False)
+    b = Trainer(tiny_config(tmp_path, "run.name=b", "run.total_steps=64"))
+    b.train(progress=False)
+    before = sorted(p.name for p in (tmp_path / "b" / "checkpoints").iterdir())
+    with pytest.raises(ConfigError, match=r"b already holds a run"):
+        Trainer(tiny_config(tmp_path, "run.name=b"), resume=tmp_path / "a")
+    assert sorted(p.name for p in (tmp_path / "b" / "checkpoints").iterdir()) == before
+    c = Trainer(tiny_config(tmp_path, "run.name=c", "run.total_steps=192"), resume=tmp_path / "a")
+    c.train(progress=False)
+    assert sorted(p.name for p in (tmp_path / "c" / "checkpoints").iterdir()) == [
+        "iter_00003.pt",
+        "latest.pt",
+    ]
+    assert sorted(p.name for p in (tmp_path / "a" / "checkpoints").iterdir()) == [
+        "iter_00001.pt",
+        "iter_00002.pt",
+        "latest.pt",
+    ]
 
 
 def test_weights_only_export_loads_but_cannot_resume(tmp_path: Path, classic_run: Path) -> None:
@@ -1307,8 +1337,11 @@ def test_ship_exports_the_agent_with_its_config_and_records_its_win_rates(
     overrides = [o for o in TINY if not o.startswith("run.total_steps")]
     common = [*overrides, "run.total_steps=64", f"run.out_dir={tmp_path.as_posix()}"]
     args = ["--agents-dir", str(agents), "--games", "6", "--no-progress"]
+    (tmp_path / "classic-1" / "checkpoints").mkdir(parents=True)  # a `train` run of the same config
     assert main(["ship", str(config), *common, *args]) == 0
     assert "agents" in capsys.readouterr().out
+    assert (tmp_path / "classic-1" / "checkpoints").is_dir()  # left alone: ship trains in its own folder
+    assert (tmp_path / "ship-classic-1" / "checkpoints" / "latest.pt").is_file()
     _, trained = load_model(agents / "classic.pt")  # weights only, with the config
     assert trained.env.variant == "classic" and trained.network.hidden == [32]
     assert load_config(str(agents / "classic.yaml")) == trained

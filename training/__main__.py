@@ -184,8 +184,9 @@ def main(argv: list[str] | None = None) -> int:
         nargs="*",
         help="dotted overrides, e.g. ppo.learning_rate=1e-3 (right after the config, before any --option)",
     )
-    train.add_argument("--resume", help="continue from this checkpoint, or from a run folder's latest")
-    train.add_argument(
+    start = train.add_mutually_exclusive_group()
+    start.add_argument("--resume", help="continue from this checkpoint, or from a run folder's latest")
+    start.add_argument(
         "--overwrite", action="store_true", help="delete an earlier run in the same run folder and start over"
     )
     train.add_argument("--no-progress", action="store_true", help="no progress bar")

@@ -49,7 +49,8 @@ def ship(
     ``progress`` shows bars while training and evaluating (the final table is printed anyway)."""
     config = load_config(config_path, overrides)
     folder = evaluate.writable_folder(agents_dir)
-    trainer = Trainer(config, overwrite=True)  # shipping retrains from scratch
+    config.run.name = config.run.name or f"ship-{config.run_name}"  # never a `train` run's folder
+    trainer = Trainer(config, overwrite=True)  # shipping retrains from scratch, in a folder of its own
     start = time.perf_counter()
     final = trainer.train(progress=progress)
     minutes = (time.perf_counter() - start) / 60

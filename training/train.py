@@ -29,8 +29,11 @@ from training.policy import PolicyAgent
 from training.ppo import ActorCritic, update
 from training.rollout import Collector
 
-# What a run folder holds once a run has started in it.
-RUN_FILES = ("checkpoints", "tb", "evaluations.csv")
+# What a run writes in its folder (training, then demo's evaluation and rating): an earlier
+# run's, and nothing else there, is what --overwrite deletes.
+RUN_FILES = ("checkpoints", "tb", "evaluations.csv", "final_evaluation.csv", "ratings.csv", "ratings.png")
+# Settings the saved games in progress and the run's logs depend on: a resume keeps them.
+KEPT_ON_RESUME = ("run.num_envs", "run.rollout_steps", "pool.baselines", "eval.opponents")
 
 
 class Trainer:
@@ -41,9 +44,9 @@ class Trainer:
         collector: Callable[[Config, np.random.Generator], Any] = Collector,  # or distributed.ray_collector
         overwrite: bool = False,
     ) -> None:
-        """``resume``: a checkpoint or a run folder (its latest). A fresh run refuses a run folder
-        that holds an earlier run (its checkpoints and logs would mix with this one's) unless
-        ``overwrite``, which deletes that run first."""
+        """``resume``: a checkpoint or a run folder (its latest). A run goes on in its checkpoint's
+        folder; any other run refuses a folder that holds an earlier run (their checkpoints and
+        logs would mix) unless ``overwrite``, which deletes that run's files first."""
         self.config = config
         self.run_dir = Path(config.run.out_dir) / config.run_name
         torch.set_num_threads(config.run.torch_threads)
@@ -60,15 +63,21 @@ class Trainer:
         self.per_iteration = config.run.num_envs * config.run.rollout_steps
         self.iterations = math.ceil(config.run.total_steps / self.per_iteration)
         self.last_good: dict[str, Any] | None = None
-        if resume is not None:
-            self._resume(resume)
-        else:  # last, so that nothing is deleted for a run that cannot start
-            self._claim_run_dir(overwrite)
+        try:
+            source = self._resume(resume) if resume is not None else None
+            self._claim_run_dir(overwrite, source)  # last: nothing is deleted for a run that cannot start
+        except Exception:
+            getattr(self.collector, "close", lambda: None)()  # Ray workers
+            raise
 
     # --- checkpoints ------------------------------------------------------------------------
 
-    def _claim_run_dir(self, overwrite: bool) -> None:
+    def _claim_run_dir(self, overwrite: bool, source: Path | None) -> None:
+        """Make the run folder this run's: as it is when resuming a checkpoint of its own, else
+        refused or (``overwrite``) emptied of an earlier run's files."""
         run_dir = self.run_dir
+        if source is not None and source.resolve().parent.parent == run_dir.resolve():
+            return
         earlier = [name for name in RUN_FILES if (run_dir / name).exists()]
         if earlier and not overwrite:
             raise ConfigError(
@@ -76,8 +85,9 @@ class Trainer:
                 f"--resume {run_dir}, start it over with --overwrite, or choose another run.name"
             )
         try:
-            if earlier:
-                shutil.rmtree(run_dir)
+            for name in earlier:
+                path = run_dir / name
+                shutil.rmtree(path) if path.is_dir() else path.unlink()
             run_dir.mkdir(parents=True, exist_ok=True)
         except OSError as err:
             raise ConfigError(
@@ -101,7 +111,7 @@ class Trainer:
             }
         )
 
-    def _resume(self, path: str | Path) -> None:
+    def _resume(self, path: str | Path) -> Path:
         """Continue from a checkpoint of this run. The table, the network and what the saved games
         in progress depend on (``run.num_envs``, ``pool.baselines``, Ray workers) must match; the
         rest (run length, evaluation, PPO settings) may be changed, then the run goes on with the
@@ -122,7 +132,7 @@ class Trainer:
             raise checkpoint.CheckpointError(
                 f"checkpoint {path} lacks {sorted(missing)} and cannot resume a run"
             )
-        for key in ("run.num_envs", "pool.baselines"):
+        for key in KEPT_ON_RESUME:
             section, name = key.split(".")
             was, now = getattr(getattr(saved, section), name), getattr(getattr(self.config, section), name)
             if was != now:
@@ -146,20 +156,7 @@ class Trainer:
         self.iteration, self.steps = data["iteration"], data["steps"]
         for group in self.optimizer.param_groups:  # this run's rate (annealing sets it anyway)
             group["lr"] = self.config.ppo.learning_rate
-        self._forget_evaluations_after(self.iteration)
-
-    def _forget_evaluations_after(self, iteration: int) -> None:
-        """Resuming from an earlier checkpoint replays the iterations after it: their old
-        evaluation rows go, so the log stays one run in order."""
-        log = self.run_dir / "evaluations.csv"
-        if not log.is_file():
-            return
-        with log.open(newline="") as handle:
-            rows = list(csv.reader(handle))
-        kept = rows[:1] + [row for row in rows[1:] if int(row[0]) <= iteration]
-        if len(kept) < len(rows):
-            with log.open("w", newline="") as handle:
-                csv.writer(handle).writerows(kept)
+        return path
 
     def save(self, payload: dict[str, Any]) -> Path:
         folder = self.run_dir / "checkpoints"
@@ -250,10 +247,14 @@ class Trainer:
         return path
 
     def _log_evaluation(self, path: Path, rates: dict[str, float]) -> None:
-        new = not path.exists() or self.iteration == 0
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with path.open("a", newline="") as handle:
+        """Add this iteration's row. Rows of iterations from here on belong to a stretch of the
+        run abandoned by resuming an earlier checkpoint: they go, so the log is one run in order."""
+        rows: list[list[str]] = []
+        if path.is_file():
+            with path.open(newline="") as handle:
+                rows = [row for row in list(csv.reader(handle))[1:] if int(row[0]) < self.iteration]
+        rows.append([str(self.iteration), str(self.steps), *(f"{r:.4f}" for r in rates.values())])
+        with path.open("w", newline="") as handle:
             out = csv.writer(handle)
-            if new:
-                out.writerow(["iteration", "steps", *(f"win_rate_vs_{n}" for n in rates)])
-            out.writerow([self.iteration, self.steps, *(f"{r:.4f}" for r in rates.values())])
+            out.writerow(["iteration", "steps", *(f"win_rate_vs_{n}" for n in rates)])
+            out.writerows(rows)

@@ -16,6 +16,7 @@ operation on the tables of :class:`~domino_env.tiles.TileSet`.
 from __future__ import annotations
 
 from enum import Enum
+from typing import Any
 
 from domino_env.tiles import TileSet, iter_bits
 
@@ -111,6 +112,13 @@ class Line:
         self.spinner_depth = 0
         self.used = 0  # slots ever opened this round: they open in order, so 0 .. used-1
         self.playable = -1  # playable_mask() while the ends stay as they are; -1: to work out
+
+    def __setstate__(self, state: tuple[None, dict[str, Any]]) -> None:
+        """Unpickle (checkpoints hold games in progress); a line pickled before the ``playable``
+        cache existed starts with it unknown."""
+        self.playable = -1
+        for name, value in state[1].items():
+            setattr(self, name, value)
 
     def clone(self) -> Line:
         other = Line.__new__(Line)
@@ -239,7 +247,7 @@ class Line:
                 and self.spinner_slot >= 0
                 and self._spinner_sides_filled()
             ):
-                self._open_spinner_arms(self._spinner_value())
+                self._open_spinner_arms(self.spinner_value())
         return inner
 
     def close(self, slot: int) -> None:
@@ -260,13 +268,6 @@ class Line:
         raise RuntimeError("no unused slot left for a new end")
 
     # --- spinner -------------------------------------------------------------------------
-
-    def _spinner_value(self) -> int:
-        return (
-            self.tiles.tiles[self.lead_tile][0]
-            if self.spinner_slot == 4
-            else (self.arms[self.spinner_slot][self.spinner_depth - 1][1])
-        )
 
     def _spinner_sides_filled(self) -> bool:
         if self.spinner_slot == 4:

@@ -13,6 +13,8 @@ pips; after a blocked tie, the seat after that round's leader.
 
 from __future__ import annotations
 
+import numpy as np
+
 from domino_env.engine.state import State
 from domino_env.tiles import TileSet
 from domino_env.variants.base import ChainRules
@@ -40,9 +42,9 @@ class ClassicRules(ChainRules):
 
     def __init__(self, num_players: int = 2, teams: bool = False, draw: bool = True) -> None:
         super().__init__(num_players, teams)
-        if not isinstance(draw, bool):
+        if not isinstance(draw, (bool, np.bool_)):
             raise ValueError(f"{self.name}: draw must be True or False, got {draw!r}")
-        self.draws = draw
+        self.draws = bool(draw)
         doubles = [t for t in range(self.tile_set.size) if self.tile_set.is_double[t]]
         self._opening_order = doubles + [t for t in by_pips(self.tile_set) if t not in doubles]
 
