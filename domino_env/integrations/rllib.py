@@ -192,15 +192,19 @@ class MaskedPPOTorchRLModule(DefaultPPOTorchRLModule):
 
 
 class MaskedActionCounter(RLlibCallback):
-    """Checks every action of a finished episode against the mask it was sampled under.
+    """Checks every action of a finished episode against the mask it was sampled under: its
+    last chunk and the chunks RLlib cut it into at earlier ``sample()`` calls.
 
     Logs ``actions_checked`` and ``masked_actions_sampled`` (lifetime sums) to the env
     runners' metrics: ``result["env_runners"]["masked_actions_sampled"]`` must stay 0.
     """
 
-    def on_episode_end(self, *, episode: Any, metrics_logger: Any = None, **kwargs: Any) -> None:
+    def on_episode_end(
+        self, *, episode: Any, prev_episode_chunks: Any = None, metrics_logger: Any = None, **kwargs: Any
+    ) -> None:
         checked = masked = 0
-        for agent_episode in episode.agent_episodes.values():
+        chunks = [*(prev_episode_chunks or []), episode]
+        for agent_episode in (a for chunk in chunks for a in chunk.agent_episodes.values()):
             steps = len(agent_episode)
             if not steps:
                 continue
@@ -260,6 +264,10 @@ def ppo_config(
     if variant not in VARIANTS:
         raise ValueError(f"unknown variant {variant!r}; available: {', '.join(sorted(VARIANTS))}")
     options = dict(options or {})
+    if "variant" in options:
+        raise ValueError(
+            f"give the variant once, as ppo_config's first argument, not also in options ({options})"
+        )
     DominoMultiAgentEnv({"variant": variant, **options})  # unknown options fail here, not in a runner
     register_envs()
     return (
