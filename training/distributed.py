@@ -134,7 +134,11 @@ class RayCollector:
         seeds = worker_seeds(rng, workers)
         shares = split(config.run.num_envs, workers)
         self.workers = [actor.remote(config, envs, seed) for envs, seed in zip(shares, seeds, strict=True)]
-        self.architecture: dict[str, Any] = ray.get(self.workers[0].architecture.remote())
+        try:
+            self.architecture: dict[str, Any] = ray.get(self.workers[0].architecture.remote())
+        except Exception:  # (a config the workers refuse): stop what was started before saying so
+            self.close()
+            raise
         self.obs_size, self.num_actions = self.architecture["obs_size"], self.architecture["num_actions"]
 
     def _broadcast(self, model: ActorCritic) -> Any:
