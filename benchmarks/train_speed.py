@@ -86,23 +86,25 @@ class Run:
 def run_ours(config: Config) -> Run:
     """Train from scratch; the note gives all env steps and the share of time spent collecting."""
     trainer = Trainer(copy.deepcopy(config), overwrite=True)  # every run starts from scratch
-    learner_rows = 0
+    learner_decisions = 0
     collecting = 0.0
     collect = trainer.collector.collect
 
     def counting_collect(*args: Any, **kwargs: Any) -> Any:
-        nonlocal learner_rows, collecting
+        nonlocal learner_decisions, collecting
         start = time.perf_counter()
         batch, episodes = collect(*args, **kwargs)
         collecting += time.perf_counter() - start
-        learner_rows += len(batch.actions)
+        learner_decisions += episodes.decisions
         return batch, episodes
 
     trainer.collector.collect = counting_collect  # type: ignore[method-assign]
     wall, cpu = time.perf_counter(), time.process_time()
     trainer.train(progress=False)
     wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
-    return Run(learner_rows, wall, cpu, f"{trainer.steps:,} env steps, {collecting / wall:.0%} collecting")
+    return Run(
+        learner_decisions, wall, cpu, f"{trainer.steps:,} env steps, {collecting / wall:.0%} collecting"
+    )
 
 
 def make_sb3(config: Config, num_envs: int) -> Any:

@@ -51,11 +51,12 @@ def test_split_and_seeds() -> None:
 def test_merge_concatenates_batches_and_stats() -> None:
     def part(n: int, value: float) -> tuple[Batch, EpisodeStats]:
         batch = Batch(**{f.name: torch.full((n,), value) for f in fields(Batch)})
-        return batch, EpisodeStats(self_play=n, pool_games=1, pool_wins=value, lengths=[n])
+        return batch, EpisodeStats(decisions=n + 1, self_play=n, pool_games=1, pool_wins=value, lengths=[n])
 
     batch, stats = merge([part(2, 1.0), part(3, 0.5)])
     assert batch.actions.tolist() == [1.0, 1.0, 0.5, 0.5, 0.5]
-    assert (stats.self_play, stats.pool_games, stats.pool_wins, stats.lengths) == (5, 2, 1.5, [2, 3])
+    assert (stats.decisions, stats.self_play, stats.pool_games, stats.pool_wins) == (7, 5, 2, 1.5)
+    assert stats.lengths == [2, 3]
 
 
 def test_resume_messages() -> None:

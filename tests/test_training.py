@@ -472,21 +472,23 @@ def test_update_splits_any_batch_into_exactly_num_minibatches_per_epoch() -> Non
 
 
 def test_gae_hand_computed_over_interleaved_seat_chains() -> None:
-    """Seat A: 0 -> 2 -> 4 (4 ends the episode); seat B: 1 -> 3 (3 still open, bootstrapped)."""
+    """Seat A: 0 -> 2 -> 4 (4 ends the episode); seat B: 1 -> 3 (3 still open: it only lends
+    its value to 1, whose estimate stops there)."""
     rewards = np.array([0.0, 0.5, 0.0, 0.0, 1.0], dtype=np.float32)
     values = np.array([0.1, 0.2, 0.3, 0.4, 0.5], dtype=np.float32)
     successor = np.array([2, 3, 4, -1, -1])
     done = np.array([False, False, False, False, True])
-    bootstrap = np.array([99.0, 99.0, 99.0, 0.6, 99.0], dtype=np.float32)  # only [3] may be used
-    advantages, returns = gae(rewards, values, successor, done, bootstrap, gamma=0.9, lam=0.8)
-    # A4: 1 - .5 = .5                         B3: .9*.6 - .4 = .14
-    # A2: .9*.5 - .3 + .72*.5 = .51           B1: .5 + .9*.4 - .2 + .72*.14 = .7608
+    advantages, returns = gae(rewards, values, successor, done, gamma=0.9, lam=0.8)
+    # A4: 1 - .5 = .5                         B3: open, no estimate
+    # A2: .9*.5 - .3 + .72*.5 = .51           B1: .5 + .9*.4 - .2 = .66
     # A0: .9*.3 - .1 + .72*.51 = .5372
-    assert advantages == pytest.approx([0.5372, 0.7608, 0.51, 0.14, 0.5], abs=1e-6)
-    assert returns == pytest.approx([0.6372, 0.9608, 0.81, 0.54, 1.0], abs=1e-6)
+    assert advantages == pytest.approx([0.5372, 0.66, 0.51, 0.0, 0.5], abs=1e-6)
+    assert returns == pytest.approx([0.6372, 0.86, 0.81, 0.4, 1.0], abs=1e-6)
 
 
 def test_gae_with_gamma_and_lambda_one_is_the_monte_carlo_return_along_each_chain() -> None:
+    """Each finished transition's return: its chain's rewards up to the episode's end, or up to
+    the open transition that ends the chain, plus that one's value."""
     rng = np.random.default_rng(3)
     n = 40
     seats = rng.integers(3, size=n)
@@ -499,16 +501,18 @@ def test_gae_with_gamma_and_lambda_one_is_the_monte_carlo_return_along_each_chai
             done[i] = rng.random() < 0.5  # the others stay open
     rewards = rng.normal(size=n).astype(np.float64)
     values = rng.normal(size=n).astype(np.float64)
-    bootstrap = rng.normal(size=n).astype(np.float64)
-    advantages, returns = gae(rewards, values, successor, done, bootstrap, gamma=1.0, lam=1.0)
+    advantages, returns = gae(rewards, values, successor, done, gamma=1.0, lam=1.0)
     for i in range(n):
+        if not done[i] and successor[i] < 0:
+            assert advantages[i] == 0.0  # open: no estimate
+            continue
         total, j = 0.0, i
         while True:
             total += rewards[j]
             if done[j]:
                 break
-            if successor[j] < 0:
-                total += bootstrap[j]
+            if successor[successor[j]] < 0 and not done[successor[j]]:
+                total += values[successor[j]]  # the open transition's value ends the chain
                 break
             j = successor[j]
         assert returns[i] == pytest.approx(total)
@@ -534,9 +538,6 @@ class ScriptedModel:
         self.calls += 1
         return np.array([fitting[0]]), np.array([-0.5], dtype=np.float32), obs.sum(axis=1)
 
-    def state_value(self, obs: torch.Tensor) -> torch.Tensor:
-        return obs.sum(dim=1)
-
 
 TILES = [(a, b) for a in range(7) for b in range(a, 7)]
 
@@ -560,17 +561,16 @@ def gae_calls(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, np.ndarray]]:
     calls: list[dict[str, np.ndarray]] = []
     real = rollout.gae
 
-    def spy(rewards, values, successor, done, bootstrap, gamma, lam):  # type: ignore[no-untyped-def]
+    def spy(rewards, values, successor, done, gamma, lam):  # type: ignore[no-untyped-def]
         calls.append(
             {
                 "rewards": rewards.copy(),
                 "values": values.copy(),
                 "successor": successor.copy(),
                 "done": done.copy(),
-                "bootstrap": bootstrap.copy(),
             }
         )
-        return real(rewards, values, successor, done, bootstrap, gamma, lam)
+        return real(rewards, values, successor, done, gamma, lam)
 
     monkeypatch.setattr(rollout, "gae", spy)
     return calls
@@ -618,21 +618,29 @@ def test_final_reward_after_the_opponents_move_reaches_the_loser_transition(
     assert batch.returns[8].item() == pytest.approx(1.0)
 
 
-def test_open_transitions_at_the_rollout_end_are_bootstrapped_from_their_own_seat(
+def test_open_transitions_at_the_rollout_end_lend_their_value_and_stay_out_of_the_batch(
     gae_calls: list[dict[str, np.ndarray]],
 ) -> None:
+    """Stopped before P1's winning move: P0's last move (2) and P1's (7) have no next decision
+    yet. Their predecessors' returns end with their values - each its seat's value at a real
+    decision, never an idle seat's view - and they themselves are not learned from."""
     collector = scripted_collector("run.zero_sum=false")
-    env = collector.envs[0]
-    model = ScriptedModel(BLOCK_SCRIPT, slots=2)
-    collector.collect(model, 8)  # stop before P1's winning move
+    model = ScriptedModel(BLOCK_SCRIPT, slots=2)  # its value of an observation: the sum of it
+    batch, stats = collector.collect(model, 8)  # type: ignore[arg-type]
 
     (arrays,) = gae_calls
+    assert stats.decisions == 8
     assert arrays["successor"].tolist() == [2, 3, -1, 4, 5, 6, 7, -1]
     assert not arrays["done"].any() and not arrays["rewards"].any()
-    p0, p1 = (env.observe(agent)["observation"].sum() for agent in env.possible_agents)
-    assert p0 != p1
-    assert arrays["bootstrap"][2] == pytest.approx(p0)  # P0's open transition: P0's view now
-    assert arrays["bootstrap"][7] == pytest.approx(p1)
+    values = arrays["values"]
+    assert len(batch.actions) == 6  # all but the open 2 and 7
+    assert [format_tile(TILES[int(a) // 2]) for a in batch.actions] == [
+        BLOCK_SCRIPT[i] for i in (0, 1, 3, 4, 5, 6)
+    ]
+    gamma = collector.config.ppo.gamma
+    assert batch.returns[0].item() == pytest.approx(gamma * values[2])  # P0's 0-0: on to its 0-2
+    assert batch.returns[-1].item() == pytest.approx(gamma * values[7])  # P1's 3-3: on to its 1-3
+    assert values[2] != values[7]
 
 
 def test_zero_sum_and_scale_apply_to_the_final_reward() -> None:
@@ -748,7 +756,8 @@ def test_pool_snapshots_play_the_other_side_and_are_not_learned_from() -> None:
 
     batch, stats = collector.collect(model, 60)
     assert learner_seats + opponent_seats == 4 * 60
-    assert len(batch.actions) == learner_seats
+    # every learner decision is in the batch but the last of each env, still open (one seat learns)
+    assert 0 < learner_seats - len(batch.actions) <= len(collector.envs)
     assert opponent_calls == opponent_seats > 0
     assert stats.pool_games > 0 and stats.self_play == 0
     assert 0 <= stats.pool_wins <= stats.pool_games
@@ -771,7 +780,7 @@ def test_pool_baselines_play_the_other_side_and_are_not_learned_from() -> None:
     assert all(o is counted for o in collector.opponent)  # no snapshots yet: the baseline plays
     torch.manual_seed(0)
     batch, stats = collector.collect(ActorCritic(collector.obs_size, collector.num_actions, [32]), 40)
-    assert calls > 0 and len(batch.actions) + calls == 4 * 40
+    assert calls > 0 and 0 < 4 * 40 - calls - len(batch.actions) <= len(collector.envs)  # (open ones)
     assert stats.pool_games > 0 and stats.self_play == 0
 
 

@@ -91,6 +91,7 @@ def merge(parts: list[tuple[Batch, EpisodeStats]]) -> tuple[Batch, EpisodeStats]
     stats = EpisodeStats()
     for _, s in parts:
         stats.self_play += s.self_play
+        stats.decisions += s.decisions
         stats.pool_games += s.pool_games
         stats.pool_wins += s.pool_wins
         stats.lengths.extend(s.lengths)

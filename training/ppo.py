@@ -107,9 +107,6 @@ class BoardNet(nn.Module):
             logits = logits + self.gains(pooled)[rows, plane] * described
         return logits, self.value(pooled).squeeze(-1)
 
-    def state_value(self, obs: torch.Tensor) -> torch.Tensor:
-        return self.value(self.trunk(obs)[1]).squeeze(-1)
-
 
 class PlayOutlook(nn.Module):
     """What each play of a chain game would leave, read from the observation.
@@ -315,12 +312,6 @@ class ActorCritic(nn.Module):
         features = self.trunk(obs)
         return self.logits(obs, features), self.value(features).squeeze(-1)
 
-    def state_value(self, obs: torch.Tensor) -> torch.Tensor:
-        """The value head alone (no logits) for a batch."""
-        if self.board_net is not None:
-            return self.board_net.state_value(obs)
-        return self.value(self.trunk(obs)).squeeze(-1)
-
     def distribution(self, obs: torch.Tensor, mask: torch.Tensor) -> tuple[Categorical, torch.Tensor]:
         """(masked action distribution over every action id, state value) for a batch."""
         logits, value = self.heads(obs)
@@ -368,15 +359,16 @@ def gae(
     values: np.ndarray,
     successor: np.ndarray,
     done: np.ndarray,
-    bootstrap: np.ndarray,
     gamma: float,
     lam: float,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Generalised advantage estimates over per-seat chains of transitions.
 
     Transition ``i`` is followed, in its own seat's trajectory, by ``successor[i]`` (a later
-    index), or ends the episode (``done[i]``), or is still open when the rollout stops: then
-    ``bootstrap[i]`` is the value of where it stands. Returns (advantages, returns).
+    index) or ends the episode (``done[i]``). One with neither is still open when the rollout
+    stops (its seat has not decided again): it gets no estimate (0) and only lends its value -
+    that of a real decision of its seat - to the transition before it, whose estimate is cut
+    there (truncated GAE); the caller leaves it out of the batch. Returns (advantages, returns).
     """
     advantages = np.zeros_like(rewards)
     for i in range(len(rewards) - 1, -1, -1):
@@ -386,7 +378,7 @@ def gae(
             j = successor[i]
             next_value, next_advantage = values[j], advantages[j]
         else:
-            next_value, next_advantage = bootstrap[i], 0.0
+            continue  # open: no estimate
         delta = rewards[i] + gamma * next_value - values[i]
         advantages[i] = delta + gamma * lam * next_advantage
     return advantages, advantages + values

@@ -2,7 +2,10 @@
 
 Turn-based transitions: a seat's transition runs from one of its decisions to its next
 decision and collects every reward the seat receives in between (including the final
-reward that arrives after the other players' moves). With ``run.zero_sum`` a seat learns
+reward that arrives after the other players' moves). A seat's last transition of a rollout
+has no next decision yet: it lends the value of its own decision to the transition before
+it (whose estimate stops there) and is left out of the batch, so every value target rests
+on a real decision of its seat, never on an idle seat's view. With ``run.zero_sum`` a seat learns
 from its reward minus the table's mean (points scored against the others, for
 ``reward="points"``; outcome rewards are zero-sum already). One policy plays every seat
 (parameter sharing); in a configurable share of games, a member of the opponent pool -
@@ -33,6 +36,7 @@ Opponent = ActorCritic | Baseline  # a pool member: a frozen snapshot or a basel
 class EpisodeStats:
     """Outcomes of finished games, from the learner's side."""
 
+    decisions: int = 0  # the learner's decisions (the batch leaves out the ones still open)
     self_play: int = 0
     pool_games: int = 0
     pool_wins: float = 0.0  # the learner side's first places in pool games (a shared one: a fraction)
@@ -142,7 +146,6 @@ class Collector:
         rewards = np.zeros(cap, dtype=np.float32)
         successor = np.full(cap, -1, dtype=np.int64)
         done = np.zeros(cap, dtype=bool)
-        bootstrap = np.zeros(cap, dtype=np.float32)
         pending = np.full((num_envs, n), -1, dtype=np.int64)  # each seat's open transition
         step_obs = np.zeros((num_envs, self.obs_size), dtype=np.float32)
         step_masks = np.zeros((num_envs, self.num_actions), dtype=bool)
@@ -203,24 +206,26 @@ class Collector:
                             done[pending[e, s]] = True
                             pending[e, s] = -1
                     self._new_game(e)
-        self._bootstrap(model, pending, bootstrap)
         advantages, returns = gae(
             rewards[:count],
             values[:count],
             successor[:count],
             done[:count],
-            bootstrap[:count],
             self.config.ppo.gamma,
             self.config.ppo.gae_lambda,
         )
+        # the transitions still open (one per seat and env at most) lent their values above; the
+        # rest is the batch
+        stats.decisions = count
+        finished = np.flatnonzero(done[:count] | (successor[:count] >= 0))
         batch = Batch(
-            obs=torch.from_numpy(obs[:count]),
-            masks=torch.from_numpy(masks[:count]),
-            actions=torch.from_numpy(actions[:count]),
-            logprobs=torch.from_numpy(logprobs[:count]),
-            values=torch.from_numpy(values[:count]),
-            advantages=torch.from_numpy(advantages),
-            returns=torch.from_numpy(returns),
+            obs=torch.from_numpy(obs[finished]),
+            masks=torch.from_numpy(masks[finished]),
+            actions=torch.from_numpy(actions[finished]),
+            logprobs=torch.from_numpy(logprobs[finished]),
+            values=torch.from_numpy(values[finished]),
+            advantages=torch.from_numpy(advantages[finished]),
+            returns=torch.from_numpy(returns[finished]),
         )
         return batch, stats
 
@@ -272,17 +277,3 @@ class Collector:
             self.baselines[name].rng.setstate(rng_state)
         self.learner_side = list(state["learner_side"])
         self.lengths = list(state["lengths"])
-
-    @torch.no_grad()
-    def _bootstrap(self, model: ActorCritic, pending: np.ndarray, bootstrap: np.ndarray) -> None:
-        """Value of where each open transition stands now (its seat's current observation). That
-        is mostly an idle seat's view (another seat to move, no phase flags), which the value
-        head never trains on: an approximation for the one transition per seat and env that a
-        rollout leaves open; finishing them in the next rollout instead would make batches
-        straddle updates."""
-        open_ = np.argwhere(pending >= 0)
-        if not len(open_):
-            return
-        rows = [self.envs[e].observe(self.envs[e].possible_agents[s])["observation"] for e, s in open_]
-        value = model.state_value(torch.from_numpy(np.stack(rows)))
-        bootstrap[pending[open_[:, 0], open_[:, 1]]] = value.numpy()
