@@ -1107,7 +1107,9 @@ def test_a_checkpoint_of_another_run_goes_on_in_a_free_folder_only(tmp_path: Pat
     b = Trainer(tiny_config(tmp_path, "run.name=b", "run.total_steps=64"))
     b.train(progress=False)
     before = sorted(p.name for p in (tmp_path / "b" / "checkpoints").iterdir())
-    with pytest.raises(ConfigError, match=r"b already holds a run"):
+    with pytest.raises(
+        ConfigError, match=r"b already holds another run .* continue it under another run\.name"
+    ):
         Trainer(tiny_config(tmp_path, "run.name=b"), resume=tmp_path / "a")
     assert sorted(p.name for p in (tmp_path / "b" / "checkpoints").iterdir()) == before
     c = Trainer(tiny_config(tmp_path, "run.name=c", "run.total_steps=192"), resume=tmp_path / "a")

@@ -79,6 +79,11 @@ class Trainer:
         if source is not None and source.resolve().parent.parent == run_dir.resolve():
             return
         earlier = [name for name in RUN_FILES if (run_dir / name).exists()]
+        if earlier and source is not None:
+            raise ConfigError(
+                f"{run_dir} already holds another run ({', '.join(earlier)}) than that of {source}: "
+                "continue it under another run.name"
+            )
         if earlier and not overwrite:
             raise ConfigError(
                 f"{run_dir} already holds a run ({', '.join(earlier)}); continue it with "
@@ -87,7 +92,10 @@ class Trainer:
         try:
             for name in earlier:
                 path = run_dir / name
-                shutil.rmtree(path) if path.is_dir() else path.unlink()
+                if path.is_dir():
+                    shutil.rmtree(path)
+                else:
+                    path.unlink()
             run_dir.mkdir(parents=True, exist_ok=True)
         except OSError as err:
             raise ConfigError(
