@@ -346,7 +346,9 @@ def evaluate_pairings(
     plan: Evaluation, games: int, seed: int = 0, first_only: bool = False, progress: bool = False
 ) -> Iterator[Result]:
     """Play the plan's pairings (see :func:`pairings`), ``games`` each, yielding each as it ends."""
-    return play_all(plan.env(), plan.contestants, plan.pairs(first_only), games, seed, progress)
+    env = plan.env()  # one table serves the pairings and the games
+    pairs = pairings(len(plan.contestants), env.rules, first_only)
+    return play_all(env, plan.contestants, pairs, games, seed, progress)
 
 
 def evaluate(

@@ -120,10 +120,9 @@ class Trainer:
         )
 
     def _resume(self, path: str | Path) -> Path:
-        """Continue from a checkpoint of this run. The table, the network and what the saved games
-        in progress depend on (``run.num_envs``, ``pool.baselines``, Ray workers) must match; the
-        rest (run length, evaluation, PPO settings) may be changed, then the run goes on with the
-        new values rather than exactly as before."""
+        """Continue from a checkpoint (returns its path). The table, the network, the settings in
+        ``KEPT_ON_RESUME`` and the Ray worker count must match; the rest (run length, evaluation
+        games, PPO coefficients) may change, and the run goes on with the new values."""
         path = checkpoint.resolve(path)
         data = checkpoint.load(path)
         saved: Config = data["config"]

@@ -328,8 +328,7 @@ class BlindBlitzRules(ClassicRules):
         keep = ~(1 << tile)
         x["known"][seat] &= keep
         x["seen"][seat] &= keep
-        if len(x["rows"][seat]) == 3:
-            self._check_reveal(state, seat)
+        self._check_reveal(state, seat)
         if x["mode"] == _UP and not x["revealed"] and not self.blind:
             x["mode"] = _CONT
 
