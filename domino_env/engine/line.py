@@ -22,6 +22,7 @@ from domino_env.tiles import TileSet, iter_bits
 
 UNUSED, OPEN, CLOSED = 0, 1, 2
 EAST, WEST, NORTH, SOUTH = 0, 1, 2, 3
+LEAD = 4  # ``spinner_slot`` of a spinner that is the lead tile (no arm holds it)
 SPINNER_SLOT_NAMES = ("east", "west", "north", "south")
 
 
@@ -108,7 +109,7 @@ class Line:
         self.played = 0  # bitmask of tiles on the table
         self.count = 0  # number of tiles on the table
         self.lead_tile = -1
-        self.spinner_slot = -1  # -1: no spinner yet; EAST/WEST: late spinner on that arm; 4: the lead
+        self.spinner_slot = -1  # -1: no spinner yet; EAST/WEST: late spinner on that arm; LEAD
         self.spinner_depth = 0
         self.used = 0  # slots ever opened this round: they open in order, so 0 .. used-1
         self.playable = -1  # playable_mask() while the ends stay as they are; -1: to work out
@@ -155,7 +156,7 @@ class Line:
         ``spinner_depth`` on its arm."""
         if self.spinner_slot < 0:
             return -1
-        if self.spinner_slot == 4:  # the lead
+        if self.spinner_slot == LEAD:
             return self.tiles.tiles[self.lead_tile][0]
         return self.arms[self.spinner_slot][self.spinner_depth - 1][1]
 
@@ -218,7 +219,7 @@ class Line:
         self.playable = -1
         self.lead_tile = tile
         if double and self.spinner_rule is not _NONE:
-            self.spinner_slot = 4
+            self.spinner_slot = LEAD
             if self.spinner_rule is _AT_ONCE:
                 self._open_spinner_arms(a)
 
@@ -270,7 +271,7 @@ class Line:
     # --- spinner -------------------------------------------------------------------------
 
     def _spinner_sides_filled(self) -> bool:
-        if self.spinner_slot == 4:
+        if self.spinner_slot == LEAD:
             return self.length[EAST] > 0 and self.length[WEST] > 0
         return self.length[self.spinner_slot] > self.spinner_depth
 

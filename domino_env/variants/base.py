@@ -269,14 +269,15 @@ class ChainRules(TableRules):
             tile, slot, face_down = play
             self.lay(state, state.current, tile, slot, face_down)
         else:
-            self.apply_extra(state, state.current, self.action_kind[action])
+            self.apply_extra(state, state.current, action)
         if not state.round_over:
             self.advance(state)
         else:
             state.legal = []
 
-    def apply_extra(self, state: State, seat: int, kind: str) -> None:
-        """Hook: a non-play action; ``stop`` ends a multi-tile turn."""
+    def apply_extra(self, state: State, seat: int, action: int) -> None:
+        """Hook: a non-play action (``action_kind`` names it); ``stop`` ends a multi-tile turn."""
+        kind = self.action_kind[action]
         if kind != STOP:
             raise ValueError(f"{self.name} has no {kind!r} action")
         self.end_turn(state)

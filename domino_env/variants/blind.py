@@ -154,6 +154,7 @@ class BlindBlitzRules(ClassicRules):
         self.action_tile += list(range(size))
         self.action_slot += [-1] * size
         self.action_face_down += [False] * size
+        self._plays += [None] * size
 
     def arrange_action(self, tile: int) -> int:
         return self.arrange_base + tile
@@ -300,14 +301,8 @@ class BlindBlitzRules(ClassicRules):
         # (with an empty bazaar every tile off the table is held by someone)
         return not state.stock and not state.line.playable_mask() & ~state.line.played
 
-    def apply(self, state: State, action: int) -> None:
-        if action >= self.arrange_base:  # (Blind has no arrange actions: see BlindRules)
-            self._arrange(state, state.current, self.action_tile[action])
-            self.advance(state)
-        else:
-            super().apply(state, action)
-
-    def apply_extra(self, state: State, seat: int, kind: str) -> None:
+    def apply_extra(self, state: State, seat: int, action: int) -> None:
+        kind = self.action_kind[action]
         if kind == STOP:  # end a multi-tile turn, or decline the draw
             self.end_turn(state)
         elif kind == TURN_UP:
@@ -315,6 +310,8 @@ class BlindBlitzRules(ClassicRules):
         elif kind == DRAW_TILE:
             self._draw(state, seat)
             self.end_turn(state)
+        elif kind == ARRANGE:
+            self._arrange(state, seat, self.action_tile[action])
         else:
             raise ValueError(f"{self.name} has no {kind!r} action")
 
@@ -500,9 +497,6 @@ class BlindRules(BlindBlitzRules):
 
     def __init__(self, num_players: int = 2, teams: bool = False) -> None:
         super().__init__(num_players, teams, arrange="dealt")
-
-    # Without arrange actions every action goes the common way (no test per step).
-    apply = ClassicRules.apply
 
     def opening(self, state: State) -> tuple[int, int]:
         """A random seat in the first round, then the previous winner; the tile is its rightmost."""
