@@ -109,7 +109,7 @@ class Line:
         self.played = 0  # bitmask of tiles on the table
         self.count = 0  # number of tiles on the table
         self.lead_tile = -1
-        self.spinner_slot = -1  # -1: no spinner yet; EAST/WEST: late spinner on that arm; LEAD
+        self.spinner_slot = -1  # -1: no spinner yet; EAST/WEST: late spinner on that arm; LEAD: the lead
         self.spinner_depth = 0
         self.used = 0  # slots ever opened this round: they open in order, so 0 .. used-1
         self.playable = -1  # playable_mask() while the ends stay as they are; -1: to work out
