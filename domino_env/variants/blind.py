@@ -356,7 +356,7 @@ class BlindBlitzRules(ClassicRules):
         state.events.append((ARRANGED, seat))
         if x["left"]:
             return
-        following = (seat + 1) % self.num_players
+        following = self._following[seat]
         if following == state.leader:
             x["mode"] = _LEAD
             state.current = state.leader
