@@ -1,0 +1,133 @@
+"""Behaviour digest: one hash per table of everything seeded random play shows.
+
+    python benchmarks/behaviour_digest.py --save before.json [--rounds 300] [--matches 30]
+    python benchmarks/behaviour_digest.py --check before.json
+
+For every table in ``TABLES`` it plays ``--rounds`` seeded rounds (``episode="round"``) and
+``--matches`` seeded matches (``episode="match"``) with a seeded random player, and hashes at
+every step the observation of every seat, the mask, rewards, terminations, ``public_state()``,
+the ``ansi`` render and the events of the round so far. A refactor that claims to keep
+behaviour identical shows the same digests before and after (``--check`` prints the tables
+that differ and exits 1). Only the public API is read, plus the round's event list.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import random
+import sys
+from typing import Any
+
+import domino_env
+
+# (variant, options): every player count and partnership, plus the options that change play.
+TABLES: list[tuple[str, dict[str, Any]]] = [
+    ("classic", {"num_players": 2}),
+    ("classic", {"num_players": 2, "draw": False}),
+    ("classic", {"num_players": 3}),
+    ("classic", {"num_players": 4}),
+    ("classic", {"num_players": 4, "teams": True}),
+    ("all_fives", {"num_players": 2}),
+    ("all_fives", {"num_players": 3}),
+    ("all_fives", {"num_players": 4, "teams": True}),
+    ("osel", {"num_players": 2}),
+    ("osel", {"num_players": 4}),
+    ("metro", {"num_players": 2}),
+    ("metro", {"num_players": 3, "metro_penalty": 2}),
+    ("blitz", {"num_players": 2}),
+    ("blitz", {"num_players": 4, "teams": True, "draw": False}),
+    ("blind_blitz", {"num_players": 2}),
+    ("blind_blitz", {"num_players": 2, "arrange": "dealt"}),
+    ("blind_blitz", {"num_players": 4, "teams": True}),
+    ("blind", {"num_players": 2}),
+    ("blind", {"num_players": 4, "teams": True}),
+    ("cross", {"num_players": 4}),
+    ("cross", {"num_players": 4, "teams": True}),
+    ("domino3d", {"num_players": 2}),
+    ("domino3d", {"num_players": 3, "open_hands": True, "board_size": 8}),
+    ("domino3d", {"num_players": 2, "stacking": False, "no_doubles": True, "sets": 2}),
+]
+
+
+def table_id(name: str, options: dict[str, Any]) -> str:
+    return name + "".join(f" {k}={v}" for k, v in sorted(options.items()))
+
+
+def events_of(env: Any) -> list[tuple[Any, ...]]:
+    """The round's events as plain tuples (event types that are tuples hash the same)."""
+    return [tuple(event) for event in env.unwrapped.game.events]
+
+
+def play(digest: Any, name: str, options: dict[str, Any], episode: str, games: int, seed: int) -> None:
+    env = domino_env.make(name, episode=episode, render_mode="ansi", **options)
+    rng = random.Random(seed)
+    agents = env.unwrapped.possible_agents
+    for game in range(games):
+        env.reset(seed=seed * 100_003 + game)
+        seen = 0
+        while True:
+            for agent in agents:
+                obs = env.observe(agent)
+                digest.update(obs["observation"].tobytes())
+                digest.update(obs["action_mask"].tobytes())
+            digest.update(repr(sorted(env.rewards.items())).encode())
+            digest.update(repr(sorted(env.terminations.items())).encode())
+            digest.update(repr(env.unwrapped.public_state()).encode())
+            digest.update(str(env.render()).encode())
+            events = events_of(env)
+            if len(events) < seen:
+                seen = 0  # a new round
+            digest.update(repr(events[seen:]).encode())
+            seen = len(events)
+            _obs, _reward, terminated, truncated, _info = env.last()
+            if terminated or truncated:
+                break
+            legal = [int(a) for a in env.observe(env.agent_selection)["action_mask"].nonzero()[0]]
+            env.step(legal[rng.randrange(len(legal))])
+
+
+def digests(rounds: int, matches: int, only: list[str] | None) -> dict[str, str]:
+    out = {}
+    for name, options in TABLES:
+        if only and name not in only:
+            continue
+        digest = hashlib.sha256()
+        play(digest, name, options, "round", rounds, seed=1)
+        play(digest, name, options, "match", matches, seed=2)
+        out[table_id(name, options)] = digest.hexdigest()
+        print(f"{table_id(name, options):60s} {out[table_id(name, options)][:16]}", flush=True)
+    return out
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--rounds", type=int, default=300)
+    parser.add_argument("--matches", type=int, default=30)
+    parser.add_argument("--variants", nargs="*", help="only these variants")
+    group = parser.add_mutually_exclusive_group(required=True)
+    group.add_argument("--save", metavar="FILE")
+    group.add_argument("--check", metavar="FILE")
+    args = parser.parse_args()
+    found = digests(args.rounds, args.matches, args.variants)
+    if args.save:
+        with open(args.save, "w") as f:
+            json.dump({"rounds": args.rounds, "matches": args.matches, "digests": found}, f, indent=1)
+        return 0
+    with open(args.check) as f:
+        saved = json.load(f)
+    if (saved["rounds"], saved["matches"]) != (args.rounds, args.matches):
+        print(f"{args.check} was made with --rounds {saved['rounds']} --matches {saved['matches']}")
+        return 1
+    differ = [t for t, d in found.items() if saved["digests"].get(t) != d]
+    print(f"{len(found) - len(differ)} of {len(found)} tables identical")
+    for t in differ:
+        print(f"  differs: {t}")
+    return 1 if differ else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
