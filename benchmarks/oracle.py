@@ -2,7 +2,7 @@
 
     python benchmarks/oracle.py --variants classic blind metro --matches 400 --rollouts 16 [--seed 0] [--fair]
 
-The *oracle* sees the full :class:`~domino_env.engine.state.State`: every hand (in Blind every
+The *oracle* sees the full :class:`~domino_env.core.state.State`: every hand (in Blind every
 face-down row) and the order of the boneyard. At each decision with more than one legal
 move it tries every legal action in ``--rollouts`` (K) Monte Carlo rollouts: clone the
 state, apply the action, then play the round to its end - the oracle's own later moves by
@@ -61,10 +61,10 @@ from typing import Any
 import numpy as np
 
 from domino_env.agents import greedy_choice
-from domino_env.engine.state import State
+from domino_env.core.state import State
+from domino_env.core.tiles import iter_bits, mask_of
 from domino_env.registry import VARIANTS, raw_env
-from domino_env.tiles import iter_bits, mask_of
-from domino_env.variants.base import ChainRules
+from domino_env.rules.chain import ChainRules
 from domino_env.variants.blind import BlindBlitzRules
 from training.arena import positive_int, wilson_interval, win_share
 from training.config import load_config

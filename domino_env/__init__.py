@@ -2,9 +2,31 @@
 
 ``domino_env.make(name, **options)`` builds any variant in ``VARIANTS``; each variant also
 has a PettingZoo-style module, e.g. ``domino_env.classic_v0.env(num_players=4, teams=True)``.
+``domino_env.SPECS`` describes every variant (title, tables, options with their types and
+defaults), as :class:`~domino_env.rules.spec.VariantSpec`.
 """
 
-from domino_env.env import DominoEnv
-from domino_env.registry import VARIANTS, make, raw_env
+import sys
 
-__all__ = ["VARIANTS", "DominoEnv", "make", "raw_env"]
+from domino_env.envs.base import DominoEnv
+from domino_env.registry import SPECS, VARIANTS, make, raw_env, spec, variant_module
+from domino_env.rules.spec import Option, VariantSpec
+
+# The <name>_v0 modules, made from the specs: `from domino_env import classic_v0` and
+# `import domino_env.classic_v0` both find them.
+for _variant in SPECS.values():
+    _module = variant_module(_variant)
+    sys.modules[_module.__name__] = _module
+    globals()[_variant.module_name] = _module
+
+__all__ = [
+    "SPECS",
+    "VARIANTS",
+    "DominoEnv",
+    "Option",
+    "VariantSpec",
+    "make",
+    "raw_env",
+    "spec",
+    *(variant.module_name for variant in SPECS.values()),
+]

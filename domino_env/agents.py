@@ -12,8 +12,8 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from domino_env.env import DominoEnv
-from domino_env.variants.table import TableRules
+from domino_env.envs.base import DominoEnv
+from domino_env.rules.table import TableRules
 
 
 class Agent(Protocol):

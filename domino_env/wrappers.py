@@ -27,7 +27,7 @@ import numpy as np
 from gymnasium import spaces
 
 from domino_env.agents import AGENTS, make_agent
-from domino_env.env import DominoEnv
+from domino_env.envs.base import DominoEnv
 from domino_env.registry import raw_env
 
 AgentFn = Callable[[DominoEnv, dict[str, np.ndarray]], int]
@@ -89,7 +89,7 @@ class SingleAgentEnv(gym.Env[np.ndarray, np.int64]):
     received since its previous action, the final outcome included. A seeded reset also
     reseeds every agent with an ``rng`` (``random.Random``, as the baselines have), so a
     seeded episode is reproducible. ``agents[s]`` is the agent playing seat ``s`` (``None``
-    for the learner) and ``aec`` the underlying :class:`~domino_env.env.DominoEnv`.
+    for the learner) and ``aec`` the underlying :class:`~domino_env.envs.base.DominoEnv`.
 
     Remaining ``options`` go to :func:`domino_env.raw_env` (``num_players``, ``teams``,
     ``episode``, ``reward``, ``illegal_action``, ``render_mode`` ...). An illegal action

@@ -20,7 +20,7 @@ from pettingzoo.test import api_test, render_test, seed_test
 from variant_configs import GRID_VARIANTS, configs, table_mask
 
 import domino_env
-from domino_env.env import DominoEnv
+from domino_env.envs.base import DominoEnv
 
 # --- parametrization ---------------------------------------------------------------------------
 
@@ -332,7 +332,6 @@ def test_observation_is_seat_relative(name, n, teams):
 @configs
 def test_reset_refreshes_observations(name, n, teams):
     """After reset, every observation describes the new deal (no rows left over from the last match)."""
-    from domino_env.observation import ChainEncoder
 
     env = make(name, n, teams)
     env.reset(seed=1)
@@ -341,7 +340,7 @@ def test_reset_refreshes_observations(name, n, teams):
         env.observe(agent)
     env.reset(seed=2)
     u = env.unwrapped
-    fresh = (u.rules.encoder_class or ChainEncoder)(u.rules)
+    fresh = u.encoder_class(u.rules)
     for seat, agent in enumerate(env.agents):
         np.testing.assert_array_equal(
             env.observe(agent)["observation"], fresh.observe(u.game, seat), err_msg=f"seat {seat}"
@@ -377,7 +376,7 @@ def test_deep_copies_and_pickles_play_on_like_the_original(name, n, teams):
 def test_a_line_pickled_before_its_playable_cache_loads():
     """Checkpoints hold games in progress: a line saved by an older version (no ``playable`` slot)
     unpickles with the cache unknown, and then answers as the original."""
-    from domino_env.engine.line import Line
+    from domino_env.core.line import Line
 
     env = make("blind", 2)
     env.reset(seed=1)
@@ -914,7 +913,7 @@ def test_render_ansi_shows_table(name, n, teams):
 
 
 def test_render_words_counts_and_the_round_end():
-    from domino_env.render import tiles_text
+    from domino_env.render.chain import tiles_text
 
     assert [tiles_text(k) for k in (0, 1, 5)] == ["no tiles", "1 tile", "5 tiles"]
     env = make("classic", 2, episode="round", render_mode="ansi")

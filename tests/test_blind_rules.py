@@ -19,7 +19,7 @@ from hypothesis import Phase, given, settings
 from hypothesis import strategies as st
 
 import domino_env
-from domino_env.render import event_text
+from domino_env.render.chain import event_text
 from domino_env.variants.blind import ARRANGE, MISS, REVEAL, UP
 
 ALL_TILES = [(a, b) for a in range(7) for b in range(a, 7)]

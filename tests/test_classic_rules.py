@@ -15,7 +15,7 @@ import pytest
 from helpers import pips, tile, tiles
 
 import domino_env
-from domino_env.engine.state import DRAW, LAY, PASS
+from domino_env.core.state import DRAW, LAY, PASS
 
 ALL_TILES = [(a, b) for a in range(7) for b in range(a, 7)]
 TARGET = 101

@@ -18,8 +18,8 @@ from hypothesis import Phase, given, settings
 from hypothesis import strategies as st
 
 import domino_env
-from domino_env.engine.line import OPEN
-from domino_env.engine.state import DRAW, LAY, PASS
+from domino_env.core.line import OPEN
+from domino_env.core.state import DRAW, LAY, PASS
 
 ALL_TILES = [(a, b) for a in range(7) for b in range(a, 7)]
 ARMS = {"east", "west", "north", "south"}

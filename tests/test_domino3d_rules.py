@@ -17,8 +17,8 @@ from hypothesis import strategies as st
 
 import domino_env
 from domino_env.agents import GreedyAgent
-from domino_env.engine.grid import DOWN, RIGHT
-from domino_env.grid_observation import BOARD_PLANES
+from domino_env.core.grid import DOWN, RIGHT
+from domino_env.observation.grid import BOARD_PLANES
 
 START = (3, 5)  # 3 on (8, 7), 5 on (8, 8)
 

@@ -27,8 +27,8 @@ from hypothesis import Phase, given, settings
 from hypothesis import strategies as st
 
 import domino_env
-from domino_env.engine.line import CLOSED, OPEN
-from domino_env.render import event_text
+from domino_env.core.line import CLOSED, OPEN
+from domino_env.render.chain import event_text
 from domino_env.variants.metro import MetroRules
 
 Tile = tuple[int, int]

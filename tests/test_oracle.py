@@ -14,11 +14,11 @@ from typing import Any
 import numpy as np
 import pytest
 
-from domino_env.engine.line import Line
-from domino_env.engine.state import State
+from domino_env.core.line import Line
+from domino_env.core.state import State
+from domino_env.core.tiles import mask_of
 from domino_env.registry import raw_env
-from domino_env.tiles import mask_of
-from domino_env.variants.base import ChainRules
+from domino_env.rules.chain import ChainRules
 
 
 def load_oracle() -> ModuleType:

@@ -25,7 +25,7 @@ from hypothesis import strategies as st
 
 import domino_env
 from domino_env.agents import GreedyAgent
-from domino_env.engine.line import CLOSED, OPEN, UNUSED
+from domino_env.core.line import CLOSED, OPEN, UNUSED
 from domino_env.variants.osel import OselRules
 
 Tile = tuple[int, int]

@@ -8,15 +8,16 @@ from typing import Any
 
 import pytest
 
-from domino_env import VARIANTS, raw_env
-from domino_env.env import ChainEnv, DominoEnv
-from domino_env.tiles import format_tile, iter_bits
+from domino_env import SPECS, raw_env
+from domino_env.core.tiles import format_tile, iter_bits
+from domino_env.envs.base import DominoEnv
+from domino_env.envs.chain import ChainEnv
 from training import evaluate
 from training.__main__ import main
 from training.play import ask, move_text, play
 
 TABLES: list[tuple[str, dict[str, Any]]] = [
-    (variant, {"num_players": 4} if variant == "cross" else {}) for variant in sorted(VARIANTS)
+    (name, {"num_players": spec.player_counts[0]}) for name, spec in SPECS.items()
 ] + [("blind", {"num_players": 3}), ("blind_blitz", {"num_players": 3})]
 RAW = ("None", "[(", "True", "False", "{'", "_this_", "_turns", "rows: [")  # Python reprs and key names
 

@@ -17,7 +17,6 @@ from hypothesis import strategies as st
 from variant_configs import CONFIGS, GRID_VARIANTS, configs, tiles_on_table
 
 import domino_env
-from domino_env.observation import ChainEncoder
 
 SEEDS = st.integers(min_value=0, max_value=2**32 - 1)
 RANDOMS = st.randoms(use_true_random=True)
@@ -389,7 +388,7 @@ def test_scores_move_by_the_rules(name, n, teams, seed, rnd):
 
 
 def assert_rows_match_rebuild(env, u) -> None:
-    fresh = (u.rules.encoder_class or ChainEncoder)(u.rules)
+    fresh = u.encoder_class(u.rules)
     for seat, agent in enumerate(env.possible_agents):
         expected = fresh.observe(u.game, seat)
         np.testing.assert_array_equal(u.encoder.observe(u.game, seat), expected, err_msg=f"seat {seat}")

@@ -21,7 +21,7 @@ import training.rollout as rollout
 import training.train as train_module
 from domino_env import raw_env
 from domino_env.agents import make_agent
-from domino_env.tiles import format_tile
+from domino_env.core.tiles import format_tile
 from training import checkpoint
 from training.__main__ import main
 from training.arena import head_to_head

@@ -16,7 +16,7 @@ from gymnasium.utils.env_checker import check_env
 
 import domino_env
 from domino_env.agents import RandomAgent
-from domino_env.env import DominoEnv
+from domino_env.envs.base import DominoEnv
 from domino_env.wrappers import LegalDiscrete, SingleAgentEnv
 
 TABLES = [

@@ -1,21 +1,14 @@
-"""Every (variant, players, teams) table the generic tests run on, from ``domino_env.VARIANTS``."""
+"""Every (variant, players, teams) table the generic tests run on, from ``domino_env.SPECS``."""
 
 import pytest
 
 import domino_env
 
-
-def _configs() -> list[tuple[str, int, bool]]:
-    out = []
-    for name, rules in domino_env.VARIANTS.items():
-        for n in rules.player_counts:
-            out.append((name, n, False))
-            if n == 4 and rules.teams_allowed:
-                out.append((name, n, True))
-    return out
-
-
-CONFIGS = _configs()
+CONFIGS = [
+    (name, table["num_players"], table["teams"])
+    for name, spec in domino_env.SPECS.items()
+    for table in spec.tables()
+]
 CONFIG_IDS = [f"{name}-{n}p{'-teams' if teams else ''}" for name, n, teams in CONFIGS]
 
 
@@ -26,7 +19,7 @@ def configs(fn):
 
 # Variants played on a grid (3D dominoes) rather than a line of play: checks written for the
 # line (ends, arms, opening tiles, rounds) are replaced by grid checks there, each marked.
-GRID_VARIANTS = {"domino3d"}
+GRID_VARIANTS = {name for name, spec in domino_env.SPECS.items() if spec.table == "grid"}
 
 
 def tiles_on_table(game) -> int:

@@ -15,9 +15,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from domino_env.agents import AGENTS, Agent, make_agent
-from domino_env.env import DominoEnv
+from domino_env.envs.base import DominoEnv
 from domino_env.registry import VARIANTS, raw_env
-from domino_env.variants.base import ChainRules
+from domino_env.rules.chain import ChainRules
 
 
 @dataclass

@@ -23,9 +23,9 @@ import yaml
 from tqdm import tqdm
 
 from domino_env.agents import AGENTS, Agent
-from domino_env.env import DominoEnv
+from domino_env.envs.base import DominoEnv
 from domino_env.registry import VARIANTS, raw_env
-from domino_env.variants.base import ChainRules
+from domino_env.rules.chain import ChainRules
 from training import checkpoint
 from training.arena import Summary, play_game, seat_outcomes, seats_of_first, win_share
 from training.config import Config, load_config

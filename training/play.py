@@ -11,13 +11,15 @@ import sys
 from collections.abc import Callable
 from typing import Any, TextIO
 
-from domino_env import grid_render, render
 from domino_env.agents import Agent
-from domino_env.engine.line import NORTH, UNUSED
-from domino_env.engine.state import DEAL, ROUND_END
-from domino_env.env import ChainEnv, DominoEnv
-from domino_env.tiles import format_tile, iter_bits
-from domino_env.variants.base import PLAY, ChainRules
+from domino_env.core.line import NORTH, UNUSED
+from domino_env.core.state import DEAL, ROUND_END
+from domino_env.core.tiles import format_tile, iter_bits
+from domino_env.envs.base import DominoEnv
+from domino_env.envs.chain import ChainEnv
+from domino_env.render import chain as render
+from domino_env.render import grid as grid_render
+from domino_env.rules.chain import PLAY, ChainRules
 from training.evaluate import seat_outcomes
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 
 from domino_env.agents import AGENTS, Agent, make_agent
-from domino_env.env import DominoEnv
+from domino_env.envs.base import DominoEnv
 from training.checkpoint import load_model
 from training.ppo import ActorCritic
 

@@ -23,7 +23,7 @@ import torch
 
 from domino_env import raw_env
 from domino_env.agents import AGENTS, GreedyAgent, RandomAgent
-from domino_env.env import DominoEnv
+from domino_env.envs.base import DominoEnv
 from training.arena import seat_outcomes, win_share
 from training.config import Config, ConfigError
 from training.ppo import ActorCritic, Batch, gae

@@ -16,7 +16,7 @@ from typing import Any
 
 import yaml
 
-from domino_env.variants.table import TableRules
+from domino_env.rules.table import TableRules
 from training import checkpoint, evaluate
 from training.config import load_config
 from training.train import Trainer

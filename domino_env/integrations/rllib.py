@@ -44,7 +44,7 @@ from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 from ray.rllib.env.multi_agent_env import MultiAgentEnv
 from ray.tune.registry import register_env
 
-from domino_env.env import DominoEnv
+from domino_env.envs.base import DominoEnv
 from domino_env.registry import VARIANTS, raw_env
 from domino_env.wrappers import LegalDiscrete
 

@@ -21,9 +21,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from domino_env.engine.line import NORTH, OPEN, SOUTH, Line, Spinner
-from domino_env.engine.state import State
-from domino_env.variants.base import ChainRules, FloatRow, round_to_five
+from domino_env.core.line import NORTH, OPEN, SOUTH, Line, Spinner
+from domino_env.core.state import State
+from domino_env.rules.chain import ChainRules, FloatRow, round_to_five
+from domino_env.rules.spec import VariantSpec
 
 POINTS_SCALE = 1 / 20  # the points_now block: a count of 20 reads 1.0
 
@@ -109,3 +110,15 @@ class AllFivesRules(ChainRules):
         win_side = self.side_of[winner]
         others = sum(p for side, p in enumerate(self.side_pips(pips)) if side != win_side)
         self.add_score(state, win_side, round_to_five(others), "domino" if not blocked else "blocked")
+
+
+SPECS = (
+    VariantSpec(
+        name="all_fives",
+        title="All Fives",
+        rules=AllFivesRules,
+        table="chain",
+        summary="score the open ends whenever they sum to a multiple of 5; first to 250",
+        benchmark_tables=({"num_players": 2}, {"num_players": 4, "teams": True}),
+    ),
+)

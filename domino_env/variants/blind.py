@@ -80,9 +80,10 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from domino_env.engine.state import DRAW, PASS, State
-from domino_env.tiles import format_tile, iter_bits
-from domino_env.variants.base import STOP, DealSpec, FloatRow
+from domino_env.core.state import DRAW, PASS, State
+from domino_env.core.tiles import format_tile, iter_bits
+from domino_env.rules.chain import STOP, DealSpec, FloatRow
+from domino_env.rules.spec import VariantSpec
 from domino_env.variants.classic import ClassicRules, by_pips
 
 TURN_UP = "turn_up"
@@ -503,3 +504,31 @@ class BlindRules(BlindBlitzRules):
         if state.round_index == 0:
             return int(state.rng.integers(self.num_players)), -1
         return super().opening(state)
+
+
+SPECS = (
+    VariantSpec(
+        name="blind_blitz",
+        title="Blind blitz",
+        rules=BlindBlitzRules,
+        table="chain",
+        summary="tiles in a face-down row you arranged, turned up one at a time; three left are shown",
+        option_help={"arrange": "'choose': each player arranges its row after the deal; 'dealt': as dealt"},
+        benchmark_tables=({"num_players": 2}, {"num_players": 4, "teams": True}),
+        action_names={
+            "stop": "end the turn",
+            "turn_up": "turn up the next tile",
+            "draw": "draw a tile",
+            "arrange": "place next in the row",
+        },
+    ),
+    VariantSpec(
+        name="blind",
+        title="Blind",
+        rules=BlindRules,
+        table="chain",
+        summary="as Blind blitz, but nobody looked at their tiles: one tile a turn from the row",
+        benchmark_tables=({"num_players": 2}, {"num_players": 4, "teams": True}),
+        action_names={"stop": "end the turn", "draw": "draw a tile"},
+    ),
+)

@@ -31,8 +31,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from domino_env.engine.state import State
-from domino_env.variants.base import STOP
+from domino_env.core.state import State
+from domino_env.rules.chain import STOP
+from domino_env.rules.spec import VariantSpec
 from domino_env.variants.classic import ClassicRules, by_pips
 
 
@@ -52,3 +53,17 @@ class BlitzRules(ClassicRules):
 
     def public_extra(self, state: State) -> dict[str, Any]:
         return {"laid_this_turn": state.turn_laid}
+
+
+SPECS = (
+    VariantSpec(
+        name="blitz",
+        title="Blitz",
+        rules=BlitzRules,
+        table="chain",
+        summary="Classic with any number of tiles a turn",
+        option_help={"draw": "draw from the boneyard when stuck (False: pass instead)"},
+        benchmark_tables=({"num_players": 2}, {"num_players": 4, "teams": True}),
+        action_names={"stop": "end the turn"},
+    ),
+)

@@ -15,9 +15,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from domino_env.engine.state import State
-from domino_env.tiles import TileSet
-from domino_env.variants.base import ChainRules
+from domino_env.core.state import State
+from domino_env.core.tiles import TileSet
+from domino_env.rules.chain import ChainRules
+from domino_env.rules.spec import VariantSpec
 
 
 def lowest_opening(state: State, tile_set: TileSet, candidates: list[int]) -> tuple[int, int]:
@@ -58,3 +59,16 @@ class ClassicRules(ChainRules):
         for side, side_pips in enumerate(self.side_pips(pips)):
             if side != win_side:
                 self.add_score(state, side, side_pips, "pips in hand")
+
+
+SPECS = (
+    VariantSpec(
+        name="classic",
+        title="Classic",
+        rules=ClassicRules,
+        table="chain",
+        summary="the draw game (or block dominoes): first out wins, penalty pips in hand to 101",
+        option_help={"draw": "draw from the boneyard when stuck (False: block dominoes, pass instead)"},
+        benchmark_tables=({"num_players": 2}, {"num_players": 4, "teams": True}),
+    ),
+)

@@ -25,9 +25,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from domino_env.engine.line import OPEN, Spinner
-from domino_env.engine.state import State
-from domino_env.variants.base import FloatRow
+from domino_env.core.line import OPEN, Spinner
+from domino_env.core.state import State
+from domino_env.rules.chain import FloatRow
+from domino_env.rules.spec import VariantSpec
 from domino_env.variants.classic import ClassicRules
 
 
@@ -75,3 +76,15 @@ class CrossRules(ClassicRules):
                 if line.state[s] == OPEN and not line.length[s]
             ]
         }
+
+
+SPECS = (
+    VariantSpec(
+        name="cross",
+        title="Cross",
+        rules=CrossRules,
+        table="chain",
+        summary="four players, all tiles dealt, four arms from the 6-6 that must each be started",
+        benchmark_tables=({"num_players": 4, "teams": True}, {"num_players": 4}),
+    ),
+)

@@ -72,10 +72,11 @@ from typing import Any
 
 import numpy as np
 
-from domino_env.engine.line import OPEN, Line
-from domino_env.engine.state import State
-from domino_env.tiles import DOUBLE_NINE
-from domino_env.variants.base import ChainRules, FloatRow
+from domino_env.core.line import OPEN, Line
+from domino_env.core.state import State
+from domino_env.core.tiles import DOUBLE_NINE
+from domino_env.rules.chain import ChainRules, FloatRow
+from domino_env.rules.spec import VariantSpec
 
 PLACE = "place"  # ("place", seat, place, how)
 
@@ -389,3 +390,19 @@ class MetroRules(ChainRules):
             "doubles_open": bool(ex["doubles_open"]),
             "ending": ex["ending"],
         }
+
+
+SPECS = (
+    VariantSpec(
+        name="metro",
+        title="Domino-Metro",
+        rules=MetroRules,
+        table="chain",
+        summary="double-nine, doubles branch the ends, places by going out; never leave no live end (Metro)",
+        option_help={
+            "metro_penalty": "penalty points for making Metro (1; 2 is the seed's 'doubly, by agreement')",
+            "match_target": "penalty points that end the match",
+        },
+        benchmark_tables=({"num_players": 2}, {"num_players": 3}),
+    ),
+)

@@ -7,7 +7,7 @@ lead is not a double: the line grows east and west until the first double).
 A turn is any number of doubles, optionally ended by one non-double: after a double (the
 lead too) the player may lay another fitting tile or ``stop``; after a non-double the turn
 ends. Every double except the spinner may be laid face down (its own actions, offset as in
-:class:`~domino_env.variants.base.ChainRules`): that arm is closed for good. A player with
+:class:`~domino_env.rules.chain.ChainRules`): that arm is closed for good. A player with
 nothing to lay at the start of a turn draws until a tile fits (then lays it) or the bazaar
 is empty (then passes). The round ends when a player lays the last tile or nobody can move
 ("fish").
@@ -43,9 +43,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from domino_env.engine.line import OPEN, Spinner
-from domino_env.engine.state import LAY, State
-from domino_env.variants.base import ChainRules, FloatRow
+from domino_env.core.line import OPEN, Spinner
+from domino_env.core.state import LAY, State
+from domino_env.rules.chain import ChainRules, FloatRow
+from domino_env.rules.spec import VariantSpec
 from domino_env.variants.classic import by_pips, lowest_opening
 
 OPEN_ABOVE = 12  # round points above this open the score
@@ -171,3 +172,16 @@ class OselRules(ChainRules):
 
     def public_extra(self, state: State) -> dict[str, Any]:
         return {"remembered": list(state.extra["remembered"]), "opened": list(state.extra["opened"])}
+
+
+SPECS = (
+    VariantSpec(
+        name="osel",
+        title="Osel",
+        rules=OselRules,
+        table="chain",
+        summary="doubles keep the turn and may close an arm face down; remembered points, 125 loses",
+        benchmark_tables=({"num_players": 2}, {"num_players": 4}),
+        action_names={"stop": "end the turn"},
+    ),
+)

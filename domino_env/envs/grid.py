@@ -1,4 +1,4 @@
-"""3D dominoes as a PettingZoo AEC environment: :class:`~domino_env.env.DominoEnv` on a grid.
+"""3D dominoes as a PettingZoo AEC environment: :class:`~domino_env.envs.base.DominoEnv` on a grid.
 
 The generic environment does the RL interface (spaces, masks, rewards, episodes); this
 subclass says what an action means on the grid, what the table shows, and draws it.
@@ -11,16 +11,18 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from domino_env.env import DominoEnv
-from domino_env.grid_render import placement_text, render_rgb, render_text
-from domino_env.tiles import format_tile
-from domino_env.variants.domino3d import Domino3DRules
+from domino_env.core.tiles import format_tile
+from domino_env.envs.base import DominoEnv
+from domino_env.observation.grid import GridEncoder
+from domino_env.render.grid import placement_text, render_rgb, render_text
+from domino_env.rules.grid import GridRules
 
 
-class Domino3DEnv(DominoEnv[Domino3DRules]):
+class Domino3DEnv(DominoEnv[GridRules]):
     """3D dominoes; options as :class:`DominoEnv`, plus ``render_mode="rgb_array"``."""
 
     render_modes: ClassVar[tuple[str, ...]] = ("human", "ansi", "rgb_array")
+    encoder_class = GridEncoder
 
     def _read_options(self, options: Mapping[str, Any] | None) -> list[Any]:
         deals = super()._read_options(options)

@@ -6,12 +6,12 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from domino_env.engine.state import DRAW, LAY, PASS, SCORE
-from domino_env.render import players_text, tiles_text
-from domino_env.tiles import format_tile
+from domino_env.core.state import DRAW, LAY, PASS, SCORE
+from domino_env.core.tiles import format_tile
+from domino_env.render.chain import players_text, tiles_text
 
 if TYPE_CHECKING:
-    from domino_env.variants.domino3d import Domino3DRules, GridState
+    from domino_env.rules.grid import GridRules, GridState
 
 # --- text --------------------------------------------------------------------------------------
 
@@ -25,7 +25,7 @@ def placement_text(
     return f"{x} on ({r1},{c1}), {y} on ({r2},{c2})" + (f", floor {level}" if level and level > 1 else "")
 
 
-def event_text(rules: Domino3DRules, event: tuple, names: list[str]) -> str | None:
+def event_text(rules: GridRules, event: tuple, names: list[str]) -> str | None:
     kind = event[0]
     if kind == LAY:
         _, seat, tile, action, level, points = event
@@ -44,7 +44,7 @@ def event_text(rules: Domino3DRules, event: tuple, names: list[str]) -> str | No
     return None
 
 
-def grid_text(rules: Domino3DRules, state: GridState) -> list[str]:
+def grid_text(rules: GridRules, state: GridState) -> list[str]:
     """The occupied part of the grid (and one cell around it): each cell shows its value and,
     from the second floor up, ``^height``; ``-`` and ``|`` join the two halves of a top tile."""
     grid, n = state.grid, rules.board_size
@@ -75,7 +75,7 @@ def grid_text(rules: Domino3DRules, state: GridState) -> list[str]:
 
 
 def render_text(
-    rules: Domino3DRules, state: GridState, names: list[str], hands_of: list[int] | None = None
+    rules: GridRules, state: GridState, names: list[str], hands_of: list[int] | None = None
 ) -> str:
     """Scores, the grid, the hands (all, or only ``hands_of``), the bazaar and the last events."""
     scores = ", ".join(f"{names[s]}: {score}" for s, score in enumerate(state.scores))
@@ -124,7 +124,7 @@ def cell_pixels(board_size: int) -> int:
     return 32 if board_size <= 16 else max(12, 512 // board_size)
 
 
-def render_rgb(rules: Domino3DRules, state: GridState) -> np.ndarray:
+def render_rgb(rules: GridRules, state: GridState) -> np.ndarray:
     """The table seen from above: green felt with a faint grid, ivory tiles with dark pips and a
     dark border, each floor shaded darker; (H, W, 3) uint8."""
     n, s = rules.board_size, cell_pixels(rules.board_size)

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from domino_env.engine.line import CLOSED, EAST, NORTH, OPEN, SOUTH, WEST
-from domino_env.engine.state import DEAL, DRAW, LAY, PASS, ROUND_END, SCORE, State
-from domino_env.tiles import format_tile, iter_bits
-from domino_env.variants.base import ChainRules
+from domino_env.core.line import CLOSED, EAST, NORTH, OPEN, SOUTH, WEST
+from domino_env.core.state import DEAL, DRAW, LAY, PASS, ROUND_END, SCORE, State
+from domino_env.core.tiles import format_tile, iter_bits
+from domino_env.rules.chain import ChainRules
 
 
 def tile_text(a: int, b: int) -> str:

@@ -1,9 +1,9 @@
 """What every domino game shares, whatever its table: seats and sides, scores, the ranking.
 
-:class:`TableRules` is the interface :class:`~domino_env.env.DominoEnv` drives - options,
+:class:`TableRules` is the interface :class:`~domino_env.envs.base.DominoEnv` drives - options,
 deals, one match's state, applying an action, ranking the sides - and the little code that
-is the same for a line of play (:class:`~domino_env.variants.base.ChainRules`) and a grid
-(:class:`~domino_env.variants.domino3d.Domino3DRules`).
+is the same for a line of play (:class:`~domino_env.rules.chain.ChainRules`) and a grid
+(:class:`~domino_env.variants.domino3d.GridRules`).
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from domino_env.engine.state import SCORE
-from domino_env.tiles import DOUBLE_SIX, TileSet
+from domino_env.core.state import SCORE
+from domino_env.core.tiles import DOUBLE_SIX, TileSet
 
 PLAY = "play"  # the kind of an action that lays a tile
 
@@ -29,8 +29,6 @@ class TableRules:
     # Extra blocks whose entry k describes play action k: a policy may feed them straight to
     # its action scores (training's ``network.action_blocks``).
     action_blocks: ClassVar[tuple[str, ...]] = ()
-    # The class of the observation encoder (None: the chain games' ChainEncoder).
-    encoder_class: ClassVar[type | None] = None
     hand_size: int = 7
     match_target: int = 101  # also the scale of ``reward="points"`` and of the scores block
     lower_score_wins: ClassVar[bool] = True  # penalty scores (Classic) vs points (All Fives)

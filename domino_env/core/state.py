@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from domino_env.engine.line import Line
+from domino_env.core.line import Line
 
 # Event kinds in ``State.events``; each event is a tuple starting with its kind.
 DEAL = "deal"  # ("deal", round_index)

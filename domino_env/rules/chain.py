@@ -13,10 +13,10 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from domino_env.engine.line import SPINNER_SLOT_NAMES, Line, Spinner
-from domino_env.engine.state import DEAL, DRAW, LAY, PASS, ROUND_END, RoundResult, State
-from domino_env.tiles import format_tile, iter_bits, mask_of
-from domino_env.variants.table import PLAY, TableRules
+from domino_env.core.line import SPINNER_SLOT_NAMES, Line, Spinner
+from domino_env.core.state import DEAL, DRAW, LAY, PASS, ROUND_END, RoundResult, State
+from domino_env.core.tiles import format_tile, iter_bits, mask_of
+from domino_env.rules.table import PLAY, TableRules
 
 STOP = "stop"
 
@@ -44,7 +44,7 @@ class ChainRules(TableRules):
     extra_actions: ClassVar[tuple[str, ...]] = ()
     phases: ClassVar[tuple[str, ...]] = ("lead",)
     # Variant-specific observation blocks (name, size), appended after the common layout and
-    # written by ``encode_extra``; ``encoder_class`` replaces the encoder entirely (None: ChainEncoder).
+    # written by ``encode_extra``.
     extra_features: tuple[tuple[str, int], ...] = ()  # an instance may size them by num_players
     draws: bool = True
     action_kind: list[str]  # lists here: variants extend the table (Blind blitz's arrange actions)

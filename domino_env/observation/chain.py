@@ -28,9 +28,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from domino_env.engine.line import CLOSED, OPEN
-from domino_env.engine.state import DEAL, DRAW, LAY, PASS, SCORE, State
-from domino_env.variants.base import ChainRules, FloatRow
+from domino_env.core.line import CLOSED, OPEN
+from domino_env.core.state import DEAL, DRAW, LAY, PASS, SCORE, State
+from domino_env.rules.chain import ChainRules, FloatRow
 
 _SLOT_FLAGS = 4  # open, closed, double at the end, live
 

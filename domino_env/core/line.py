@@ -10,7 +10,7 @@ Variants differ only in how many slots exist and which rule opens them:
 * a branching line (Domino-Metro) opens extra slots with :meth:`Line.open_end`.
 
 Everything a rule asks ("which of my tiles fit?", "is this end live?") is a bitmask
-operation on the tables of :class:`~domino_env.tiles.TileSet`.
+operation on the tables of :class:`~domino_env.core.tiles.TileSet`.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from __future__ import annotations
 from enum import Enum
 from typing import Any
 
-from domino_env.tiles import TileSet, iter_bits
+from domino_env.core.tiles import TileSet, iter_bits
 
 UNUSED, OPEN, CLOSED = 0, 1, 2
 EAST, WEST, NORTH, SOUTH = 0, 1, 2, 3

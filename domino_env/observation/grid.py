@@ -42,11 +42,11 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from domino_env.engine.state import DRAW, LAY, SCORE
-from domino_env.observation import block_layout
+from domino_env.core.state import DRAW, LAY, SCORE
+from domino_env.observation.chain import block_layout
 
 if TYPE_CHECKING:
-    from domino_env.variants.domino3d import Domino3DRules, GridState
+    from domino_env.rules.grid import GridRules, GridState
 
 HEIGHT_SCALE = 0.25  # the height plane holds floors / 4
 BOARD_PLANES = 10  # height, one plane per value, then points_now (one plane per direction)
@@ -58,7 +58,7 @@ FloatRow = Any  # a float32 row written through a memoryview
 class GridEncoder:
     """Builds and caches one observation row per seat."""
 
-    def __init__(self, rules: Domino3DRules) -> None:
+    def __init__(self, rules: GridRules) -> None:
         self.rules = rules
         n, cells, kinds = rules.num_players, rules.cells, rules.kind_size
         sizes = [
@@ -97,7 +97,7 @@ class GridEncoder:
         self._score_scale = 1.0 / rules.match_target
         self._blank = np.zeros(self.size, dtype=np.float32).data
 
-    def __reduce__(self) -> tuple[type, tuple[Domino3DRules]]:
+    def __reduce__(self) -> tuple[type, tuple[GridRules]]:
         """Copied or pickled as a new encoder of the same rules: its memoryviews cannot be, and
         a fresh one rebuilds the world from the state at the next observation anyway."""
         return type(self), (self.rules,)

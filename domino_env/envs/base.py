@@ -1,11 +1,11 @@
 """The generic PettingZoo AEC environment: turns any rules object into a multi-agent env.
 
-Nothing here knows a particular variant. The rules run the game (including forced draws
-and passes), an encoder (:class:`~domino_env.observation.ChainEncoder` for the chain games)
-writes observations, and :class:`DominoEnv` adds the RL interface: spaces, action masks,
-rewards, episode boundaries. What depends on the kind of table - describing an action,
-the public state, rendering - is in a small subclass per engine: :class:`ChainEnv` here,
-:class:`~domino_env.grid_env.Domino3DEnv` for the grid.
+Nothing here knows a particular variant or kind of table. The rules run the game (including
+forced draws and passes), an encoder writes observations, and :class:`DominoEnv` adds the RL
+interface: spaces, action masks, rewards, episode boundaries. What depends on the kind of
+table - its encoder, describing an action, the public state, rendering - is in a small
+subclass per engine: :class:`~domino_env.envs.chain.ChainEnv` for the line of play,
+:class:`~domino_env.envs.grid.Domino3DEnv` for the grid.
 """
 
 from __future__ import annotations
@@ -18,14 +18,8 @@ import numpy as np
 from gymnasium import spaces
 from gymnasium.utils import seeding
 from pettingzoo import AECEnv
-from pettingzoo.utils.wrappers import OrderEnforcingWrapper
 
-from domino_env.engine.line import OPEN
-from domino_env.observation import ChainEncoder
-from domino_env.render import render_text
-from domino_env.tiles import format_tile
-from domino_env.variants.base import ChainRules
-from domino_env.variants.table import PLAY, TableRules
+from domino_env.rules.table import TableRules
 
 EPISODES = ("match", "round")
 REWARDS = ("outcome", "points")
@@ -77,6 +71,8 @@ class DominoEnv(AECEnv, Generic[RulesT]):
     """
 
     render_modes: ClassVar[tuple[str, ...]] = ("human", "ansi")
+    # The observation encoder of the kind of table (set by each engine's subclass).
+    encoder_class: ClassVar[type]
 
     def __init__(
         self,
@@ -102,7 +98,7 @@ class DominoEnv(AECEnv, Generic[RulesT]):
         n = rules.num_players
         self.possible_agents = [f"player_{i}" for i in range(n)]
         self._seat = {agent: i for i, agent in enumerate(self.possible_agents)}
-        self.encoder: Encoder = (rules.encoder_class or ChainEncoder)(rules)
+        self.encoder: Encoder = self.encoder_class(rules)
         obs_high = rules.observation_high
         self.observation_spaces = {
             agent: spaces.Dict(
@@ -344,108 +340,3 @@ class DominoEnv(AECEnv, Generic[RulesT]):
 
     def _render_rgb(self) -> np.ndarray:
         raise NotImplementedError
-
-
-class ChainEnv(DominoEnv[ChainRules]):
-    """A line-of-play game: moves are (tile, arm), the table is the line of play."""
-
-    def _describe(self, action: int) -> dict[str, Any]:
-        """Kind, tile, arm, the end value it lands on, face down."""
-        rules, a = self.rules, action
-        kind = rules.action_kind[a]
-        if kind != PLAY:
-            return {
-                "action": a,
-                "kind": kind,
-                "tile": rules.tile_set.tiles[rules.action_tile[a]] if rules.action_tile[a] >= 0 else None,
-                "arm": None,
-                "end_value": None,
-                "face_down": False,
-            }
-        slot = rules.action_slot[a]
-        if self.game is None or self.game.line.empty:
-            leading, end_value = True, None
-        else:
-            line = self.game.line
-            leading, end_value = False, line.value[slot] if line.state[slot] == OPEN else None
-        return {
-            "action": a,
-            "kind": PLAY,
-            "tile": rules.tile_set.tiles[rules.action_tile[a]],
-            "arm": "lead" if leading else rules.slot_names[slot],
-            "end_value": end_value,
-            "face_down": rules.action_face_down[a],
-        }
-
-    def _action_text(self, action: Any) -> str:
-        try:
-            move = self.describe_action(action)
-        except ValueError:
-            return repr(action)
-        if move["kind"] != PLAY:
-            return str(move["kind"]) + ("" if move["tile"] is None else f" {format_tile(move['tile'])}")
-        where = "lead" if move["end_value"] is None else f"{move['arm']} end {move['end_value']}"
-        face = " face down" if move["face_down"] else ""
-        return f"{format_tile(move['tile'])} on {where}{face}"
-
-    def _render_text(self) -> str:
-        return render_text(self.rules, self.game, self.possible_agents)
-
-    def public_state(self) -> dict[str, Any]:
-        """What everyone at the table can see, in plain Python types."""
-        game, rules = self.game, self.rules
-        line = game.line
-        return {
-            "variant": rules.name,
-            "round": game.round_index,
-            "leader": game.leader,
-            "current_player": game.current,
-            "scores": [game.scores[rules.side_of[s]] for s in range(rules.num_players)],
-            "ends": [line.value[s] for s in line.open_slots()],
-            "open_ends": {rules.slot_names[s]: line.value[s] for s in line.open_slots()},
-            "table": [rules.tile_set.tiles[t] for t in range(rules.tile_set.size) if line.played >> t & 1],
-            "hand_sizes": [game.hand_size(s) for s in range(rules.num_players)],
-            "boneyard_size": len(game.stock),
-            "spinner": (spinner, spinner) if (spinner := line.spinner_value()) >= 0 else None,
-            "round_over": game.round_over,
-            "match_over": game.match_over,
-            **rules.public_extra(game),
-        }
-
-
-class OrderEnforcing(OrderEnforcingWrapper):
-    """PettingZoo's order checks without ``__getattr__`` on the hot attributes.
-
-    The stock wrapper forwards every attribute read through ``__getattr__``, which cost
-    about two thirds of a step; these properties read the inner env directly.
-    """
-
-    # Before reset the inner env lacks these attributes; the AttributeError then falls back
-    # to OrderEnforcingWrapper.__getattr__, which raises its "before reset" message.
-    agent_selection = property(lambda self: self.env.agent_selection)
-    agents = property(lambda self: self.env.agents)
-    rewards = property(lambda self: self.env.rewards)
-    terminations = property(lambda self: self.env.terminations)
-    truncations = property(lambda self: self.env.truncations)
-    infos = property(lambda self: self.env.infos)
-    _cumulative_rewards = property(lambda self: self.env._cumulative_rewards)
-
-    def reset(self, seed: int | None = None, options: Mapping[str, Any] | None = None) -> None:
-        self.env.reset(seed=seed, options=options)  # a bad deal raises here: still not reset
-        self._has_reset = True
-        self._has_updated = True
-        # from now on last() has nothing to check: call the env's directly
-        self.last = self.env.last  # type: ignore[method-assign]
-
-    def last(self, observe: bool = True) -> tuple[Any, float, bool, bool, dict[str, Any]]:
-        if not self._has_reset:
-            raise AttributeError("last() cannot be called before reset")
-        return self.env.last(observe)
-
-    def step(self, action: Any) -> None:
-        env = self.env
-        if self._has_reset and env.agents:
-            self._has_updated = True
-            env.step(action)
-        else:
-            super().step(action)

@@ -1,8 +1,0 @@
-"""Blitz dominoes as a PettingZoo AEC environment.
-
-The rules and their documentation: :mod:`domino_env.variants.blitz`.
-"""
-
-from domino_env.registry import module_api
-
-env, raw_env = module_api("blitz")

@@ -1,0 +1,83 @@
+"""A line-of-play game as a PettingZoo AEC environment: :class:`~domino_env.envs.base.DominoEnv`
+for the chain rules (moves are (tile, arm), the table is the line of play)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from domino_env.core.line import OPEN
+from domino_env.core.tiles import format_tile
+from domino_env.envs.base import DominoEnv
+from domino_env.observation.chain import ChainEncoder
+from domino_env.render.chain import render_text
+from domino_env.rules.chain import ChainRules
+from domino_env.rules.table import PLAY
+
+
+class ChainEnv(DominoEnv[ChainRules]):
+    """A line-of-play game: moves are (tile, arm), the table is the line of play."""
+
+    encoder_class = ChainEncoder
+
+    def _describe(self, action: int) -> dict[str, Any]:
+        """Kind, tile, arm, the end value it lands on, face down."""
+        rules, a = self.rules, action
+        kind = rules.action_kind[a]
+        if kind != PLAY:
+            return {
+                "action": a,
+                "kind": kind,
+                "tile": rules.tile_set.tiles[rules.action_tile[a]] if rules.action_tile[a] >= 0 else None,
+                "arm": None,
+                "end_value": None,
+                "face_down": False,
+            }
+        slot = rules.action_slot[a]
+        if self.game is None or self.game.line.empty:
+            leading, end_value = True, None
+        else:
+            line = self.game.line
+            leading, end_value = False, line.value[slot] if line.state[slot] == OPEN else None
+        return {
+            "action": a,
+            "kind": PLAY,
+            "tile": rules.tile_set.tiles[rules.action_tile[a]],
+            "arm": "lead" if leading else rules.slot_names[slot],
+            "end_value": end_value,
+            "face_down": rules.action_face_down[a],
+        }
+
+    def _action_text(self, action: Any) -> str:
+        try:
+            move = self.describe_action(action)
+        except ValueError:
+            return repr(action)
+        if move["kind"] != PLAY:
+            return str(move["kind"]) + ("" if move["tile"] is None else f" {format_tile(move['tile'])}")
+        where = "lead" if move["end_value"] is None else f"{move['arm']} end {move['end_value']}"
+        face = " face down" if move["face_down"] else ""
+        return f"{format_tile(move['tile'])} on {where}{face}"
+
+    def _render_text(self) -> str:
+        return render_text(self.rules, self.game, self.possible_agents)
+
+    def public_state(self) -> dict[str, Any]:
+        """What everyone at the table can see, in plain Python types."""
+        game, rules = self.game, self.rules
+        line = game.line
+        return {
+            "variant": rules.name,
+            "round": game.round_index,
+            "leader": game.leader,
+            "current_player": game.current,
+            "scores": [game.scores[rules.side_of[s]] for s in range(rules.num_players)],
+            "ends": [line.value[s] for s in line.open_slots()],
+            "open_ends": {rules.slot_names[s]: line.value[s] for s in line.open_slots()},
+            "table": [rules.tile_set.tiles[t] for t in range(rules.tile_set.size) if line.played >> t & 1],
+            "hand_sizes": [game.hand_size(s) for s in range(rules.num_players)],
+            "boneyard_size": len(game.stock),
+            "spinner": (spinner, spinner) if (spinner := line.spinner_value()) >= 0 else None,
+            "round_over": game.round_over,
+            "match_over": game.match_over,
+            **rules.public_extra(game),
+        }

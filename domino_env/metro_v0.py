@@ -1,8 +1,0 @@
-"""Domino-Metro as a PettingZoo AEC environment.
-
-The rules and their documentation: :mod:`domino_env.variants.metro`.
-"""
-
-from domino_env.registry import module_api
-
-env, raw_env = module_api("metro")

@@ -1,0 +1,369 @@
+"""The rules of a grid table (3D dominoes): tiles laid on a square grid and on top of each other.
+
+:class:`GridRules` is to the grid what :class:`~domino_env.rules.chain.ChainRules` is to the
+line of play. 3D dominoes is its one variant; the rules and every decision are documented in
+:mod:`domino_env.variants.domino3d`.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import cache
+from typing import Any
+
+import numpy as np
+
+from domino_env.core.grid import RIGHT, Geometry, Grid, geometry
+from domino_env.core.state import DEAL, DRAW, LAY, PASS, ROUND_END, RoundResult
+from domino_env.core.tiles import format_tile, iter_bits, parse_tile
+from domino_env.rules.table import PLAY, TableRules
+
+# Events (in ``GridState.events``) as in the chain games, except the lay:
+# ("lay", seat, tile, action, level, points); seat -1 for the start tile.
+BOARD_SIZES = range(4, 65)
+MAX_SETS = 8
+
+
+@dataclass(frozen=True)
+class GridDeal:
+    """A validated fixed deal: physical tile ids (see :class:`GridRules`)."""
+
+    hands: tuple[tuple[int, ...] | None, ...]
+    boneyard: tuple[int, ...] | None
+    start: int | None
+    start_values: tuple[int, int] | None  # (left, right) as written
+    leader: int
+
+
+@dataclass
+class GridState:
+    """One game of 3D dominoes: the grid, hands (bitmasks of physical tile ids), bazaar."""
+
+    num_players: int
+    grid: Grid
+    rng: np.random.Generator
+    scores: list[int]
+    hands: list[int] = field(default_factory=list)
+    stock: list[int] = field(default_factory=list)  # the bazaar, next drawn at the end
+    on_table: int = 0  # physical tiles on the grid
+    current: int = 0
+    leader: int = 0
+    passes: int = 0  # consecutive players who could not move
+    round_index: int = 0  # always 0: the game is the match
+    round_serial: int = 1  # encoders rebuild their rows when it changes
+    round_over: bool = False
+    match_over: bool = False
+    result: RoundResult | None = None
+    legal: list[int] = field(default_factory=list)
+    events: list[tuple[Any, ...]] = field(default_factory=list)
+
+    def clone(self) -> GridState:
+        """An independent copy (the RNG too), for branching and tests."""
+        other = copy.copy(self)
+        other.grid = self.grid.clone()
+        other.rng = copy.deepcopy(self.rng)
+        for name in ("scores", "hands", "stock", "legal", "events"):
+            setattr(other, name, getattr(self, name)[:])
+        return other
+
+    def hand_size(self, seat: int) -> int:
+        return self.hands[seat].bit_count()
+
+
+@cache
+def _action_table(cells: int, pair_kind: tuple[int, ...]) -> tuple[tuple[str, ...], tuple[int, ...]]:
+    """(kind, tile) of every action, shared by all rules of one board size."""
+    span = 2 * cells
+    return (PLAY,) * (len(pair_kind) * span), tuple(k for k in pair_kind for _ in range(span))
+
+
+class GridRules(TableRules):
+    """The rules of 3D dominoes on a :class:`~domino_env.core.grid.Grid` (the one grid game;
+    :mod:`domino_env.variants.domino3d` documents them and registers the variant).
+
+    Tiles are identified by *physical* ids ``copy * 28 + kind`` (``kind`` the double-six id
+    of RULES.md), so hands stay bitmasks with several sets; without extra sets the ids are the
+    usual tile ids.
+    """
+
+    teams_allowed = False
+    lower_score_wins = False
+    match_target = 10  # no target: the scale of points rewards and of the scores block
+
+    def __init__(
+        self,
+        num_players: int = 2,
+        teams: bool = False,
+        board_size: int = 16,
+        stacking: bool = True,
+        no_doubles: bool = False,
+        sets: int = 1,
+        open_hands: bool = False,
+        hand_size: int = 4,
+    ) -> None:
+        super().__init__(num_players, teams)
+        for option, value in (("stacking", stacking), ("no_doubles", no_doubles), ("open_hands", open_hands)):
+            if not isinstance(value, bool):
+                raise ValueError(f"domino3d: {option} must be True or False, got {value!r}")
+        self.board_size = _int_option("board_size", board_size, BOARD_SIZES)
+        self.sets = _int_option("sets", sets, range(1, MAX_SETS + 1))
+        self.stacking, self.no_doubles, self.open_hands = stacking, no_doubles, open_hands
+        ts = self.tile_set
+        kinds = self.kind_size = ts.size
+        self.num_values = values = ts.num_values
+        self.kinds_in_play = [k for k in range(kinds) if not (no_doubles and ts.is_double[k])]
+        self.tile_ids = [copy * kinds + k for copy in range(self.sets) for k in self.kinds_in_play]
+        self.num_tiles = len(self.tile_ids)
+        most = (self.num_tiles - 1) // num_players
+        self.hand_size = _int_option("hand_size", hand_size, range(1, most + 1))
+        self.kind_of = [t % kinds for t in range(self.sets * kinds)]
+        self.copies = [0] * kinds  # kind -> the physical ids of its copies
+        for t in self.tile_ids:
+            self.copies[self.kind_of[t]] |= 1 << t
+        # pair_bits[t]: the value pairs (bit x * V + y) tile t can show, both ways round
+        self.pair_bits = [0] * (self.sets * kinds)
+        for t in self.tile_ids:
+            a, b = ts.tiles[self.kind_of[t]]
+            self.pair_bits[t] = 1 << (a * values + b) | 1 << (b * values + a)
+        self.pair_kind = [ts.ids[(min(x, y), max(x, y))] for x in range(values) for y in range(values)]
+        self.geometry: Geometry = geometry(self.board_size, values)
+        self.cells = self.geometry.cells
+        self.num_edges = self.geometry.num_edges
+        self.num_actions = values * values * self.num_edges
+        self.action_kind, self.action_tile = _action_table(self.cells, tuple(self.pair_kind))
+        n = self.board_size
+        self.start_edge = RIGHT * self.cells + (n // 2) * n + n // 2 - 1
+
+    @property
+    def observation_high(self) -> float:
+        return float(max(self.num_tiles, self.tile_set.size))
+
+    # --- actions ------------------------------------------------------------------------------
+
+    def action(self, x: int, y: int, row: int, col: int, direction: int) -> int:
+        """The action laying ``x`` on (row, col) and ``y`` right of it (direction 0) or below (1)."""
+        edge = direction * self.cells + row * self.board_size + col
+        return (x * self.num_values + y) * self.num_edges + edge
+
+    def decode(self, action: int) -> tuple[int, int, int]:
+        """(x, y, edge) of an action id."""
+        pair, edge = divmod(action, self.num_edges)
+        x, y = divmod(pair, self.num_values)
+        return x, y, edge
+
+    def describe(self, state: GridState | None, action: int) -> dict[str, Any]:
+        """Tile, cells, values, the level it would lie on and what it would score now (None
+        where the rules forbid it whoever holds the tile)."""
+        x, y, edge = self.decode(action)
+        grid = state.grid if state is not None else None
+        return {
+            "action": action,
+            "kind": PLAY,
+            "tile": self.tile_set.tiles[self.action_tile[action]],
+            "cells": self.geometry.edge_coordinates(edge),
+            "values": (x, y),
+            "level": None if grid is None else grid.level_of(edge),
+            "scores": None if grid is None else grid.points(edge, x, y),
+        }
+
+    # --- deals --------------------------------------------------------------------------------
+
+    def parse_deal(self, deal: Mapping[str, Any]) -> GridDeal:
+        """Validate ``{"hands", "boneyard", "start", "leader"}`` (each optional)."""
+        keys = ("hands", "boneyard", "start", "leader")
+        if not isinstance(deal, Mapping):
+            raise ValueError(f"a deal must be a dict with keys {', '.join(keys)}, got {deal!r}")
+        unknown = set(deal) - set(keys)
+        if unknown:
+            raise ValueError(f"unknown deal key(s) {sorted(unknown)}; allowed: {', '.join(keys)}")
+        n, kinds = self.num_players, self.kind_size
+        taken = [0] * kinds  # copies of each kind named so far
+        first_seen: dict[int, str] = {}
+
+        def take(tile: Any, where: str) -> int:
+            k = self.kind_id(tile)
+            name = format_tile(self.tile_set.tiles[k])
+            if taken[k] == self.sets:
+                times = "twice" if self.sets == 1 else f"more than {self.sets} times (sets={self.sets})"
+                raise ValueError(f"tile {name} appears {times} in the deal ({first_seen[k]} and {where})")
+            first_seen.setdefault(k, where)
+            taken[k] += 1
+            return (taken[k] - 1) * kinds + k
+
+        def read(tiles: Any, where: str) -> tuple[int, ...]:
+            if isinstance(tiles, (str, bytes)) or not isinstance(tiles, Sequence):
+                raise ValueError(f"{where} must be a list of tiles, got {tiles!r}")
+            return tuple(take(tile, where) for tile in tiles)
+
+        hands = self.read_hands(deal.get("hands"), read)
+        boneyard = None if deal.get("boneyard") is None else read(deal["boneyard"], "the boneyard")
+        start = start_values = None
+        if deal.get("start") is not None:
+            start_values = parse_tile(deal["start"])
+            start = take(deal["start"], "the start tile")
+        room = self.num_tiles - n * self.hand_size - (start is not None)
+        if boneyard is not None and len(boneyard) > room:
+            raise ValueError(
+                f"the boneyard lists {len(boneyard)} tiles but only {room} are left after the hands"
+                + (" and the start tile" if start is not None else "")
+            )
+        leader = deal.get("leader", 0)
+        if leader is None:
+            leader = 0
+        if isinstance(leader, bool) or not isinstance(leader, (int, np.integer)) or not 0 <= leader < n:
+            raise ValueError(f"deal['leader'] must be a seat 0..{n - 1}, got {leader!r}")
+        return GridDeal(tuple(hands), boneyard, start, start_values, int(leader))
+
+    def kind_id(self, tile: Any) -> int:
+        """The kind id of a tile written ``(a, b)``, ``[a, b]`` or ``"a-b"``, if it is in play."""
+        k = self.tile_set.id_of(tile)
+        if k not in self.kinds_in_play:
+            name = format_tile(self.tile_set.tiles[k])
+            raise ValueError(f"tile {name} is not in play: no_doubles=True removes the doubles")
+        return k
+
+    # --- the game -----------------------------------------------------------------------------
+
+    def new_match(self, rng: np.random.Generator, deals: Sequence[GridDeal] = ()) -> GridState:
+        state = GridState(
+            num_players=self.num_players,
+            grid=Grid(self.geometry, self.stacking),
+            rng=rng,
+            scores=[0] * self.num_players,
+            events=[(DEAL, 0)],
+        )
+        start, values = self._deal(state, deals[0] if deals else None)
+        action = (values[0] * self.num_values + values[1]) * self.num_edges + self.start_edge
+        level, points = state.grid.lay(self.start_edge, values[0], values[1], start)
+        state.on_table = 1 << start
+        state.events.append((LAY, -1, start, action, level, points))
+        state.current = state.leader
+        self.advance(state)
+        return state
+
+    def _deal(self, state: GridState, spec: GridDeal | None) -> tuple[int, tuple[int, int]]:
+        """Deal hands and the bazaar; returns the start tile and the values it shows (left, right)."""
+        order = self.tile_ids[:]
+        state.rng.shuffle(order)
+        n, size = self.num_players, self.hand_size
+        if spec is None:
+            hands = [sum(1 << t for t in order[s * size : (s + 1) * size]) for s in range(n)]
+            start, rest = order[n * size], order[n * size + 1 :]
+        else:
+            fixed = {t for hand in spec.hands if hand for t in hand} | set(spec.boneyard or ())
+            if spec.start is not None:
+                fixed.add(spec.start)
+            rest = [t for t in order if t not in fixed]
+            hands = []
+            for hand in spec.hands:
+                if hand is None:
+                    hand, rest = tuple(rest[:size]), rest[size:]
+                hands.append(sum(1 << t for t in hand))
+            rest = list(spec.boneyard or ()) + rest
+            start = spec.start if spec.start is not None else rest.pop(0)
+        state.hands = hands
+        state.stock = rest[::-1]
+        if spec is not None and spec.start_values is not None:
+            values = spec.start_values
+        else:
+            a, b = self.tile_set.tiles[self.kind_of[start]]
+            values = (b, a) if state.rng.random() < 0.5 else (a, b)
+        state.leader = spec.leader if spec is not None else int(state.rng.integers(self.num_players))
+        return start, values
+
+    def hand_pairs(self, hand: int) -> int:
+        """The value pairs (bit x * V + y) a hand can lay."""
+        pairs, pair_bits = 0, self.pair_bits
+        while hand:
+            low = hand & -hand
+            pairs |= pair_bits[low.bit_length() - 1]
+            hand ^= low
+        return pairs
+
+    def advance(self, state: GridState) -> None:
+        """Forced draws and passes until a player can lay a tile or the game ends."""
+        grid, stock, events = state.grid, state.stock, state.events
+        while True:
+            seat = state.current
+            pairs = self.hand_pairs(state.hands[seat])
+            legal = grid.placements(pairs) if pairs else []
+            while not legal and stock:  # only the new tile can fit: the table has not changed
+                tile = stock.pop()
+                state.hands[seat] |= 1 << tile
+                events.append((DRAW, seat, tile))
+                legal = grid.placements(self.pair_bits[tile])
+            if legal:
+                state.legal = legal
+                return
+            events.append((PASS, seat))
+            state.passes += 1
+            if state.passes >= self.num_players:
+                self._end(state)
+                return
+            state.current = self._following[seat]
+
+    def apply(self, state: GridState, action: int) -> None:
+        """Lay a legal tile, score it, refill the hand, and run forced moves to the next decision."""
+        pair, edge = divmod(action, self.num_edges)
+        seat = state.current
+        hand = state.hands[seat]
+        mine = hand & self.copies[self.pair_kind[pair]]
+        bit = mine & -mine
+        tile = bit.bit_length() - 1
+        hand ^= bit
+        x, y = divmod(pair, self.num_values)
+        level, points = state.grid.lay(edge, x, y, tile)
+        state.on_table |= bit
+        events = state.events
+        events.append((LAY, seat, tile, action, level, points))
+        if points:
+            self.add_score(state, seat, points, "on top" if level > 1 else "both halves touch")
+        stock = state.stock
+        while stock and hand.bit_count() < self.hand_size:
+            drawn = stock.pop()
+            hand |= 1 << drawn
+            events.append((DRAW, seat, drawn))
+        state.hands[seat] = hand
+        state.passes = 0
+        state.current = self._following[seat]
+        self.advance(state)
+
+    def _end(self, state: GridState) -> None:
+        scores = state.scores
+        best = max(scores)
+        winners = [seat for seat, score in enumerate(scores) if score == best]
+        winner = winners[0] if len(winners) == 1 else None
+        pips = self.tile_set.pips
+        state.result = RoundResult(
+            winner=winner,
+            blocked=True,
+            hand_pips=[sum(pips[self.kind_of[t]] for t in iter_bits(hand)) for hand in state.hands],
+            score_change=scores[:],
+            next_leader=state.leader,
+        )
+        state.round_over = state.match_over = True
+        state.legal = []
+        state.events.append((ROUND_END, -1 if winner is None else winner, True))
+
+    # --- ranking and hooks --------------------------------------------------------------------
+
+    def round_keys(self, state: GridState) -> list[Any]:
+        return self.match_keys(state)
+
+    def immediate_points(self, state: GridState, action: int) -> int:
+        x, y, edge = self.decode(action)
+        return state.grid.points(edge, x, y) or 0
+
+    def kinds_in(self, hand: int) -> list[tuple[int, int]]:
+        """The tiles of a hand (physical ids) as value pairs, in id order."""
+        return [self.tile_set.tiles[self.kind_of[t]] for t in iter_bits(hand)]
+
+
+def _int_option(name: str, value: Any, allowed: range) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value not in allowed:
+        raise ValueError(
+            f"domino3d: {name} must be an int in {allowed.start}..{allowed.stop - 1}, got {value!r}"
+        )
+    return int(value)

@@ -1,0 +1,72 @@
+"""The registry is built from the variants' specs: every variant module registers itself once."""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import pkgutil
+
+import pytest
+
+import domino_env
+from domino_env import variants
+from domino_env.rules.spec import VariantSpec
+from domino_env.variants.classic import ClassicRules
+
+
+def test_every_variant_module_registers_its_specs() -> None:
+    found = set()
+    for info in pkgutil.iter_modules(variants.__path__):
+        module = importlib.import_module(f"domino_env.variants.{info.name}")
+        assert module.SPECS, f"{info.name} declares no SPECS"
+        found |= {spec.name for spec in module.SPECS}
+    assert found == set(domino_env.SPECS) == set(domino_env.VARIANTS)
+    assert len(found) == 9
+
+
+@pytest.mark.parametrize("name", list(domino_env.SPECS))
+def test_spec_options_are_the_rules_signature(name: str) -> None:
+    spec = domino_env.spec(name)
+    params = [p for p in inspect.signature(spec.rules.__init__).parameters.values() if p.name != "self"]
+    assert [(o.name, o.default) for o in spec.options] == [(p.name, p.default) for p in params]
+    assert all(o.help for o in spec.options), "every option says what it does"
+    assert all(o.type is not None for o in spec.options)
+    # the defaults build the rules, and every standard table is a legal one
+    spec.rules()
+    tables = [(t["num_players"], t["teams"]) for t in spec.tables()]
+    for table in spec.benchmark_tables:
+        assert (table["num_players"], table.get("teams", False)) in tables
+        domino_env.make(name, **table).reset(seed=0)
+    # extra actions have display names
+    rules = spec.rules(**spec.benchmark_tables[0])
+    extras = {kind for kind in rules.action_kind if kind != "play"}
+    assert extras <= set(spec.action_names), f"{name}: no display name for {extras - set(spec.action_names)}"
+
+
+@pytest.mark.parametrize("name", list(domino_env.SPECS))
+def test_variant_modules_are_generated(name: str) -> None:
+    spec = domino_env.spec(name)
+    module = importlib.import_module(f"domino_env.{spec.module_name}")
+    assert getattr(domino_env, spec.module_name) is module
+    assert module.SPEC is spec
+    assert spec.title in (module.__doc__ or "")
+    env = module.env()
+    env.reset(seed=1)
+    assert env.metadata["name"] == spec.module_name
+    assert type(module.raw_env()) is type(env.unwrapped)
+
+
+def test_unknown_variant_lists_the_known_ones() -> None:
+    with pytest.raises(ValueError, match="unknown variant 'dominoes'; available: all_fives, blind"):
+        domino_env.spec("dominoes")
+    with pytest.raises(ValueError, match="unknown variant"):
+        domino_env.make("dominoes")
+
+
+def test_a_spec_checks_what_it_declares() -> None:
+    with pytest.raises(ValueError, match="table must be one of"):
+        VariantSpec("x", "X", ClassicRules, "hex", "s", option_help={"draw": "d"})
+    with pytest.raises(ValueError, match=r"undocumented: \['draw'\]"):
+        VariantSpec("x", "X", ClassicRules, "chain", "s")
+    with pytest.raises(ValueError, match=r"unknown: \['drow'\]"):
+        VariantSpec("x", "X", ClassicRules, "chain", "s", option_help={"draw": "d", "drow": "?"})
