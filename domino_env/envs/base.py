@@ -19,6 +19,7 @@ from gymnasium import spaces
 from gymnasium.utils import seeding
 from pettingzoo import AECEnv
 
+from domino_env.envs.view import SeatView, seat_view
 from domino_env.rules.table import TableRules
 
 EPISODES = ("match", "round")
@@ -305,6 +306,18 @@ class DominoEnv(AECEnv, Generic[RulesT]):
         self._show_mask()
 
     # --- introspection -----------------------------------------------------------------------
+
+    def view(self, seat: int | str) -> SeatView:
+        """What ``seat`` (a seat number or an agent name) knows now, as a read-only
+        :class:`~domino_env.envs.view.SeatView`: the information state search agents sample
+        from and players' front ends draw."""
+        if self.game is None:
+            raise ValueError("view() needs a game in progress: call reset() first")
+        if isinstance(seat, str):
+            if seat not in self._seat:
+                raise ValueError(f"unknown agent {seat!r}; agents: {', '.join(self.possible_agents)}")
+            seat = self._seat[seat]
+        return seat_view(self.rules, self.game, seat, self.public_state())
 
     def legal_moves(self) -> list[dict[str, Any]]:
         """The legal moves of the agent to move, described as by :meth:`describe_action`."""

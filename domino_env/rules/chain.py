@@ -448,6 +448,9 @@ class ChainRules(TableRules):
         """Hook: variant-specific entries of ``public_state()``."""
         return {}
 
+    def table_mask(self, state: State) -> int:
+        return state.line.played
+
     def event_text(self, event: tuple[Any, ...], agent_names: list[str]) -> str | None:
         """Hook: a line of the game log for one of the variant's own events (None: not shown)."""
         return None

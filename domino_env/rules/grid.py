@@ -356,6 +356,18 @@ class GridRules(TableRules):
         x, y, edge = self.decode(action)
         return state.grid.points(edge, x, y) or 0
 
+    @property
+    def tiles_in_play(self) -> int:
+        """The physical ids of every tile in play (``sets`` copies, doubles unless removed)."""
+        return sum(1 << t for t in self.tile_ids)
+
+    def table_mask(self, state: GridState) -> int:
+        return state.on_table
+
+    def public_hands(self, state: GridState) -> list[int]:
+        """With ``open_hands`` every hand is shown to everybody."""
+        return list(state.hands) if self.open_hands else [0] * self.num_players
+
     def kinds_in(self, hand: int) -> list[tuple[int, int]]:
         """The tiles of a hand (physical ids) as value pairs, in id order."""
         return [self.tile_set.tiles[self.kind_of[t]] for t in iter_bits(hand)]

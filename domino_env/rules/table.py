@@ -170,3 +170,22 @@ class TableRules:
     def known_hand(self, state: Any, seat: int) -> int:
         """The tiles of its own hand ``seat`` can name."""
         return self.known_hands(state)[seat]
+
+    # --- what a seat knows (the seat view, ``domino_env.envs.view``) ---------------------------
+
+    @property
+    def tiles_in_play(self) -> int:
+        """The bitmask of every tile id a game deals (the whole set by default)."""
+        return (1 << self.tile_set.size) - 1
+
+    def table_mask(self, state: Any) -> int:
+        """Hook: the tiles on the table (a bitmask of tile ids)."""
+        raise NotImplementedError
+
+    def public_hands(self, state: Any) -> list[int]:
+        """Hook: per seat, the tiles of its hand that everybody can name (none by default)."""
+        return [0] * self.num_players
+
+    def private_view(self, state: Any, seat: int) -> dict[str, Any]:
+        """Hook: what only ``seat`` knows beyond the tiles it can name (nothing by default)."""
+        return {}

@@ -219,6 +219,19 @@ class BlindBlitzRules(ClassicRules):
         known: list[int] = state.extra["known"]
         return known
 
+    def public_hands(self, state: State) -> list[int]:
+        """Per seat, the tiles of its row everybody can name (misses, an open hand, and the
+        tile the seat to move has turned up)."""
+        shown = list(state.extra["seen"])
+        if state.extra["up"] >= 0:
+            shown[state.current] |= 1 << state.extra["up"]
+        return shown
+
+    def private_view(self, state: State, seat: int) -> dict[str, Any]:
+        """The seat's own row left to right, as it knows it (None: a tile it cannot name)."""
+        known, tiles = state.extra["known"][seat], self.tile_set.tiles
+        return {"row": [tiles[t] if known >> t & 1 else None for t in state.extra["rows"][seat]]}
+
     # --- the turn loop ---------------------------------------------------------------------------
 
     def legal_actions(self, state: State) -> list[int]:
