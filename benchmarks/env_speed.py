@@ -24,27 +24,17 @@ from typing import Any
 import domino_env
 from training.arena import positive_int
 
+# Tables beyond each variant's standard ones (``spec.benchmark_tables``): classic at every
+# table (the reference of "vs classic"), and options whose speed differs.
+EXTRA_CONFIGS: dict[str, list[dict[str, Any]]] = {
+    "classic": [{"num_players": 2, "draw": False}, {"num_players": 3}, {"num_players": 4}],
+    "blind_blitz": [{"num_players": 2, "arrange": "dealt"}],
+    # the grid game at board 32, to show how decision time grows with the board
+    "domino3d": [{"num_players": 2, "board_size": 32}],
+}
 CONFIGS: dict[str, list[dict[str, Any]]] = {
-    "classic": [
-        {"num_players": 2, "draw": False},
-        {"num_players": 2},
-        {"num_players": 3},
-        {"num_players": 4},
-        {"num_players": 4, "teams": True},
-    ],
-    "all_fives": [{"num_players": 2}, {"num_players": 4, "teams": True}],
-    "blind_blitz": [
-        {"num_players": 2},
-        {"num_players": 2, "arrange": "dealt"},
-        {"num_players": 4, "teams": True},
-    ],
-    "blind": [{"num_players": 2}, {"num_players": 4, "teams": True}],
-    "blitz": [{"num_players": 2}, {"num_players": 4, "teams": True}],
-    "cross": [{"num_players": 4}, {"num_players": 4, "teams": True}],
-    "metro": [{"num_players": 2}, {"num_players": 3}],
-    "osel": [{"num_players": 2}, {"num_players": 4}],
-    # the grid game: board 16 (the default), and 32 to show how decision time grows with the board
-    "domino3d": [{"num_players": 2}, {"num_players": 4}, {"num_players": 2, "board_size": 32}],
+    name: [dict(table) for table in spec.benchmark_tables] + EXTRA_CONFIGS.get(name, [])
+    for name, spec in domino_env.SPECS.items()
 }
 
 
