@@ -38,3 +38,31 @@ def deal(
     if leader is not None:
         out["leader"] = leader
     return out
+
+
+def play(
+    env, move: str | Tile, arm: str | None = None, seat: int | None = None, face_down: bool = False
+) -> dict:
+    """Make the one legal move of the seat to move that lays tile ``move`` (on ``arm``, face up
+    unless ``face_down``), or whose kind is ``move`` (``"stop"``, ``"draw"``...); ``seat``, when
+    given, must be the seat to move. Returns the move (as ``legal_moves()`` describes it)."""
+    u = env.unwrapped
+    if seat is not None:
+        assert u.game.current == seat, f"expected seat {seat} to move, seat {u.game.current} is to move"
+        assert env.agent_selection == f"player_{seat}"
+    legal = u.legal_moves()
+    if isinstance(move, str) and "-" not in move:
+        options = [m for m in legal if m["kind"] == move]
+    else:
+        want = tile(move)
+        options = [
+            m
+            for m in legal
+            if m["tile"] == want and (arm is None or m["arm"] == arm) and m["face_down"] == face_down
+        ]
+    described = sorted(
+        str((m["tile"], m["arm"], m["face_down"]) if m["kind"] == "play" else m["kind"]) for m in legal
+    )
+    assert len(options) == 1, f"{move} {arm or ''}: not exactly one legal move among {described}"
+    env.step(options[0]["action"])
+    return options[0]

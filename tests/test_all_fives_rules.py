@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import pytest
-from helpers import deal, tile, tiles
+from helpers import deal, play, tile, tiles
 
 import domino_env
 from domino_env.variants.all_fives import end_count
@@ -40,21 +40,6 @@ def start(
 
 def current(env) -> int:
     return env.unwrapped.game.current
-
-
-def play(env, t: str | Tile, arm: str, seat: int | None = None) -> None:
-    """Lay tile ``t`` on ``arm`` ("lead", "east", ...) - it must be a legal move of the seat to move."""
-    u = env.unwrapped
-    if seat is not None:
-        assert current(env) == seat, f"seat {current(env)} is to move, expected seat {seat}"
-    want = tile(t)
-    for move in u.legal_moves():
-        if move["tile"] == want and move["arm"] == arm:
-            assert env.agent_selection == f"player_{current(env)}"
-            env.step(move["action"])
-            return
-    legal = [(m["tile"], m["arm"]) for m in u.legal_moves()]
-    raise AssertionError(f"{t} on {arm} is not legal for seat {current(env)}; legal: {legal}")
 
 
 def play_path(env, path: Sequence[str]) -> None:

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from helpers import pips, tile, tiles
+from helpers import pips, play, tile, tiles
 from hypothesis import Phase, given, settings
 from hypothesis import strategies as st
 
@@ -60,21 +60,6 @@ def current(env) -> int:
 def moves(env) -> set[tuple[tuple[int, int], str] | str]:
     """(tile, arm) of every legal placement of the seat to move, and "stop" when offered."""
     return {(m["tile"], m["arm"]) if m["kind"] == "play" else m["kind"] for m in env.unwrapped.legal_moves()}
-
-
-def play(env, text: str, arm: str | None = None, seat: int | None = None) -> None:
-    u = env.unwrapped
-    if seat is not None:
-        assert current(env) == seat, f"expected seat {seat} to move, seat {current(env)} is to move"
-        assert env.agent_selection == f"player_{seat}"
-    if text == "stop":
-        options = [m for m in u.legal_moves() if m["kind"] == "stop"]
-    else:
-        options = [m for m in u.legal_moves() if m["tile"] == tile(text) and (arm is None or m["arm"] == arm)]
-    assert len(options) == 1, (
-        f"{text} {arm or ''}: not exactly one legal move among {sorted(map(str, moves(env)))}"
-    )
-    env.step(options[0]["action"])
 
 
 def run_script(env, script: list[str]) -> None:

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from helpers import pips, tile, tiles
+from helpers import pips, play, tile, tiles
 
 import domino_env
 from domino_env.core.state import DRAW, LAY, PASS
@@ -70,18 +70,6 @@ def lead_actions(env) -> set[tuple[int, int]]:
     moves = env.unwrapped.legal_moves()
     assert all(m["arm"] == "lead" for m in moves)
     return {m["tile"] for m in moves}
-
-
-def play(env, text: str, arm: str | None = None, seat: int | None = None) -> dict[str, Any]:
-    """Play a tile for the seat to move; ``arm`` picks the end when the tile fits two."""
-    u = env.unwrapped
-    if seat is not None:
-        assert u.game.current == seat, f"expected seat {seat} to move, seat {u.game.current} is to move"
-        assert env.agent_selection == f"player_{seat}"
-    options = [m for m in moves_of(env, text) if arm is None or m["arm"] == arm]
-    assert len(options) == 1, f"{text} {arm or ''}: not exactly one legal move among {u.legal_moves()}"
-    env.step(options[0]["action"])
-    return options[0]
 
 
 def run_script(env, script: list[str]) -> None:

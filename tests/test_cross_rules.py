@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from helpers import pips, tile, tiles
+from helpers import pips, play, tile, tiles
 from hypothesis import Phase, given, settings
 from hypothesis import strategies as st
 
@@ -50,16 +50,6 @@ def state(env) -> dict[str, Any]:
 def moves(env) -> set[tuple[tuple[int, int], str]]:
     """(tile, arm) of every legal move of the seat to move."""
     return {(m["tile"], m["arm"]) for m in env.unwrapped.legal_moves()}
-
-
-def play(env, text: str, arm: str, seat: int | None = None) -> None:
-    u = env.unwrapped
-    if seat is not None:
-        assert u.game.current == seat, f"expected seat {seat} to move, seat {u.game.current} is to move"
-        assert env.agent_selection == f"player_{seat}"
-    options = [m for m in u.legal_moves() if m["tile"] == tile(text) and m["arm"] == arm]
-    assert len(options) == 1, f"{text} {arm}: not a legal move among {sorted(moves(env))}"
-    env.step(options[0]["action"])
 
 
 def run_script(env, script: list[str]) -> None:

@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from helpers import tile, tiles
+from helpers import play, tile, tiles
 from hypothesis import Phase, given, settings
 from hypothesis import strategies as st
 
@@ -94,13 +94,6 @@ def action_of(env, t: str | Tile, arm: str, face_down: bool = False) -> int:
     raise AssertionError(
         f"{t} on {arm} (face down {face_down}) is not legal for seat {current(env)}: {moves(env)}"
     )
-
-
-def play(env, t: str | Tile, arm: str, seat: int | None = None, face_down: bool = False) -> None:
-    """Lay tile ``t`` on ``arm`` - it must be a legal move of the seat to move."""
-    if seat is not None:
-        assert current(env) == seat, f"seat {current(env)} is to move, expected seat {seat}"
-    env.step(action_of(env, t, arm, face_down))
 
 
 def play_last(env, t: str | Tile, arm: str, face_down: bool = False):

@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from helpers import deal, tile, tiles
+from helpers import deal, play, tile, tiles
 from hypothesis import Phase, given, settings
 from hypothesis import strategies as st
 
@@ -58,21 +58,6 @@ def start_match(deals: Sequence[dict], num_players: int = 2, **kw: Any):
 
 def current(env) -> int:
     return env.unwrapped.game.current
-
-
-def play(env, t: str | Tile, arm: str, seat: int | None = None, face_down: bool = False) -> None:
-    """Lay tile ``t`` on ``arm`` ("lead", "east", ...) face up or down - it must be legal."""
-    u = env.unwrapped
-    if seat is not None:
-        assert current(env) == seat, f"seat {current(env)} is to move, expected seat {seat}"
-    want = tile(t)
-    for move in u.legal_moves():
-        if move["tile"] == want and move["arm"] == arm and move["face_down"] == face_down:
-            assert env.agent_selection == f"player_{current(env)}"
-            env.step(move["action"])
-            return
-    legal = [(m["tile"], m["arm"], m["face_down"]) for m in u.legal_moves()]
-    raise AssertionError(f"{t} on {arm} (face down: {face_down}) is not legal; legal: {legal}")
 
 
 def stop(env, seat: int | None = None) -> None:
