@@ -150,3 +150,17 @@ def test_blind_view_shows_the_row_as_the_seat_knows_it():
     up = blind.unwrapped.rules.tile_set.id_of(view.public["turned_up"])
     assert view.private["row"] == [None] * (view.hand_sizes[1] - 1)
     assert view.known_hands[1] == {up} and up not in view.unseen and not view.hand
+
+
+@pytest.mark.parametrize("name", ["classic", "domino3d"])
+def test_view_layout_is_a_copy_of_the_table(name):
+    env = domino_env.make(name)
+    env.reset(seed=5)
+    play_random(env, 3, random.Random(0))
+    raw = env.unwrapped
+    view = raw.view(0)
+    layout = raw.rules.layout(raw.game)
+    assert view.layout == layout and view.layout is not layout
+    before = raw.public_state()
+    view.layout.reset()  # a sampler may change its copy freely
+    assert raw.public_state() == before and raw.view(0) == view.__class__(**{**vars(view), "layout": layout})

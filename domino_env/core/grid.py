@@ -141,6 +141,17 @@ class Grid:
         other.scoring, other.flipped = self.scoring[:], self.flipped[:]
         return other
 
+    def __eq__(self, other: object) -> bool:
+        """Equal grids show the same table (seat views compare them); the candidate index follows
+        from the tiles placed."""
+        return isinstance(other, Grid) and (self.geo, self.stacking, self.placed) == (
+            other.geo,
+            other.stacking,
+            other.placed,
+        )
+
+    __hash__ = None  # type: ignore[assignment]  # mutable
+
     # --- what may be laid ---------------------------------------------------------------------
 
     def placements(self, pairs: int) -> list[int]:

@@ -141,6 +141,29 @@ class Line:
         other.playable = self.playable
         return other
 
+    def _key(self) -> tuple[Any, ...]:
+        return (
+            self.tiles,
+            self.num_slots,
+            self.spinner_rule,
+            self.value,
+            self.state,
+            self.length,
+            self.double_end,
+            self.arms,
+            self.played,
+            self.lead_tile,
+            self.spinner_slot,
+            self.spinner_depth,
+            self.used,
+        )
+
+    def __eq__(self, other: object) -> bool:
+        """Equal lines show the same table (seat views compare them)."""
+        return isinstance(other, Line) and self._key() == other._key()
+
+    __hash__ = None  # type: ignore[assignment]  # mutable
+
     # --- queries -------------------------------------------------------------------------
 
     @property

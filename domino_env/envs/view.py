@@ -3,20 +3,24 @@
 ``env.unwrapped.view(seat)`` is what search agents sample from, what terminal play and the
 browser draw, and what an observation encodes: its own tiles (only those it can name, in
 Blind), the table, hand and boneyard sizes, the values each player was seen unable to play,
-scores, the public events (a drawn tile is named only to the player who can name it), and
-the tiles whose place it cannot know. It is built from the game through the rules' hooks
+scores, the public events (a drawn tile is named only to the player who can name it), the
+tiles whose place it cannot know, and a copy of the layout (the line or the grid) that a
+sampler can deal hidden tiles around. It is built from the game through the rules' hooks
 (``known_hand``, ``public_hands``, ``private_view``), never reads a hidden tile, and two
 games that differ only in what the seat cannot know give equal views.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
 
-from domino_env.core.state import DRAW
+from domino_env.core.grid import Grid
+from domino_env.core.line import Line
+from domino_env.core.state import DRAW, RoundResult
 from domino_env.core.tiles import iter_bits
 from domino_env.rules.table import TableRules
 
@@ -37,6 +41,7 @@ class SeatView:
     hand_sizes: tuple[int, ...]  # per seat
     boneyard_size: int
     table: frozenset[int]  # tiles on the table
+    layout: Line | Grid  # a copy of the table's engine object (the line of play, or the grid)
     known_hands: tuple[frozenset[int], ...]  # per seat, tiles of that hand it can name (others: shown to all)
     voids: tuple[int, ...]  # per seat, values it was seen unable to play (bitmask; () on a grid)
     scores: tuple[int, ...]  # per seat (its side's score)
@@ -47,6 +52,7 @@ class SeatView:
     private: Mapping[str, Any]  # what only this seat knows beyond its hand (Blind: its row)
     round_over: bool
     match_over: bool
+    result: RoundResult | None  # how the round ended (every hand's pips are shown then)
 
     @property
     def to_move(self) -> bool:
@@ -76,6 +82,7 @@ def seat_view(rules: TableRules, game: Any, seat: int, public: dict[str, Any]) -
         hand_sizes=tuple(hand.bit_count() for hand in game.hands),
         boneyard_size=len(game.stock),
         table=frozenset(iter_bits(table)),
+        layout=rules.layout(game).clone(),
         known_hands=tuple(frozenset(iter_bits(tiles)) for tiles in shown),
         voids=tuple(getattr(game, "voids", ())),
         scores=tuple(game.scores[rules.side_of[s]] for s in range(n)),
@@ -86,6 +93,7 @@ def seat_view(rules: TableRules, game: Any, seat: int, public: dict[str, Any]) -
         private=MappingProxyType(rules.private_view(game, seat)),
         round_over=game.round_over,
         match_over=game.match_over,
+        result=None if game.result is None else dataclasses.replace(game.result),
     )
 
 

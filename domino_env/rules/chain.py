@@ -451,6 +451,9 @@ class ChainRules(TableRules):
     def table_mask(self, state: State) -> int:
         return state.line.played
 
+    def layout(self, state: State) -> Line:
+        return state.line
+
     def event_text(self, event: tuple[Any, ...], agent_names: list[str]) -> str | None:
         """Hook: a line of the game log for one of the variant's own events (None: not shown)."""
         return None

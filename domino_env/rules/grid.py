@@ -364,6 +364,9 @@ class GridRules(TableRules):
     def table_mask(self, state: GridState) -> int:
         return state.on_table
 
+    def layout(self, state: GridState) -> Grid:
+        return state.grid
+
     def public_hands(self, state: GridState) -> list[int]:
         """With ``open_hands`` every hand is shown to everybody."""
         return list(state.hands) if self.open_hands else [0] * self.num_players

@@ -182,6 +182,10 @@ class TableRules:
         """Hook: the tiles on the table (a bitmask of tile ids)."""
         raise NotImplementedError
 
+    def layout(self, state: Any) -> Any:
+        """Hook: the table's engine object (the line of play, the grid), all of it public."""
+        raise NotImplementedError
+
     def public_hands(self, state: Any) -> list[int]:
         """Hook: per seat, the tiles of its hand that everybody can name (none by default)."""
         return [0] * self.num_players
