@@ -27,8 +27,9 @@ from training.__main__ import main
 from training.arena import head_to_head
 from training.checkpoint import CheckpointError, load_model
 from training.config import Config, ConfigError, config_from_dict, load_config
+from training.networks import ActorCritic, PlayOutlook
 from training.policy import PolicyAgent, load_agent
-from training.ppo import ActorCritic, Batch, PlayOutlook, gae, update
+from training.ppo import Batch, gae, update
 from training.rollout import Collector, EpisodeStats, play_outlook_spec
 from training.train import Trainer
 

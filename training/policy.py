@@ -9,7 +9,7 @@ import numpy as np
 from domino_env.agents import AGENTS, Agent, make_agent
 from domino_env.env import DominoEnv
 from training.checkpoint import load_model
-from training.ppo import ActorCritic
+from training.networks import ActorCritic
 
 
 class PolicyAgent:

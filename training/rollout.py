@@ -26,7 +26,8 @@ from domino_env.agents import AGENTS, GreedyAgent, RandomAgent
 from domino_env.env import DominoEnv
 from training.arena import seat_outcomes, win_share
 from training.config import Config, ConfigError
-from training.ppo import ActorCritic, Batch, gae
+from training.networks import ActorCritic
+from training.ppo import Batch, gae
 
 Baseline = RandomAgent | GreedyAgent
 Opponent = ActorCritic | Baseline  # a pool member: a frozen snapshot or a baseline

@@ -25,8 +25,9 @@ from domino_env.agents import make_agent
 from training import checkpoint, distributed
 from training.arena import head_to_head
 from training.config import Config, ConfigError, config_differences
+from training.networks import ActorCritic
 from training.policy import PolicyAgent
-from training.ppo import ActorCritic, update
+from training.ppo import update
 from training.rollout import Collector
 
 # What a run writes in its folder (training, then demo's evaluation and rating): an earlier
