@@ -6,6 +6,7 @@ environments, a few iterations); the one learning run takes a few seconds of tra
 
 from __future__ import annotations
 
+import copy
 import csv
 import re
 import subprocess
@@ -27,10 +28,10 @@ from training.__main__ import main
 from training.arena import head_to_head
 from training.checkpoint import CheckpointError, load_model
 from training.config import Config, ConfigError, config_from_dict, load_config
-from training.networks import ActorCritic, PlayOutlook
+from training.networks import ActorCritic, PlayOutlook, play_outlook_spec
 from training.policy import PolicyAgent, load_agent
 from training.ppo import Batch, gae, update
-from training.rollout import Collector, EpisodeStats, play_outlook_spec
+from training.rollout import Collector, EpisodeStats
 from training.train import Trainer
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -206,6 +207,15 @@ def test_play_outlook_matches_a_reading_of_the_game_state(variant: str, options:
                     checked += 1
             env.step(int(rng.choice(legal)))
     assert checked > 100
+
+
+def test_play_outlook_refuses_plays_numbered_in_another_order() -> None:
+    env = raw_env("classic")
+    rules = copy.copy(env.rules)
+    plays = rules.num_play_actions
+    rules.action_tile = [*rules.action_tile[1:plays], rules.action_tile[0], *rules.action_tile[plays:]]
+    with pytest.raises(ValueError, match="ordered by face"):
+        play_outlook_spec(rules, env.observation_layout)
 
 
 def test_play_outlook_adds_its_facts_to_the_play_logits_only() -> None:

@@ -117,9 +117,10 @@ class PlayOutlook(nn.Module):
     computes from the state. Why: each fact joins two observation blocks per action (this
     end's value, that tile's halves), which an MLP over the flat vector learns slowly.
 
-    Play action ids are ``(face * tiles + tile) * slots + slot`` (the chain rules' layout), so
-    the weighed facts are a (tiles x values) table times the value each end shows: a few small
-    matmuls, no per-action indexing.
+    The facts are computed on a (face, tile, slot) grid of the plays (:meth:`grid`), so the
+    weighed facts are a (tiles x values) table times the value each end shows: a few small
+    matmuls, no per-action indexing. :func:`play_outlook_spec` checks that the rules number
+    their plays in that order before a network is built on them.
     """
 
     features = 6  # (unseen, void, kept) of the exposed value, then of the covered one
@@ -134,9 +135,7 @@ class PlayOutlook(nn.Module):
         values, slots, tile_values = spec["values"], spec["slots"], spec["tile_values"]
         self.values, self.slots, self.tiles = values, slots, len(tile_values)
         self.num_plays = spec["plays"]
-        self.faces = self.num_plays // (self.tiles * slots)
-        if self.faces * self.tiles * slots != self.num_plays or self.faces not in (1, 2):
-            raise ValueError(f"{self.num_plays} play actions are not (1 or 2 faces) x tiles x slots")
+        self.faces = self.faces_of(self.num_plays, self.tiles, slots)
         # per value (unseen, void, kept) = obs @ read + base: all three are affine in the observation
         read = torch.zeros(spec["obs_size"], 3 * values)
         base = torch.zeros(3 * values)
@@ -158,6 +157,21 @@ class PlayOutlook(nn.Module):
         ends, width = spec["ends"], spec["slot_width"]
         shows = [ends + s * width + v for v in range(values) for s in range(slots)]  # value-major
         self.register_buffer("shows", torch.tensor(shows), persistent=False)
+
+    @staticmethod
+    def faces_of(plays: int, tiles: int, slots: int) -> int:
+        """How many faces (1, or 2 with face-down plays) ``plays`` actions make with ``tiles`` x
+        ``slots``; any other count is refused."""
+        faces = plays // (tiles * slots)
+        if faces * tiles * slots != plays or faces not in (1, 2):
+            raise ValueError(f"{plays} play actions are not (1 or 2 faces) x tiles x slots")
+        return faces
+
+    @staticmethod
+    def grid(faces: int, tiles: int, slots: int) -> list[tuple[bool, int, int]]:
+        """(face down, tile, slot) of each play action, in the order :meth:`add_to` reads the
+        logits: face-major, then tile, then slot."""
+        return [(face == 1, t, s) for face in range(faces) for t in range(tiles) for s in range(slots)]
 
     def add_to(self, logits: torch.Tensor, obs: torch.Tensor, gains: torch.Tensor) -> None:
         """Add the facts weighed by ``gains`` (batch, features) to the plays' ``logits`` in place.
@@ -181,6 +195,38 @@ class PlayOutlook(nn.Module):
         for f in range(self.features):
             self.add_to(facts[f], obs, unit[f].expand(len(obs), -1))
         return facts.permute(1, 2, 0)
+
+
+def play_outlook_spec(rules: Any, layout: dict[str, slice]) -> dict[str, Any] | None:
+    """:class:`PlayOutlook`'s spec for a chain game's flat observation (None for a table
+    without one, such as 3D dominoes' grid): where its blocks lie, the tiles, the play actions.
+
+    The plays are described by the rules' per-action ``action_face_down``, ``action_tile`` and
+    ``action_slot``; a table whose plays are not :meth:`PlayOutlook.grid`'s order is refused
+    (ValueError), since the outlook would add each fact to another play's logit."""
+    if "ends" not in layout:
+        return None
+    tiles, slots, plays = rules.tile_set.tiles, rules.num_slots, rules.num_play_actions
+    described = [
+        (bool(rules.action_face_down[a]), rules.action_tile[a], rules.action_slot[a]) for a in range(plays)
+    ]
+    if described != PlayOutlook.grid(PlayOutlook.faces_of(plays, len(tiles), slots), len(tiles), slots):
+        raise ValueError(
+            "the play outlook needs play actions ordered by face (up, then down), tile, then slot; "
+            f"{type(rules).__name__} numbers its {plays} plays otherwise (network.play_outlook=false)"
+        )
+    return {
+        "obs_size": max(block.stop for block in layout.values()),
+        "values": rules.tile_set.num_values,
+        "slots": slots,
+        "slot_width": (layout["ends"].stop - layout["ends"].start) // slots,
+        "hand": layout["hand"].start,
+        "table": layout["table"].start,
+        "ends": layout["ends"].start,
+        "voids": layout["voids"].start,
+        "tile_values": [list(tile) for tile in tiles],
+        "plays": plays,
+    }
 
 
 class LegalPolicy:

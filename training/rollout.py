@@ -26,7 +26,7 @@ from domino_env.agents import AGENTS, GreedyAgent, RandomAgent
 from domino_env.env import DominoEnv
 from training.arena import seat_outcomes, win_share
 from training.config import Config, ConfigError
-from training.networks import ActorCritic
+from training.networks import ActorCritic, play_outlook_spec
 from training.ppo import Batch, gae
 
 Baseline = RandomAgent | GreedyAgent
@@ -42,26 +42,6 @@ class EpisodeStats:
     pool_games: int = 0
     pool_wins: float = 0.0  # the learner side's first places in pool games (a shared one: a fraction)
     lengths: list[int] = field(default_factory=list)
-
-
-def play_outlook_spec(rules: Any, layout: dict[str, slice]) -> dict[str, Any] | None:
-    """:class:`PlayOutlook`'s spec for a chain game's flat observation (None for a table
-    without one, such as 3D dominoes' grid): where its blocks lie, the tiles, the play actions."""
-    if "ends" not in layout:
-        return None
-    tiles = rules.tile_set.tiles
-    return {
-        "obs_size": max(block.stop for block in layout.values()),
-        "values": rules.tile_set.num_values,
-        "slots": rules.num_slots,
-        "slot_width": (layout["ends"].stop - layout["ends"].start) // rules.num_slots,
-        "hand": layout["hand"].start,
-        "table": layout["table"].start,
-        "ends": layout["ends"].start,
-        "voids": layout["voids"].start,
-        "tile_values": [list(tile) for tile in tiles],
-        "plays": rules.num_play_actions,
-    }
 
 
 class Collector:
