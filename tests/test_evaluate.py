@@ -14,10 +14,10 @@ import torch
 from domino_env import VARIANTS, raw_env
 from training import arena, evaluate
 from training.__main__ import main
+from training.agents import resolve_agent
 from training.checkpoint import load_model
 from training.config import load_config
 from training.play import move_text, play
-from training.policy import load_agent
 from training.train import Trainer
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -423,7 +423,7 @@ def test_shipped_agent_loads_on_its_table_and_plays(path: Path) -> None:
     _, config = load_model(path)
     assert config.env.variant == path.stem and path.stat().st_size < 4_000_000
     env = raw_env(config.env.variant, **config.env.options)
-    agent = load_agent(str(path), env)
+    agent = resolve_agent(str(path), env)
     env.reset(seed=0)
     observation = env.observe(env.agent_selection)
     assert observation["action_mask"][agent(env, observation)]

@@ -25,11 +25,11 @@ from domino_env.agents import make_agent
 from domino_env.tiles import format_tile
 from training import checkpoint
 from training.__main__ import main
+from training.agents import PolicyAgent, resolve_agent
 from training.arena import head_to_head
 from training.checkpoint import CheckpointError, load_model
 from training.config import Config, ConfigError, config_from_dict, load_config
 from training.networks import ActorCritic, PlayOutlook, play_outlook_spec
-from training.policy import PolicyAgent, load_agent
 from training.ppo import Batch, gae, update
 from training.rollout import Collector, EpisodeStats
 from training.train import Trainer
@@ -1012,12 +1012,12 @@ def test_checkpoint_for_another_variant_or_table_is_refused(tmp_path: Path, clas
     with pytest.raises(CheckpointError, match=sizes):
         load_model(path, fives.encoder.size, fives.rules.num_actions)
     with pytest.raises(CheckpointError, match="classic"):
-        load_agent(str(path), fives)
+        resolve_agent(str(path), fives)
     three = raw_env("classic", num_players=3)
     with pytest.raises(CheckpointError, match=r"obs_size=\d+, but this environment has \d+"):
         load_model(path, three.encoder.size, three.rules.num_actions)
     with pytest.raises(CheckpointError, match="obs_size"):
-        load_agent(str(path), three)
+        resolve_agent(str(path), three)
     # resuming a run on another variant or table, or with another network, is refused too
     for config in (
         tiny_config(tmp_path, variant="all_fives", options="{num_players: 2, episode: round}"),

@@ -27,9 +27,9 @@ from domino_env.env import DominoEnv
 from domino_env.registry import VARIANTS, raw_env
 from domino_env.variants.base import ChainRules
 from training import checkpoint
+from training.agents import checkpoint_file, resolve_agent
 from training.arena import Summary, play_game, seat_outcomes, seats_of_first, win_share
 from training.config import Config, load_config
-from training.policy import load_agent
 
 BASELINES = tuple(AGENTS)
 RESULT_COLUMNS = (
@@ -53,7 +53,7 @@ RATING_COLUMNS = ("agent", "iteration", "steps", "mu", "sigma", "ordinal", "game
 class Contestant:
     """An agent named once and resolved once: a baseline, or a checkpoint with what it was trained on."""
 
-    spec: str  # what policy.load_agent takes: a baseline name or a checkpoint path
+    spec: str  # what resolve_agent takes: a baseline name or a checkpoint path
     label: str
     config: Config | None = None  # the checkpoint's training config; None for baselines
     iteration: int | None = None
@@ -61,21 +61,14 @@ class Contestant:
 
     def agent(self, env: DominoEnv, seed: int) -> Agent:
         """A fresh agent for one pairing, so a baseline's random stream never depends on earlier pairings."""
-        return load_agent(self.spec, env, seed)
+        return resolve_agent(self.spec, env, seed)
 
 
 def contestant(spec: str, label: str | None = None) -> Contestant:
     """Resolve a command-line agent; unknown names and unreadable checkpoints raise ValueError."""
-    if spec in AGENTS:
+    path = checkpoint_file(spec)
+    if path is None:
         return Contestant(spec, label or spec)
-    path = Path(spec)
-    if path.is_dir():
-        path = checkpoint.latest(path)
-    elif not path.exists():
-        raise ValueError(
-            f"agent {spec!r} is not {' or '.join(BASELINES)}, and no checkpoint file or run folder "
-            "of that name exists"
-        )
     data = checkpoint.load(path)
     if label is None:  # <run>/checkpoints/iter_00010.pt -> <run>/iter_00010
         label = f"{path.parent.parent.name}/{path.stem}" if path.parent.name == "checkpoints" else path.stem

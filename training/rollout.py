@@ -15,6 +15,7 @@ takes the seats of the other side, and its moves are not learned from.
 
 from __future__ import annotations
 
+import random
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -22,15 +23,15 @@ import numpy as np
 import torch
 
 from domino_env import raw_env
-from domino_env.agents import AGENTS, GreedyAgent, RandomAgent
+from domino_env.agents import Agent
 from domino_env.env import DominoEnv
+from training.agents import resolve_agent
 from training.arena import seat_outcomes, win_share
 from training.config import Config, ConfigError
 from training.networks import ActorCritic, play_outlook_spec
 from training.ppo import Batch, gae
 
-Baseline = RandomAgent | GreedyAgent
-Opponent = ActorCritic | Baseline  # a pool member: a frozen snapshot or a baseline
+Opponent = ActorCritic | Agent  # a pool member: a frozen snapshot or a baseline
 
 
 @dataclass
@@ -42,6 +43,14 @@ class EpisodeStats:
     pool_games: int = 0
     pool_wins: float = 0.0  # the learner side's first places in pool games (a shared one: a fraction)
     lengths: list[int] = field(default_factory=list)
+
+
+def random_stream(agent: Agent) -> random.Random:
+    """A pool baseline's random stream, which an exact resume saves and restores."""
+    rng = getattr(agent, "rng", None)
+    if not isinstance(rng, random.Random):
+        raise TypeError(f"pool baseline {agent.name!r} has no random.Random to save with the run")
+    return rng
 
 
 class Collector:
@@ -80,8 +89,8 @@ class Collector:
             "outlook": play_outlook_spec(rules, layout) if network.play_outlook and flat else None,
         }
         self.pool: list[ActorCritic] = []
-        self.baselines: dict[str, Baseline] = {
-            name: AGENTS[name](config.run.seed) for name in config.pool.baselines
+        self.baselines: dict[str, Agent] = {
+            name: resolve_agent(name, self.envs[0], config.run.seed) for name in config.pool.baselines
         }
         # per env: the pool member playing the other side (None: pure self-play), learner side
         self.opponent: list[Opponent | None] = [None] * len(self.envs)
@@ -236,7 +245,9 @@ class Collector:
                 o if o is None else models.index(o) if isinstance(o, ActorCritic) else names[id(o)]
                 for o in self.opponent
             ],
-            "baseline_rngs": {name: agent.rng.getstate() for name, agent in self.baselines.items()},
+            "baseline_rngs": {
+                name: random_stream(agent).getstate() for name, agent in self.baselines.items()
+            },
             "learner_side": list(self.learner_side),
             "lengths": list(self.lengths),
         }
@@ -255,6 +266,6 @@ class Collector:
             for o in state["opponents"]
         ]
         for name, rng_state in state["baseline_rngs"].items():
-            self.baselines[name].rng.setstate(rng_state)
+            random_stream(self.baselines[name]).setstate(rng_state)
         self.learner_side = list(state["learner_side"])
         self.lengths = list(state["lengths"])

@@ -23,10 +23,10 @@ from tqdm import tqdm
 
 from domino_env.agents import make_agent
 from training import checkpoint, distributed
+from training.agents import PolicyAgent
 from training.arena import head_to_head
 from training.config import Config, ConfigError, config_differences
 from training.networks import ActorCritic
-from training.policy import PolicyAgent
 from training.ppo import update
 from training.rollout import Collector
 
