@@ -3,8 +3,8 @@
     python -m training evaluate runs/all_fives-1 greedy random --games 200
     python -m training rate runs/all_fives-1
 
-Every pairing is played as :func:`training.arena.head_to_head` plays it: seeded games with
-the seats rotated, so neither side keeps the lead or a seat. Agents are ``random``,
+Every pairing is played by :func:`training.matches.play_match`, as ``head_to_head`` plays it:
+seeded games with the seats rotated, so neither side keeps the lead or a seat. Agents are ``random``,
 ``greedy``, a checkpoint file, or a run folder (its ``checkpoints/latest.pt``).
 """
 
@@ -14,7 +14,7 @@ import csv
 import inspect
 import os
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -28,8 +28,8 @@ from domino_env.registry import VARIANTS, raw_env
 from domino_env.variants.base import ChainRules
 from training import checkpoint
 from training.agents import checkpoint_file, resolve_agent
-from training.arena import Summary, play_game, seat_outcomes, seats_of_first, win_share
 from training.config import Config, load_config
+from training.matches import Match, play_match
 
 BASELINES = tuple(AGENTS)
 RESULT_COLUMNS = (
@@ -174,14 +174,11 @@ def writable_folder(path: str | Path) -> Path:
 
 
 @dataclass
-class Result(Summary):
-    """A pairing's :class:`~training.arena.Summary`, with names, the first's mean final score and
-    its win share game by game (1 won, 0 lost, a fraction for a shared first place)."""
+class Result(Match):
+    """A pairing's :class:`~training.matches.Match`, with the contestants' labels."""
 
     agent: str = ""
     opponent: str = ""
-    mean_score: float = 0.0
-    shares: list[float] = field(default_factory=list)
 
     def row(self) -> dict[str, Any]:
         low, high = self.interval()
@@ -206,37 +203,11 @@ def play_pairing(
     seed: int,
     on_game: Callable[[], object] | None = None,
 ) -> Result:
-    """``first`` (one seat, or one partnership) against ``second`` in every other seat, seats rotated;
-    game ``g`` is dealt from ``seed + g`` whoever plays, so pairings share their deals. ``on_game``
-    is called after every game (a progress bar's tick)."""
-    rules = env.rules
-    n = rules.num_players
-    a, b = first.agent(env, seed), second.agent(env, seed + 1)
-    shares: list[float] = []
-    reward = score = rounds = steps = 0.0
-    for g in range(games):
-        mine = seats_of_first(n, rules.teams, g)
-        played, decisions = play_game(env, [a if s in mine else b for s in range(n)], seed + g)
-        rewards = seat_outcomes(env)
-        shares.append(win_share(rules, rewards, mine))
-        reward += rewards[mine[0]]
-        score += env.public_state()["scores"][mine[0]]
-        rounds += played
-        steps += decisions
-        if on_game is not None:
-            on_game()
-    count = max(games, 1)
-    return Result(
-        games=games,
-        wins=sum(shares),
-        mean_reward=reward / count,
-        mean_rounds=rounds / count,
-        steps=int(steps),
-        agent=first.label,
-        opponent=second.label,
-        mean_score=score / count,
-        shares=shares,
-    )
+    """``first`` against ``second`` as :func:`~training.matches.play_match` plays them; game ``g``
+    is dealt from ``seed + g`` whoever plays, so pairings share their deals. Each contestant is
+    a fresh agent (seeded ``seed`` and ``seed + 1``), so no pairing depends on an earlier one."""
+    match = play_match(env, first.agent(env, seed), second.agent(env, seed + 1), games, seed, on_game)
+    return Result(**vars(match), agent=first.label, opponent=second.label)
 
 
 def pairings(count: int, rules: ChainRules, first_only: bool = False) -> list[tuple[int, int]]:

@@ -18,7 +18,7 @@ from domino_env.engine.state import DEAL, ROUND_END
 from domino_env.env import ChainEnv, DominoEnv
 from domino_env.tiles import format_tile, iter_bits
 from domino_env.variants.base import PLAY, ChainRules
-from training.evaluate import seat_outcomes
+from training.matches import seat_outcomes
 
 
 def move_text(move: dict[str, Any]) -> str:

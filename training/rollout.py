@@ -26,8 +26,8 @@ from domino_env import raw_env
 from domino_env.agents import Agent
 from domino_env.env import DominoEnv
 from training.agents import resolve_agent
-from training.arena import seat_outcomes, win_share
 from training.config import Config, ConfigError
+from training.matches import seat_outcomes, win_share
 from training.networks import ActorCritic, play_outlook_spec
 from training.ppo import Batch, gae
 
