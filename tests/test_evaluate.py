@@ -12,7 +12,7 @@ import pytest
 import torch
 
 from domino_env import VARIANTS, raw_env
-from training import arena, evaluate
+from training import arena, evaluate, ratings, report
 from training.__main__ import main
 from training.agents import resolve_agent
 from training.checkpoint import load_model
@@ -109,7 +109,7 @@ def test_evaluate_final_writes_its_csv(run_dir: Path, capsys: pytest.CaptureFixt
     assert all(r["games"] == 4 and r["ci_low"] <= r["win_rate"] <= r["ci_high"] for r in rows)
     written = read_csv(run_dir / "final_evaluation.csv")
     assert [r["opponent"] for r in written] == ["random", "greedy"]
-    assert list(written[0]) == list(evaluate.RESULT_COLUMNS)
+    assert list(written[0]) == list(report.RESULT_COLUMNS)
     assert "final_evaluation.csv" in capsys.readouterr().out
 
 
@@ -171,8 +171,8 @@ def test_rate_writes_table_and_figure(run_dir: Path, capsys: pytest.CaptureFixtu
 
 def test_rating_follows_results(run_dir: Path) -> None:
     """Greedy beats random nearly always over whole matches, so it ends rated above it."""
-    plan = evaluate.rating_plan(run_dir, most=1)
-    by_label = {r.contestant.label: r for r in evaluate.rate(plan, games=6, seed=0)}
+    plan = ratings.rating_plan(run_dir, most=1)
+    by_label = {r.contestant.label: r for r in ratings.rate(plan, games=6, seed=0)}
     assert set(by_label) == {"random", "greedy", "iter_00003"}
     assert by_label["greedy"].mu > by_label["random"].mu
 
