@@ -22,9 +22,8 @@ from typing import Any
 import numpy as np
 import torch
 
-from domino_env import raw_env
+from domino_env import DominoEnv, raw_env
 from domino_env.agents import Agent
-from domino_env.env import DominoEnv
 from training.agents import resolve_agent
 from training.config import Config, ConfigError
 from training.matches import seat_outcomes, win_share
