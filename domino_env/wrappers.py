@@ -1,8 +1,8 @@
 """A single-agent Gymnasium view of a domino table, for single-agent RL libraries.
 
-The learner plays one seat; fixed agents (baselines, callables or trained checkpoints) play
-the others inside :meth:`SingleAgentEnv.step`, so the learner only ever sees its own turns.
-It has ``action_masks()``, which is all sb3-contrib's ``MaskablePPO`` needs::
+The learner plays one seat; fixed agents (baselines, or callables such as a trained
+checkpoint's policy) play the others inside :meth:`SingleAgentEnv.step`, so the learner only
+ever sees its own turns. It has ``action_masks()``, which is all sb3-contrib's ``MaskablePPO`` needs::
 
     from sb3_contrib import MaskablePPO
     from domino_env.wrappers import SingleAgentEnv

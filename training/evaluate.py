@@ -2,9 +2,11 @@
 
     python -m training evaluate runs/all_fives-1 greedy random --games 200
 
-Every pairing is played by :func:`training.matches.play_match`, as ``head_to_head`` plays it:
-seeded games with the seats rotated, so neither side keeps the lead or a seat. Agents are ``random``,
-``greedy``, a checkpoint file, or a run folder (its ``checkpoints/latest.pt``).
+Every pairing is played by :func:`training.matches.play_match`, as ``head_to_head`` plays
+it: seeded games with the seats rotated, so neither side keeps the lead or a seat. Agents are
+what :func:`training.agents.resolve_agent` takes: a baseline name, a checkpoint file, or a
+run folder (its ``checkpoints/latest.pt``). Ratings are in :mod:`training.ratings`, tables
+and files in :mod:`training.report`.
 """
 
 from __future__ import annotations
