@@ -40,14 +40,12 @@ def checkpoint_file(spec: AgentName) -> Path | None:
     if str(spec) in AGENTS:
         return None
     path = Path(spec)
-    if path.is_dir():
-        return checkpoint.latest(path)
     if not path.exists():
         raise ValueError(
             f"agent {str(spec)!r} is not {' or '.join(AGENTS)}, and no checkpoint file or run folder "
             "of that name exists"
         )
-    return path
+    return checkpoint.resolve(path)
 
 
 def resolve_agent(spec: AgentName, env: DominoEnv, seed: int | None = None) -> Agent:
