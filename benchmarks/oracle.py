@@ -66,8 +66,9 @@ from domino_env.core.tiles import iter_bits, mask_of
 from domino_env.registry import VARIANTS, raw_env
 from domino_env.rules.chain import ChainRules
 from domino_env.variants.blind import BlindBlitzRules
-from training.arena import positive_int, wilson_interval, win_share
+from training.arena import positive_int
 from training.config import load_config
+from training.matches import wilson_interval, win_share
 
 CONFIGS = Path(__file__).resolve().parent.parent / "configs"
 

@@ -1,8 +1,8 @@
 """A single-agent Gymnasium view of a domino table, for single-agent RL libraries.
 
-The learner plays one seat; fixed agents (baselines, callables or trained checkpoints) play
-the others inside :meth:`SingleAgentEnv.step`, so the learner only ever sees its own turns.
-It has ``action_masks()``, which is all sb3-contrib's ``MaskablePPO`` needs::
+The learner plays one seat; fixed agents (baselines, or callables such as a trained
+checkpoint's policy) play the others inside :meth:`SingleAgentEnv.step`, so the learner only
+ever sees its own turns. It has ``action_masks()``, which is all sb3-contrib's ``MaskablePPO`` needs::
 
     from sb3_contrib import MaskablePPO
     from domino_env.wrappers import SingleAgentEnv
@@ -19,7 +19,6 @@ import copy
 import os
 import random
 from collections.abc import Callable, Sequence
-from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
@@ -31,9 +30,9 @@ from domino_env.envs.base import DominoEnv
 from domino_env.registry import raw_env
 
 AgentFn = Callable[[DominoEnv, dict[str, np.ndarray]], int]
-#: A baseline name ("random", "greedy"), an agent callable ``(env, observation) -> action``,
-#: or the path of a checkpoint (loaded through ``training.policy``, which needs torch).
-AgentSpec = str | os.PathLike[str] | AgentFn
+#: A baseline name ("random", "greedy") or an agent callable ``(env, observation) -> action``
+#: (a trained checkpoint: ``training.agents.resolve_agent(path, env)``).
+AgentSpec = str | AgentFn
 
 
 class LegalDiscrete(spaces.Discrete):
@@ -78,8 +77,9 @@ class SingleAgentEnv(gym.Env[np.ndarray, np.int64]):
     ``num_players`` entries with ``None`` at ``seat``, or ``num_players - 1`` entries for the
     other seats in seat order. With ``teams=True`` the learner's partner is played by the
     opponents' agent for that seat unless ``partner`` is given. A name builds a fresh agent
-    per seat; a callable is used as given; a checkpoint path is loaded once (lazily: only
-    paths import ``training.policy``, so ``domino_env`` needs no torch).
+    per seat; a callable is used as given. A trained checkpoint plays as the callable
+    ``training.agents.resolve_agent(path, env)`` returns (``domino_env`` needs no torch, and
+    knows nothing of the trainer); a path given here is refused with that advice.
 
     ``reset`` runs the other seats until the learner must act (an episode that ends before
     the learner's first decision, possible in block games, is skipped and counted in
@@ -139,7 +139,7 @@ class SingleAgentEnv(gym.Env[np.ndarray, np.int64]):
         """The agent of every seat (``None`` at the learner's), from the specs."""
         n, seat = self.aec.rules.num_players, self.seat
         specs: list[AgentSpec | None]
-        if isinstance(opponents, (str, os.PathLike)) or callable(opponents):
+        if isinstance(opponents, (str, os.PathLike)) or callable(opponents):  # paths: refused below
             specs = [None if s == seat else opponents for s in range(n)]
         elif not isinstance(opponents, Sequence):
             raise ValueError(f"opponents must be an agent or a list of agents, got {opponents!r}")
@@ -166,23 +166,20 @@ class SingleAgentEnv(gym.Env[np.ndarray, np.int64]):
                 raise ValueError("partner is given but the learner has no partner (use teams=True)")
             for s in mates:
                 specs[s] = partner
-        loaded: dict[str, AgentFn] = {}
-        return [None if spec is None else self._agent(spec, loaded) for spec in specs]
+        return [None if spec is None else self._agent(spec) for spec in specs]
 
-    def _agent(self, spec: AgentSpec, loaded: dict[str, AgentFn]) -> AgentFn:
+    def _agent(self, spec: AgentSpec | os.PathLike[str]) -> AgentFn:
         if isinstance(spec, str) and spec in AGENTS:
             return make_agent(spec)  # one per seat: independent random streams
         if isinstance(spec, (str, os.PathLike)):
-            key = str(Path(spec))
-            if key not in loaded:
-                from training.policy import load_agent  # torch only when a checkpoint is asked for
-
-                loaded[key] = load_agent(key, self.aec)
-            return loaded[key]
+            raise ValueError(
+                f"agent {str(spec)!r} is neither a baseline ({', '.join(AGENTS)}) nor a callable; for a "
+                f"checkpoint or run folder pass training.agents.resolve_agent({str(spec)!r}, env) instead"
+            )
         if callable(spec):
             return spec
         raise ValueError(
-            f"an agent must be a baseline name ({', '.join(AGENTS)}), a callable or a path, got {spec!r}"
+            f"an agent must be a baseline name ({', '.join(AGENTS)}) or a callable, got {spec!r}"
         )
 
     # --- gymnasium API ------------------------------------------------------------------------

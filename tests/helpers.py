@@ -1,6 +1,10 @@
-"""Tile notation shared by the scenario tests: ``"3-5"``, ``(5, 3)`` or ``"0-0 3-5 6-6"``."""
+"""Shared by the rules and API tests: tile notation (``"3-5"``, ``(5, 3)`` or ``"0-0 3-5 6-6"``),
+fixed deals, making a move, and the tile a move lays."""
+
+from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 Tile = tuple[int, int]
 
@@ -66,3 +70,10 @@ def play(
     assert len(options) == 1, f"{move} {arm or ''}: not exactly one legal move among {described}"
     env.step(options[0]["action"])
     return options[0]
+
+
+def laid(rules: Any, action: int) -> str:
+    """The tile play ``action`` lays, as ``"a-b"``: read from the rules' ``action_tile``, not
+    computed from the action id."""
+    a, b = rules.tile_set.tiles[rules.action_tile[action]]
+    return f"{a}-{b}"

@@ -17,7 +17,8 @@ from extras import extra
 from training.checkpoint import CheckpointError
 from training.config import Config, load_config
 from training.distributed import RayCollector, merge, ray_collector, resume_error, split, worker_seeds
-from training.ppo import ActorCritic, Batch
+from training.networks import ActorCritic
+from training.ppo import Batch
 from training.rollout import Collector, EpisodeStats
 from training.train import Trainer
 

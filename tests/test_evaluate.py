@@ -12,12 +12,12 @@ import pytest
 import torch
 
 from domino_env import VARIANTS, raw_env
-from training import arena, evaluate
+from training import arena, evaluate, ratings, report
 from training.__main__ import main
+from training.agents import resolve_agent
 from training.checkpoint import load_model
 from training.config import load_config
 from training.play import move_text, play
-from training.policy import load_agent
 from training.train import Trainer
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -109,7 +109,7 @@ def test_evaluate_final_writes_its_csv(run_dir: Path, capsys: pytest.CaptureFixt
     assert all(r["games"] == 4 and r["ci_low"] <= r["win_rate"] <= r["ci_high"] for r in rows)
     written = read_csv(run_dir / "final_evaluation.csv")
     assert [r["opponent"] for r in written] == ["random", "greedy"]
-    assert list(written[0]) == list(evaluate.RESULT_COLUMNS)
+    assert list(written[0]) == list(report.RESULT_COLUMNS)
     assert "final_evaluation.csv" in capsys.readouterr().out
 
 
@@ -171,8 +171,8 @@ def test_rate_writes_table_and_figure(run_dir: Path, capsys: pytest.CaptureFixtu
 
 def test_rating_follows_results(run_dir: Path) -> None:
     """Greedy beats random nearly always over whole matches, so it ends rated above it."""
-    plan = evaluate.rating_plan(run_dir, most=1)
-    by_label = {r.contestant.label: r for r in evaluate.rate(plan, games=6, seed=0)}
+    plan = ratings.rating_plan(run_dir, most=1)
+    by_label = {r.contestant.label: r for r in ratings.rate(plan, games=6, seed=0)}
     assert set(by_label) == {"random", "greedy", "iter_00003"}
     assert by_label["greedy"].mu > by_label["random"].mu
 
@@ -423,7 +423,7 @@ def test_shipped_agent_loads_on_its_table_and_plays(path: Path) -> None:
     _, config = load_model(path)
     assert config.env.variant == path.stem and path.stat().st_size < 4_000_000
     env = raw_env(config.env.variant, **config.env.options)
-    agent = load_agent(str(path), env)
+    agent = resolve_agent(str(path), env)
     env.reset(seed=0)
     observation = env.observe(env.agent_selection)
     assert observation["action_mask"][agent(env, observation)]

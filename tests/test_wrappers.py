@@ -312,20 +312,24 @@ def test_bad_opponents(kwargs: dict[str, Any], message: str) -> None:
 
 
 def test_unknown_agent_name() -> None:
-    pytest.importorskip("torch")  # a name that is no baseline is taken for a checkpoint path
     with pytest.raises(ValueError, match="neither a baseline"):
         SingleAgentEnv("all_fives", opponents="nobody", num_players=2)
 
 
 def test_checkpoint_opponent(tmp_path: Any) -> None:
     pytest.importorskip("torch")
+    from training.agents import resolve_agent
     from training.config import load_config
     from training.train import Trainer
 
     config = load_config("configs/all_fives.yaml", [f"run.out_dir={tmp_path}", "run.num_envs=2"])
     trainer = Trainer(config)
     path = trainer.save(trainer.payload())
-    env = SingleAgentEnv("all_fives", opponents=str(path), num_players=2, episode="round")
+    for given in (str(path), path):  # domino_env loads no checkpoints itself: it says how to
+        with pytest.raises(ValueError, match=r"training\.agents\.resolve_agent\("):
+            SingleAgentEnv("all_fives", opponents=given, num_players=2, episode="round")
+    agent = resolve_agent(path, domino_env.raw_env("all_fives", num_players=2, episode="round"))
+    env = SingleAgentEnv("all_fives", opponents=agent, num_players=2, episode="round")
     assert type(env.agents[1]).__name__ == "PolicyAgent"
     play(env, games=2)
 

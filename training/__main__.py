@@ -44,7 +44,7 @@ def train_command(args: argparse.Namespace) -> int:
 
 def demo_command(args: argparse.Namespace) -> int:
     """The README's main job: a short run on the default config, then its evaluation."""
-    from training import evaluate
+    from training import evaluate, ratings
     from training.train import Trainer
 
     overrides = [f"run.total_steps={args.steps}", f"run.name={args.name}", *args.overrides]
@@ -63,7 +63,7 @@ def demo_command(args: argparse.Namespace) -> int:
         print(f"2/3 the latest checkpoint against the baselines, {args.games} whole matches each")
         evaluate.evaluate_final(trainer.run_dir, games=args.games, seed=args.seed, progress=progress)
         print("3/3 ratings of the run's checkpoints and the baselines, with the learning curve")
-        evaluate.rate_run(trainer.run_dir, games=args.rating_games, seed=args.seed, progress=progress)
+        ratings.rate_run(trainer.run_dir, games=args.rating_games, seed=args.seed, progress=progress)
     except KeyboardInterrupt:
         return 130
     print(f"TensorBoard: tensorboard --logdir {trainer.run_dir / 'tb'}")
@@ -90,11 +90,11 @@ def _fail(err: Exception) -> int:
 
 
 def evaluate_command(args: argparse.Namespace) -> int:
-    from training import evaluate
+    from training import evaluate, report
 
     try:
         plan = evaluate.prepare([args.agent, *args.opponents], args.variant, args.option, args.config)
-        csv_path = evaluate.writable_file(args.csv) if args.csv else None  # before any game
+        csv_path = report.writable_file(args.csv) if args.csv else None  # before any game
     except ValueError as err:  # CheckpointError and ConfigError are ValueErrors too
         return _fail(err)
     print(plan.header(args.games, args.seed))
@@ -109,33 +109,33 @@ def evaluate_command(args: argparse.Namespace) -> int:
         total = len(plan.pairs(args.first_only))
         print(f"interrupted: {len(results)} of {total} pairings finished", file=sys.stderr)
         if results:
-            print(evaluate.format_results(results, plan.score_label))
+            print(report.format_results(results, plan.score_label))
         return 130
-    print(evaluate.format_results(results, plan.score_label))
+    print(report.format_results(results, plan.score_label))
     if csv_path is not None:
-        evaluate.write_rows(csv_path, evaluate.RESULT_COLUMNS, [r.row() for r in results])
+        report.write_rows(csv_path, report.RESULT_COLUMNS, [r.row() for r in results])
         print(f"written: {csv_path}")
     return 0
 
 
 def rate_command(args: argparse.Namespace) -> int:
-    from training import evaluate
+    from training import ratings, report
 
     try:
-        plan = evaluate.rating_plan(args.run_dir, args.most)  # checks the run before any game
+        plan = ratings.rating_plan(args.run_dir, args.most)  # checks the run before any game
     except ValueError as err:
         return _fail(err)
     try:
-        ratings = evaluate.rate(plan, args.games, args.seed, progress=not args.no_progress)
+        rated = ratings.rate(plan, args.games, args.seed, progress=not args.no_progress)
     except KeyboardInterrupt:  # ratings need every pairing, so there is nothing partial to show
         print("interrupted: the rating needs every pairing, nothing written", file=sys.stderr)
         return 130
-    evaluate.report_ratings(args.run_dir, plan, ratings, args.games, args.seed)
+    report.report_ratings(args.run_dir, plan, rated, args.games, args.seed)
     return 0
 
 
 def play_command(args: argparse.Namespace) -> int:
-    from training import evaluate
+    from training import evaluate, report
     from training.play import check_seat, play
 
     try:
@@ -146,9 +146,7 @@ def play_command(args: argparse.Namespace) -> int:
         check_seat(env, args.seat)
     except ValueError as err:
         return _fail(err)
-    print(
-        f"{evaluate.table_text(plan.variant, plan.options)}: you are P{args.seat}, against {opponent.label}"
-    )
+    print(f"{report.table_text(plan.variant, plan.options)}: you are P{args.seat}, against {opponent.label}")
     try:
         play(env, args.seat, agent, opponent.label, args.seed)
     except (KeyboardInterrupt, EOFError):

@@ -1,4 +1,4 @@
-"""Seeded games between agents, with seats rotated, and a summary a person can read.
+"""Baselines against each other in every variant, and the head-to-head of two agents.
 
     python -m training.arena --games 50 --seed 0
 
@@ -9,99 +9,20 @@ the variant allows it) and prints win rates with 95% Wilson intervals.
 from __future__ import annotations
 
 import argparse
-import math
 import time
-from dataclasses import dataclass
 from typing import Any
 
+from domino_env import VARIANTS, raw_env
 from domino_env.agents import AGENTS, Agent, make_agent
-from domino_env.envs.base import DominoEnv
-from domino_env.registry import VARIANTS, raw_env
-from domino_env.rules.chain import ChainRules
-
-
-@dataclass
-class Summary:
-    games: int
-    wins: float  # a shared first place counts as a fraction
-    mean_reward: float
-    mean_rounds: float
-    steps: int
-
-    @property
-    def win_rate(self) -> float:
-        return self.wins / self.games
-
-    def interval(self) -> tuple[float, float]:
-        return wilson_interval(self.wins, self.games)
-
-
-def wilson_interval(wins: float, games: int, z: float = 1.96) -> tuple[float, float]:
-    """95% Wilson score interval of a win rate."""
-    if games == 0:
-        return 0.0, 1.0
-    p = wins / games
-    centre = (p + z * z / (2 * games)) / (1 + z * z / games)
-    half = z * math.sqrt(p * (1 - p) / games + z * z / (4 * games * games)) / (1 + z * z / games)
-    return max(0.0, centre - half), min(1.0, centre + half)
-
-
-def seats_of_first(num_players: int, teams: bool, game_index: int) -> list[int]:
-    """Seats played by the first agent in game ``game_index`` (rotating through the table)."""
-    if teams:
-        return [game_index % 2, game_index % 2 + 2]
-    return [game_index % num_players]
-
-
-def play_game(env: Any, agents: list[Agent], seed: int) -> tuple[int, int]:
-    """Play one episode; returns (rounds played, decisions)."""
-    env.reset(seed=seed)
-    raw = env.unwrapped
-    steps = 0
-    for agent in env.agent_iter():
-        _, _, terminated, truncated, _ = env.last()
-        if terminated or truncated:
-            env.step(None)
-            continue
-        env.step(agents[raw.possible_agents.index(agent)](raw, env.observe(agent)))
-        steps += 1
-    return raw.game.round_index + 1, steps
-
-
-def seat_outcomes(env: DominoEnv) -> list[float]:
-    """Each seat's outcome reward for the finished episode (+1 first ... -1 last, as the env's
-    ``reward="outcome"`` gives it), whatever reward the env was built with."""
-    rules, game = env.rules, env.game
-    by_side = rules.outcome(rules.round_keys(game) if env.episode == "round" else rules.match_keys(game))
-    return [by_side[rules.side_of[seat]] for seat in range(rules.num_players)]
-
-
-def win_share(rules: ChainRules, outcomes: list[float], mine: list[int]) -> float:
-    """1 for first place, 1/k for first place shared with k-1 other sides, else 0."""
-    best = max(outcomes)
-    if outcomes[mine[0]] != best:
-        return 0.0
-    tied = {rules.side_of[s] for s, r in enumerate(outcomes) if r == best and s not in mine}
-    return 1.0 / (1 + len(tied))
+from training.matches import Match, play_match
 
 
 def head_to_head(
     variant: str, first: Agent, second: Agent, games: int, seed: int = 0, **options: Any
-) -> Summary:
-    """``first`` against ``second`` over ``games`` seeded episodes, seats rotated; wins and
-    rewards are outcomes (rank at the end), whatever reward the env is built with."""
-    env = raw_env(variant, **options)
-    n, teams = env.rules.num_players, env.rules.teams
-    wins = reward_sum = rounds = steps = 0.0
-    for g in range(games):
-        mine = seats_of_first(n, teams, g)
-        played, decisions = play_game(env, [first if seat in mine else second for seat in range(n)], seed + g)
-        outcomes = seat_outcomes(env)
-        wins += win_share(env.rules, outcomes, mine)
-        reward_sum += outcomes[mine[0]]
-        rounds += played
-        steps += decisions
-    return Summary(games, wins, reward_sum / games, rounds / games, int(steps))
+) -> Match:
+    """``first`` against ``second`` over ``games`` seeded episodes on a new ``variant`` table,
+    seats rotated (see :func:`training.matches.play_match`)."""
+    return play_match(raw_env(variant, **options), first, second, games, seed)
 
 
 def positive_int(text: str) -> int:

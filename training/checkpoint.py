@@ -14,7 +14,7 @@ import numpy as np
 import torch
 
 from training.config import Config, ConfigError, config_from_dict
-from training.ppo import ActorCritic
+from training.networks import ActorCritic
 
 FORMAT = "domino-ppo/1"
 

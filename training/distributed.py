@@ -35,7 +35,8 @@ import numpy as np
 import torch
 
 from training.config import Config, ConfigError
-from training.ppo import ActorCritic, Batch
+from training.networks import ActorCritic
+from training.ppo import Batch
 from training.rollout import Collector, EpisodeStats
 
 

@@ -1,59 +1,41 @@
-"""How good is a trained policy? Head-to-head tables, a rating of a run's checkpoints, the final check.
+"""How good is a trained policy? Pairings of agents on a checked table, and the final check of a run.
 
     python -m training evaluate runs/all_fives-1 greedy random --games 200
-    python -m training rate runs/all_fives-1
 
-Every pairing is played as :func:`training.arena.head_to_head` plays it: seeded games with
-the seats rotated, so neither side keeps the lead or a seat. Agents are ``random``,
-``greedy``, a checkpoint file, or a run folder (its ``checkpoints/latest.pt``).
+Every pairing is played by :func:`training.matches.play_match`, as ``head_to_head`` plays
+it: seeded games with the seats rotated, so neither side keeps the lead or a seat. Agents are
+what :func:`training.agents.resolve_agent` takes: a baseline name, a checkpoint file, or a
+run folder (its ``checkpoints/latest.pt``). Ratings are in :mod:`training.ratings`, tables
+and files in :mod:`training.report`.
 """
 
 from __future__ import annotations
 
-import csv
 import inspect
-import os
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import yaml
 from tqdm import tqdm
 
+from domino_env import VARIANTS, DominoEnv, raw_env
 from domino_env.agents import AGENTS, Agent
-from domino_env.envs.base import DominoEnv
-from domino_env.registry import VARIANTS, raw_env
-from domino_env.rules.chain import ChainRules
 from training import checkpoint
-from training.arena import Summary, play_game, seat_outcomes, seats_of_first, win_share
+from training.agents import checkpoint_file, resolve_agent
 from training.config import Config, load_config
-from training.policy import load_agent
+from training.matches import Match, play_match
+from training.report import RESULT_COLUMNS, format_results, table_text, write_rows
 
 BASELINES = tuple(AGENTS)
-RESULT_COLUMNS = (
-    "agent",
-    "opponent",
-    "games",
-    "win_rate",
-    "ci_low",
-    "ci_high",
-    "mean_reward",
-    "mean_score",
-    "mean_rounds",
-)
-RATING_COLUMNS = ("agent", "iteration", "steps", "mu", "sigma", "ordinal", "games", "win_rate")
-
-
-# --- agents and tables -------------------------------------------------------------------------
 
 
 @dataclass
 class Contestant:
     """An agent named once and resolved once: a baseline, or a checkpoint with what it was trained on."""
 
-    spec: str  # what policy.load_agent takes: a baseline name or a checkpoint path
+    spec: str  # what resolve_agent takes: a baseline name or a checkpoint path
     label: str
     config: Config | None = None  # the checkpoint's training config; None for baselines
     iteration: int | None = None
@@ -61,21 +43,14 @@ class Contestant:
 
     def agent(self, env: DominoEnv, seed: int) -> Agent:
         """A fresh agent for one pairing, so a baseline's random stream never depends on earlier pairings."""
-        return load_agent(self.spec, env, seed)
+        return resolve_agent(self.spec, env, seed)
 
 
 def contestant(spec: str, label: str | None = None) -> Contestant:
     """Resolve a command-line agent; unknown names and unreadable checkpoints raise ValueError."""
-    if spec in AGENTS:
+    path = checkpoint_file(spec)
+    if path is None:
         return Contestant(spec, label or spec)
-    path = Path(spec)
-    if path.is_dir():
-        path = checkpoint.latest(path)
-    elif not path.exists():
-        raise ValueError(
-            f"agent {spec!r} is not {' or '.join(BASELINES)}, and no checkpoint file or run folder "
-            "of that name exists"
-        )
     data = checkpoint.load(path)
     if label is None:  # <run>/checkpoints/iter_00010.pt -> <run>/iter_00010
         label = f"{path.parent.parent.name}/{path.stem}" if path.parent.name == "checkpoints" else path.stem
@@ -145,50 +120,12 @@ def check_fits(contestants: list[Contestant], variant: str, options: dict[str, A
             )
 
 
-def table_text(variant: str, options: dict[str, Any]) -> str:
-    """``all_fives (num_players=2, episode=match)``: the table in the headers and the errors. The
-    ``reward`` option is left out: evaluation and play count outcomes whatever reward the env gives."""
-    shown = [f"{k}={v}" for k, v in options.items() if k != "reward"]
-    return f"{variant} ({', '.join(shown) or 'default options'})"
-
-
-def writable_file(path: str | Path) -> Path:
-    """An output file checked before any game is played, so a bad path does not waste them."""
-    path = Path(path)
-    if path.is_dir():
-        raise ValueError(f"{path} is a folder, not a file to write")
-    writable_folder(path.parent)
-    if path.exists() and not os.access(path, os.W_OK):
-        raise ValueError(f"{path} is not writable")
-    return path
-
-
-def writable_folder(path: str | Path) -> Path:
-    """An output folder, created now (before training or games) so a bad path fails at once."""
-    path = Path(path)
-    if path.exists() and not path.is_dir():
-        raise ValueError(f"{path} is a file, not a folder")
-    try:
-        path.mkdir(parents=True, exist_ok=True)
-    except OSError as err:
-        raise ValueError(f"cannot create the folder {path}: {err.strerror}") from err
-    if not os.access(path, os.W_OK):
-        raise ValueError(f"the folder {path} is not writable")
-    return path
-
-
-# --- playing pairings --------------------------------------------------------------------------
-
-
 @dataclass
-class Result(Summary):
-    """A pairing's :class:`~training.arena.Summary`, with names, the first's mean final score and
-    its win share game by game (1 won, 0 lost, a fraction for a shared first place)."""
+class Result(Match):
+    """A pairing's :class:`~training.matches.Match`, with the contestants' labels."""
 
     agent: str = ""
     opponent: str = ""
-    mean_score: float = 0.0
-    shares: list[float] = field(default_factory=list)
 
     def row(self) -> dict[str, Any]:
         low, high = self.interval()
@@ -213,40 +150,14 @@ def play_pairing(
     seed: int,
     on_game: Callable[[], object] | None = None,
 ) -> Result:
-    """``first`` (one seat, or one partnership) against ``second`` in every other seat, seats rotated;
-    game ``g`` is dealt from ``seed + g`` whoever plays, so pairings share their deals. ``on_game``
-    is called after every game (a progress bar's tick)."""
-    rules = env.rules
-    n = rules.num_players
-    a, b = first.agent(env, seed), second.agent(env, seed + 1)
-    shares: list[float] = []
-    reward = score = rounds = steps = 0.0
-    for g in range(games):
-        mine = seats_of_first(n, rules.teams, g)
-        played, decisions = play_game(env, [a if s in mine else b for s in range(n)], seed + g)
-        rewards = seat_outcomes(env)
-        shares.append(win_share(rules, rewards, mine))
-        reward += rewards[mine[0]]
-        score += env.public_state()["scores"][mine[0]]
-        rounds += played
-        steps += decisions
-        if on_game is not None:
-            on_game()
-    count = max(games, 1)
-    return Result(
-        games=games,
-        wins=sum(shares),
-        mean_reward=reward / count,
-        mean_rounds=rounds / count,
-        steps=int(steps),
-        agent=first.label,
-        opponent=second.label,
-        mean_score=score / count,
-        shares=shares,
-    )
+    """``first`` against ``second`` as :func:`~training.matches.play_match` plays them; game ``g``
+    is dealt from ``seed + g`` whoever plays, so pairings share their deals. Each contestant is
+    a fresh agent (seeded ``seed`` and ``seed + 1``), so no pairing depends on an earlier one."""
+    match = play_match(env, first.agent(env, seed), second.agent(env, seed + 1), games, seed, on_game)
+    return Result(**vars(match), agent=first.label, opponent=second.label)
 
 
-def pairings(count: int, rules: ChainRules, first_only: bool = False) -> list[tuple[int, int]]:
+def pairings(count: int, rules: Any, first_only: bool = False) -> list[tuple[int, int]]:
     """Which contestants meet: the first against each other one, or a round-robin. Heads-up and
     partnership tables are symmetric with seats rotated, so each pair plays once; at 3-4 single
     seats one agent against copies of the other is not, so both orders are played."""
@@ -269,34 +180,6 @@ def play_all(
     with tqdm(total=len(pairs) * games, unit="game", disable=not progress, leave=False) as bar:
         for i, j in pairs:
             yield play_pairing(env, contestants[i], contestants[j], games, seed, on_game=bar.update)
-
-
-def format_results(results: list[Result], score_label: str = "score") -> str:
-    """A table a person reads: win rate with its 95% Wilson interval, mean outcome reward, final
-    score and rounds; ``score_label`` says what the score is (``penalty`` where lower is better)."""
-    width = max([len("opponent"), *(len(r.agent) for r in results), *(len(r.opponent) for r in results)])
-    lines = [
-        f"{'agent':<{width}}  {'opponent':<{width}}  {'games':>5} {'win rate':>8} {'95% CI':>16} "
-        f"{'reward':>7} {score_label:>7} {'rounds':>6}"
-    ]
-    for r in results:
-        low, high = r.interval()
-        lines.append(
-            f"{r.agent:<{width}}  {r.opponent:<{width}}  {r.games:>5} {r.win_rate:>8.1%} "
-            f"{f'[{low:.1%}, {high:.1%}]':>16} {r.mean_reward:>+7.2f} {r.mean_score:>7.1f} "
-            f"{r.mean_rounds:>6.1f}"
-        )
-    return "\n".join(lines)
-
-
-def write_rows(path: Path, columns: tuple[str, ...], rows: list[dict[str, Any]]) -> None:
-    """A CSV with floats to 4 decimals, as ``evaluations.csv`` writes them."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("w", newline="") as handle:
-        out = csv.DictWriter(handle, fieldnames=list(columns))
-        out.writeheader()
-        for row in rows:
-            out.writerow({k: f"{v:.4f}" if isinstance(v, float) else v for k, v in row.items()})
 
 
 @dataclass
@@ -373,200 +256,3 @@ def evaluate_final(
         print(format_results(results, plan.score_label))
         print(f"written: {path}")
     return rows
-
-
-# --- ratings -----------------------------------------------------------------------------------
-
-
-def sample_checkpoints(run_dir: str | Path, most: int = 8) -> list[Path]:
-    """At most ``most`` of the run's ``iter_*.pt``, spread evenly back from the last to the first,
-    and ``latest.pt`` (the caller drops it when it repeats the last ``iter_*.pt``)."""
-    folder = Path(run_dir) / "checkpoints"
-    latest = checkpoint.latest(run_dir)
-    files = sorted(folder.glob("iter_*.pt"))
-    if len(files) > most:
-        files = [files[i] for i in sorted(set(np.linspace(len(files) - 1, 0, most).round().astype(int)))]
-    return [*files, latest]
-
-
-@dataclass
-class Rating:
-    """An agent's OpenSkill rating after the round-robin, and its record there (``wins``: games its
-    side came first, shared first places as fractions; for an agent filling several seats, the
-    games its opponent did not win)."""
-
-    contestant: Contestant
-    mu: float
-    sigma: float
-    games: int
-    wins: float
-
-    def row(self) -> dict[str, Any]:
-        c = self.contestant
-        return {
-            "agent": c.label,
-            "iteration": "" if c.iteration is None else c.iteration,
-            "steps": "" if c.steps is None else c.steps,
-            "mu": self.mu,
-            "sigma": self.sigma,
-            "ordinal": self.mu - 3 * self.sigma,
-            "games": self.games,
-            "win_rate": self.wins / max(self.games, 1),
-        }
-
-
-def rating_plan(run_dir: str | Path, most: int = 8) -> Evaluation:
-    """The baselines and a sample of the run's checkpoints (one per iteration), on the run's table."""
-    seen: set[int | None] = set()
-    checkpoints = []
-    for path in sample_checkpoints(run_dir, most):
-        c = contestant(str(path), label=path.stem)
-        if c.iteration not in seen:  # latest.pt repeats the last iter_*.pt
-            seen.add(c.iteration)
-            checkpoints.append(c)
-    checkpoints.sort(key=lambda c: c.steps or 0)
-    config = checkpoints[-1].config
-    assert config is not None  # checkpoints always carry their config
-    plan = Evaluation(*evaluation_table(config), [contestant(b) for b in BASELINES] + checkpoints)
-    check_fits(plan.contestants, plan.variant, plan.options)
-    return plan
-
-
-def rate(plan: Evaluation, games: int = 20, seed: int = 0, progress: bool = False) -> list[Rating]:
-    """OpenSkill (Plackett-Luce) ratings from a round-robin; the games of all pairings are rated
-    interleaved (game 0 of every pairing, then game 1, ...) so no pairing's order biases them."""
-    from openskill.models import PlackettLuce
-
-    pairs = plan.pairs()
-    results = list(play_all(plan.env(), plan.contestants, pairs, games, seed, progress))
-    model = PlackettLuce()
-    ratings = [model.rating(name=c.label) for c in plan.contestants]
-    played = [0] * len(ratings)
-    wins = [0.0] * len(ratings)
-    for g in range(games):
-        for (i, j), result in zip(pairs, results, strict=True):
-            share = result.shares[g]
-            ranks = [0.0, 1.0] if share == 1 else [1.0, 0.0] if share == 0 else [0.0, 0.0]
-            [[ratings[i]], [ratings[j]]] = model.rate([[ratings[i]], [ratings[j]]], ranks=ranks)
-            played[i] += 1
-            played[j] += 1
-            wins[i] += share
-            wins[j] += 1 - share
-    return [
-        Rating(c, r.mu, r.sigma, n, w)
-        for c, r, n, w in zip(plan.contestants, ratings, played, wins, strict=True)
-    ]
-
-
-def format_ratings(ratings: list[Rating]) -> str:
-    """Baselines first, then the checkpoints by training step; mu-3σ is a conservative rating."""
-    width = max(len("agent"), *(len(r.contestant.label) for r in ratings))
-    lines = [
-        f"{'agent':<{width}}  {'steps':>9} {'mu':>6} {'sigma':>6} {'mu-3σ':>6} {'games':>5} {'win rate':>8}"
-    ]
-    for r in ratings:
-        row = r.row()
-        steps = f"{row['steps']:,}" if row["steps"] != "" else "-"
-        lines.append(
-            f"{row['agent']:<{width}}  {steps:>9} {r.mu:>6.1f} {r.sigma:>6.2f} {row['ordinal']:>6.1f} "
-            f"{r.games:>5} {row['win_rate']:>8.1%}"
-        )
-    return "\n".join(lines)
-
-
-def read_learning_curve(run_dir: str | Path) -> dict[str, list[float]]:
-    """``evaluations.csv`` as columns (``steps`` and one ``win_rate_vs_*`` per baseline); {} if absent."""
-    path = Path(run_dir) / "evaluations.csv"
-    if not path.is_file():
-        return {}
-    with path.open(newline="") as handle:
-        rows = list(csv.DictReader(handle))
-    if not rows:
-        return {}
-    return {key: [float(row[key]) for row in rows] for key in rows[0] if key != "iteration"}
-
-
-def plot_ratings(run_dir: str | Path, ratings: list[Rating], games: int, path: Path) -> None:
-    """Two panels on one training-steps axis: the learning curve against the baselines, and the
-    checkpoints' ratings (mu ± sigma) with the baselines' as bands."""
-    from matplotlib.figure import Figure  # no pyplot: no global backend or figure state
-
-    fig = Figure(figsize=(9, 7.5), layout="constrained")
-    curve_ax, rating_ax = fig.subplots(2, 1, sharex=True)
-    curve = read_learning_curve(run_dir)
-    if curve:
-        for key, values in curve.items():
-            if key.startswith("win_rate_vs_"):
-                curve_ax.plot(
-                    curve["steps"], values, marker="o", ms=3, label=f"vs {key[len('win_rate_vs_') :]}"
-                )
-        curve_ax.axhline(0.5, color="grey", lw=0.8, ls="--")
-        curve_ax.legend(loc="best")
-    else:
-        message = "no evaluations.csv in this run (trained with eval.every=0)"
-        curve_ax.text(0.5, 0.5, message, ha="center", va="center", transform=curve_ax.transAxes, color="grey")
-    curve_ax.set_ylim(0, 1)
-    curve_ax.set_ylabel("win rate")
-    curve_ax.set_title(f"{Path(run_dir).resolve().name}: win rate against the baselines during training")
-    curve_ax.grid(alpha=0.3)
-
-    trained = [r for r in ratings if r.contestant.steps is not None]
-    steps = [r.contestant.steps or 0 for r in trained]
-    colours = {"random": "tab:red", "greedy": "tab:green"}
-    for r in ratings:
-        if r.contestant.steps is None:
-            colour = colours.get(r.contestant.label, "tab:grey")
-            rating_ax.axhspan(r.mu - r.sigma, r.mu + r.sigma, color=colour, alpha=0.12)
-            rating_ax.axhline(r.mu, color=colour, lw=1, ls="--")
-            rating_ax.annotate(
-                f"{r.contestant.label} {r.mu:.1f}",
-                (0.01, r.mu),
-                xycoords=("axes fraction", "data"),
-                va="bottom",
-                color=colour,
-            )
-    rating_ax.errorbar(
-        steps,
-        [r.mu for r in trained],
-        yerr=[r.sigma for r in trained],
-        fmt="o-",
-        capsize=3,
-        color="tab:blue",
-        label="checkpoints",
-    )
-    rating_ax.set_xlabel("training steps")
-    rating_ax.set_ylabel("rating (mu ± sigma)")
-    rating_ax.set_title(
-        f"OpenSkill Plackett-Luce rating, round-robin of {games} games per pair, seats rotated"
-    )
-    rating_ax.legend(loc="best")
-    rating_ax.grid(alpha=0.3)
-    fig.savefig(path, dpi=120)
-
-
-def rate_run(
-    run_dir: str | Path,
-    games: int = 20,
-    seed: int = 0,
-    most: int = 8,
-    quiet: bool = False,
-    progress: bool = False,
-) -> list[Rating]:
-    """Rate a run's checkpoints and the baselines; writes ``ratings.csv`` and ``ratings.png`` in it."""
-    plan = rating_plan(run_dir, most)
-    ratings = rate(plan, games, seed, progress)
-    report_ratings(run_dir, plan, ratings, games, seed, quiet)
-    return ratings
-
-
-def report_ratings(
-    run_dir: str | Path, plan: Evaluation, ratings: list[Rating], games: int, seed: int, quiet: bool = False
-) -> None:
-    """``ratings.csv`` and ``ratings.png`` in the run folder, and the table printed (unless ``quiet``)."""
-    csv_path, png_path = Path(run_dir) / "ratings.csv", Path(run_dir) / "ratings.png"
-    write_rows(csv_path, RATING_COLUMNS, [r.row() for r in ratings])
-    plot_ratings(run_dir, ratings, games, png_path)
-    if not quiet:
-        print(plan.header(games, seed))
-        print(format_ratings(ratings))
-        print(f"written: {csv_path}\n         {png_path}")

@@ -20,7 +20,7 @@ from domino_env.envs.chain import ChainEnv
 from domino_env.render import chain as render
 from domino_env.render import grid as grid_render
 from domino_env.rules.chain import PLAY, ChainRules
-from training.evaluate import seat_outcomes
+from training.matches import seat_outcomes
 
 
 def move_text(move: dict[str, Any]) -> str:

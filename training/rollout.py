@@ -15,21 +15,22 @@ takes the seats of the other side, and its moves are not learned from.
 
 from __future__ import annotations
 
+import random
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import torch
 
-from domino_env import raw_env
-from domino_env.agents import AGENTS, GreedyAgent, RandomAgent
-from domino_env.envs.base import DominoEnv
-from training.arena import seat_outcomes, win_share
+from domino_env import DominoEnv, raw_env
+from domino_env.agents import Agent
+from training.agents import resolve_agent
 from training.config import Config, ConfigError
-from training.ppo import ActorCritic, Batch, gae
+from training.matches import seat_outcomes, win_share
+from training.networks import ActorCritic, play_outlook_spec
+from training.ppo import Batch, gae
 
-Baseline = RandomAgent | GreedyAgent
-Opponent = ActorCritic | Baseline  # a pool member: a frozen snapshot or a baseline
+Opponent = ActorCritic | Agent  # a pool member: a frozen snapshot or a baseline
 
 
 @dataclass
@@ -43,24 +44,12 @@ class EpisodeStats:
     lengths: list[int] = field(default_factory=list)
 
 
-def play_outlook_spec(rules: Any, layout: dict[str, slice]) -> dict[str, Any] | None:
-    """:class:`PlayOutlook`'s spec for a chain game's flat observation (None for a table
-    without one, such as 3D dominoes' grid): where its blocks lie, the tiles, the play actions."""
-    if "ends" not in layout:
-        return None
-    tiles = rules.tile_set.tiles
-    return {
-        "obs_size": max(block.stop for block in layout.values()),
-        "values": rules.tile_set.num_values,
-        "slots": rules.num_slots,
-        "slot_width": (layout["ends"].stop - layout["ends"].start) // rules.num_slots,
-        "hand": layout["hand"].start,
-        "table": layout["table"].start,
-        "ends": layout["ends"].start,
-        "voids": layout["voids"].start,
-        "tile_values": [list(tile) for tile in tiles],
-        "plays": rules.num_play_actions,
-    }
+def random_stream(agent: Agent) -> random.Random:
+    """A pool baseline's random stream, which an exact resume saves and restores."""
+    rng = getattr(agent, "rng", None)
+    if not isinstance(rng, random.Random):
+        raise TypeError(f"pool baseline {agent.name!r} has no random.Random to save with the run")
+    return rng
 
 
 class Collector:
@@ -99,8 +88,8 @@ class Collector:
             "outlook": play_outlook_spec(rules, layout) if network.play_outlook and flat else None,
         }
         self.pool: list[ActorCritic] = []
-        self.baselines: dict[str, Baseline] = {
-            name: AGENTS[name](config.run.seed) for name in config.pool.baselines
+        self.baselines: dict[str, Agent] = {
+            name: resolve_agent(name, self.envs[0], config.run.seed) for name in config.pool.baselines
         }
         # per env: the pool member playing the other side (None: pure self-play), learner side
         self.opponent: list[Opponent | None] = [None] * len(self.envs)
@@ -255,7 +244,9 @@ class Collector:
                 o if o is None else models.index(o) if isinstance(o, ActorCritic) else names[id(o)]
                 for o in self.opponent
             ],
-            "baseline_rngs": {name: agent.rng.getstate() for name, agent in self.baselines.items()},
+            "baseline_rngs": {
+                name: random_stream(agent).getstate() for name, agent in self.baselines.items()
+            },
             "learner_side": list(self.learner_side),
             "lengths": list(self.lengths),
         }
@@ -274,6 +265,6 @@ class Collector:
             for o in state["opponents"]
         ]
         for name, rng_state in state["baseline_rngs"].items():
-            self.baselines[name].rng.setstate(rng_state)
+            random_stream(self.baselines[name]).setstate(rng_state)
         self.learner_side = list(state["learner_side"])
         self.lengths = list(state["lengths"])

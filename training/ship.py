@@ -16,8 +16,7 @@ from typing import Any
 
 import yaml
 
-from domino_env.rules.table import TableRules
-from training import checkpoint, evaluate
+from training import checkpoint, evaluate, report
 from training.config import load_config
 from training.train import Trainer
 
@@ -48,7 +47,7 @@ def ship(
     checked (and made) before training, so a bad path does not throw the training away;
     ``progress`` shows bars while training and evaluating (the final table is printed anyway)."""
     config = load_config(config_path, overrides)
-    folder = evaluate.writable_folder(agents_dir)
+    folder = report.writable_folder(agents_dir)
     config.run.name = config.run.name or f"ship-{config.run_name}"  # never a `train` run's folder
     trainer = Trainer(config, overwrite=True)  # shipping retrains from scratch, in a folder of its own
     start = time.perf_counter()
@@ -61,7 +60,7 @@ def ship(
         r.opponent: r for r in evaluate.evaluate(plan, games, seed, first_only=True, progress=progress)
     }
     print(plan.header(games, seed))
-    print(evaluate.format_results(list(results.values()), plan.score_label))
+    print(report.format_results(list(results.values()), plan.score_label))
     row: dict[str, Any] = {
         "variant": config.env.variant,
         "players": players_text(plan.env().rules),
@@ -88,11 +87,11 @@ def record(folder: Path, row: dict[str, Any]) -> None:
                 if set(SHIPPED_COLUMNS) <= set(r) and r["variant"] != row["variant"]
             ]
     rows = sorted([*rows, row], key=lambda r: str(r["variant"]))
-    evaluate.write_rows(path, SHIPPED_COLUMNS, rows)
+    report.write_rows(path, SHIPPED_COLUMNS, rows)
     (folder / "README.md").write_text(markdown_table(rows))
 
 
-def players_text(rules: TableRules) -> str:
+def players_text(rules: Any) -> str:
     return f"{rules.num_players}{', partners' if rules.teams else ''}"
 
 

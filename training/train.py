@@ -21,12 +21,13 @@ import torch
 from torch.utils.tensorboard import SummaryWriter
 from tqdm import tqdm
 
-from domino_env.agents import make_agent
+from domino_env import raw_env
 from training import checkpoint, distributed
-from training.arena import head_to_head
+from training.agents import PolicyAgent, resolve_agent
 from training.config import Config, ConfigError, config_differences
-from training.policy import PolicyAgent
-from training.ppo import ActorCritic, update
+from training.matches import play_match
+from training.networks import ActorCritic
+from training.ppo import update
 from training.rollout import Collector
 
 # What a run writes in its folder (training, then demo's evaluation and rating): an earlier
@@ -180,15 +181,11 @@ class Trainer:
         agent = PolicyAgent(self.model)
         rates = {}
         for name in cfg.eval.opponents:
-            summary = head_to_head(
-                cfg.env.variant,
-                agent,
-                make_agent(name, cfg.run.seed),
-                cfg.eval.games,
-                seed=10_000 + self.iteration,
-                **{**cfg.env.options, "episode": cfg.eval.episode},
-            )
-            rates[name] = summary.win_rate
+            env = raw_env(cfg.env.variant, **{**cfg.env.options, "episode": cfg.eval.episode})
+            opponent = resolve_agent(name, env, cfg.run.seed)
+            rates[name] = play_match(
+                env, agent, opponent, cfg.eval.games, seed=10_000 + self.iteration
+            ).win_rate
         return rates
 
     def train(self, progress: bool = True) -> Path:

@@ -1,0 +1,124 @@
+"""The command line: setup errors exit 2 with one line, a tiny ``train`` run, ``ship``."""
+
+from __future__ import annotations
+
+import csv
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from training_helpers import ROOT, TINY, write
+
+from training.__main__ import main
+from training.checkpoint import load_model
+from training.config import load_config
+
+
+def test_cli_bad_config_key_exits_2_with_one_line(capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["train", str(ROOT / "configs" / "all_fives.yaml"), "ppo.bogus=1"])
+    out, err = capsys.readouterr()
+    assert code == 2 and out == ""
+    assert len(err.strip().splitlines()) == 1
+    assert err.startswith("error:") and "ppo.bogus" in err and "learning_rate" in err
+
+
+@pytest.mark.parametrize(
+    ("make_args", "words"),
+    [
+        (lambda tmp: [str(tmp / "missing.yaml")], "does not exist"),
+        (lambda tmp: [str(write(tmp, "ppo: [1, 2\nrun: {a: 1}\n"))], "not valid YAML"),
+        (lambda tmp: [str(write(tmp, "ppo:\n  clip: 1\n"))], "ppo.clip"),
+        (lambda tmp: [str(ROOT / "configs" / "classic.yaml"), "run.seed"], "section.key=value"),
+        (lambda tmp: [str(ROOT / "configs" / "classic.yaml"), "env.variant=checkers"], "checkers"),
+        (
+            lambda tmp: [str(ROOT / "configs" / "classic.yaml"), "--resume", str(write(tmp, "junk", "x.pt"))],
+            "cannot be read",
+        ),
+    ],
+    ids=["missing", "yaml", "key", "syntax", "variant", "resume"],
+)
+def test_cli_setup_errors_exit_2_with_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], make_args: Any, words: str
+) -> None:
+    code = main(["train", *make_args(tmp_path)])
+    out, err = capsys.readouterr()
+    assert code == 2 and out == ""
+    assert len(err.strip().splitlines()) == 1, err
+    assert err.startswith("error:") and words in err
+
+
+def test_cli_module_entry_point_exits_2() -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "training", "train", "configs/all_fives.yaml", "ppo.bogus=1", "--no-progress"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 2
+    assert result.stdout == ""
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and "ppo.bogus" in lines[0]
+
+
+def test_cli_trains_a_tiny_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    config = write(tmp_path, "env:\n  variant: classic\n  options: {num_players: 2, episode: round}\n")
+    overrides = [o for o in TINY if not o.startswith("run.total_steps")]
+    code = main(
+        [
+            "train",
+            str(config),
+            *overrides,
+            "run.total_steps=64",
+            "run.name=cli",
+            "eval.every=1",
+            "eval.games=2",
+            f"run.out_dir={tmp_path.as_posix()}",
+            "--no-progress",
+        ]
+    )
+    out, _ = capsys.readouterr()
+    assert code == 0
+    checkpoints = tmp_path / "cli" / "checkpoints"
+    assert str(checkpoints / "iter_00001.pt") in out  # the final checkpoint is named
+    assert {p.name for p in checkpoints.iterdir()} == {"iter_00001.pt", "latest.pt"}
+    assert (tmp_path / "cli" / "evaluations.csv").read_text().splitlines()[0].startswith("iteration,steps")
+
+
+def test_ship_exports_the_agent_with_its_config_and_records_its_win_rates(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = write(tmp_path, "env:\n  variant: classic\n  options: {num_players: 2, episode: round}\n")
+    agents = tmp_path / "agents"
+    overrides = [o for o in TINY if not o.startswith("run.total_steps")]
+    common = [*overrides, "run.total_steps=64", f"run.out_dir={tmp_path.as_posix()}"]
+    args = ["--agents-dir", str(agents), "--games", "6", "--no-progress"]
+    (tmp_path / "classic-1" / "checkpoints").mkdir(parents=True)  # a `train` run of the same config
+    assert main(["ship", str(config), *common, *args]) == 0
+    assert "agents" in capsys.readouterr().out
+    assert (tmp_path / "classic-1" / "checkpoints").is_dir()  # left alone: ship trains in its own folder
+    assert (tmp_path / "ship-classic-1" / "checkpoints" / "latest.pt").is_file()
+    _, trained = load_model(agents / "classic.pt")  # weights only, with the config
+    assert trained.env.variant == "classic" and trained.network.hidden == [32]
+    assert load_config(str(agents / "classic.yaml")) == trained
+    with (agents / "results.csv").open() as handle:
+        rows = list(csv.DictReader(handle))
+    assert [r["variant"] for r in rows] == ["classic"]
+    assert rows[0]["games"] == "6" and rows[0]["steps"] == "64"
+    assert (
+        0.0
+        <= float(rows[0]["vs_random_low"])
+        <= float(rows[0]["vs_random"])
+        <= float(rows[0]["vs_random_high"])
+    )
+    table = (agents / "README.md").read_text()
+    assert "| classic |" in table and "vs greedy" in table
+
+    blitz = write(tmp_path, "env:\n  variant: blitz\n  options: {num_players: 2, episode: round}\n")
+    assert main(["ship", str(blitz), *common, *args]) == 0
+    assert main(["ship", str(config), *common, "run.seed=5", *args]) == 0  # shipped again: replaced
+    with (agents / "results.csv").open() as handle:
+        assert [r["variant"] for r in csv.DictReader(handle)] == ["blitz", "classic"]
+    assert main(["ship", str(tmp_path / "missing.yaml"), *args]) == 2

@@ -1,0 +1,58 @@
+"""Agents from what a person or a config names: a baseline, a checkpoint file, or a run folder.
+
+Every place that turns a name into an agent (the commands' contestants, the trainer's pool
+baselines, the tests) resolves it here. A name that ``domino_env.agents`` knows is built by
+its ``make_agent``, so an agent added there works here without a change in ``training``.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+
+from domino_env import DominoEnv
+from domino_env.agents import AGENTS, Agent, make_agent
+from training import checkpoint
+from training.networks import ActorCritic
+
+AgentName = str | os.PathLike[str]
+
+
+class PolicyAgent:
+    """A trained policy: the most probable legal action (or a sample, with ``sample=True``)."""
+
+    def __init__(self, model: ActorCritic, name: str = "policy", sample: bool = False) -> None:
+        self.model, self.name, self.sample = model, name, sample
+
+    def __call__(self, env: DominoEnv, observation: dict[str, np.ndarray]) -> int:
+        obs = observation["observation"][None]
+        mask = observation["action_mask"][None].astype(bool)
+        if self.sample:
+            return int(self.model.act(obs, mask)[0][0])
+        return int(self.model.greedy(obs, mask)[0])
+
+
+def checkpoint_file(spec: AgentName) -> Path | None:
+    """None for a baseline name; else the checkpoint ``spec`` names (a run folder: its
+    ``checkpoints/latest.pt``). A name that is neither raises ValueError."""
+    if str(spec) in AGENTS:
+        return None
+    path = Path(spec)
+    if not path.exists():
+        raise ValueError(
+            f"agent {str(spec)!r} is not {' or '.join(AGENTS)}, and no checkpoint file or run folder "
+            "of that name exists"
+        )
+    return checkpoint.resolve(path)
+
+
+def resolve_agent(spec: AgentName, env: DominoEnv, seed: int | None = None) -> Agent:
+    """The agent ``spec`` names, ready for ``env``'s table: a baseline seeded with ``seed``, or
+    the policy of a checkpoint (a CheckpointError if it was trained on another table)."""
+    path = checkpoint_file(spec)
+    if path is None:
+        return make_agent(str(spec), seed)
+    model, _ = checkpoint.load_model(path, env.encoder.size, env.rules.num_actions)
+    return PolicyAgent(model, name=path.stem)
