@@ -1,13 +1,23 @@
-"""Baseline agents (no torch): ``random`` and ``greedy``, for any variant.
+"""Agents by name (no torch): the ``random`` and ``greedy`` baselines, and what plug-ins load.
 
 An agent is called as ``agent(env, observation) -> action`` with the *unwrapped*
 environment and the current agent's observation dict; ``random`` needs only the mask,
 ``greedy`` asks the rules what each legal move is worth right now.
+
+:func:`make_agent` is the one place names become agents. A name that is no baseline goes to
+the *agent loaders*: functions ``(name, env, seed) -> Agent | None`` that packages register
+under the entry-point group ``domino_env.agents``. The trainer registers one for checkpoint
+files and run folders (``pip install -e ".[train]"``), so ``domino_env`` imports nothing of
+it and needs no torch, yet ``SingleAgentEnv(opponents="agents/classic.pt")`` works.
 """
 
 from __future__ import annotations
 
+import os
 import random
+from collections.abc import Callable
+from functools import cache
+from importlib.metadata import entry_points
 from typing import Any, Protocol
 
 import numpy as np
@@ -63,8 +73,42 @@ def greedy_choice(rules: TableRules, game: Any, legal: list[int], rng: random.Ra
 AGENTS: dict[str, type[RandomAgent] | type[GreedyAgent]] = {"random": RandomAgent, "greedy": GreedyAgent}
 
 
-def make_agent(name: str, seed: int | None = None, **kwargs: Any) -> Agent:
-    """A baseline agent by name; unknown names raise ValueError listing the known ones."""
-    if name not in AGENTS:
-        raise ValueError(f"unknown agent {name!r}; baselines: {', '.join(AGENTS)}")
-    return AGENTS[name](seed=seed, **kwargs)
+LOADER_GROUP = "domino_env.agents"  # the entry-point group of agent loaders
+AgentLoader = Callable[[str, DominoEnv | None, int | None], Agent | None]
+
+
+@cache
+def agent_loaders() -> dict[str, AgentLoader | ImportError]:
+    """The installed agent loaders by entry-point name (read once); a loader whose package
+    cannot be imported (the trainer without the train extra) is kept as its ImportError."""
+    loaders: dict[str, AgentLoader | ImportError] = {}
+    for point in entry_points(group=LOADER_GROUP):
+        try:
+            loaders[point.name] = point.load()
+        except ImportError as err:
+            loaders[point.name] = err
+    return loaders
+
+
+def make_agent(name: str | os.PathLike[str], seed: int | None = None, env: DominoEnv | None = None) -> Agent:
+    """The agent ``name`` names: a baseline seeded with ``seed``, or what an installed loader
+    makes of it for ``env``'s table (the trainer's: a checkpoint file or a run folder).
+    A name nobody takes raises ValueError listing what is known."""
+    if isinstance(name, str) and name in AGENTS:
+        return AGENTS[name](seed=seed)
+    if not isinstance(name, (str, os.PathLike)):
+        raise ValueError(f"an agent name must be a string or a path, got {name!r}")
+    loaders = agent_loaders()
+    for load in loaders.values():
+        if not isinstance(load, ImportError) and (agent := load(str(name), env, seed)) is not None:
+            return agent
+    known = [
+        f"{point} (unavailable: {load}; pip install -e '.[train]')"
+        if isinstance(load, ImportError)
+        else point
+        for point, load in loaders.items()
+    ]
+    takes = f"; agent loaders: {', '.join(known)}" if known else ""
+    raise ValueError(
+        f"unknown agent {str(name)!r}: neither a baseline ({', '.join(AGENTS)}) nor loaded{takes}"
+    )

@@ -30,9 +30,10 @@ from domino_env.envs.base import DominoEnv
 from domino_env.registry import raw_env
 
 AgentFn = Callable[[DominoEnv, dict[str, np.ndarray]], int]
-#: A baseline name ("random", "greedy") or an agent callable ``(env, observation) -> action``
-#: (a trained checkpoint: ``training.agents.resolve_agent(path, env)``).
-AgentSpec = str | AgentFn
+#: A baseline name ("random", "greedy"), an agent callable ``(env, observation) -> action``,
+#: or any other name ``domino_env.agents.make_agent`` takes (with the train extra: the path of
+#: a checkpoint or a run folder).
+AgentSpec = str | os.PathLike[str] | AgentFn
 
 
 class LegalDiscrete(spaces.Discrete):
@@ -77,9 +78,8 @@ class SingleAgentEnv(gym.Env[np.ndarray, np.int64]):
     ``num_players`` entries with ``None`` at ``seat``, or ``num_players - 1`` entries for the
     other seats in seat order. With ``teams=True`` the learner's partner is played by the
     opponents' agent for that seat unless ``partner`` is given. A name builds a fresh agent
-    per seat; a callable is used as given. A trained checkpoint plays as the callable
-    ``training.agents.resolve_agent(path, env)`` returns (``domino_env`` needs no torch, and
-    knows nothing of the trainer); a path given here is refused with that advice.
+    per seat; a callable is used as given; any other name (a checkpoint path) is loaded once by
+    ``domino_env.agents.make_agent`` (the trainer's loader, so ``domino_env`` needs no torch).
 
     ``reset`` runs the other seats until the learner must act (an episode that ends before
     the learner's first decision, possible in block games, is skipped and counted in
@@ -139,7 +139,7 @@ class SingleAgentEnv(gym.Env[np.ndarray, np.int64]):
         """The agent of every seat (``None`` at the learner's), from the specs."""
         n, seat = self.aec.rules.num_players, self.seat
         specs: list[AgentSpec | None]
-        if isinstance(opponents, (str, os.PathLike)) or callable(opponents):  # paths: refused below
+        if isinstance(opponents, (str, os.PathLike)) or callable(opponents):
             specs = [None if s == seat else opponents for s in range(n)]
         elif not isinstance(opponents, Sequence):
             raise ValueError(f"opponents must be an agent or a list of agents, got {opponents!r}")
@@ -166,20 +166,21 @@ class SingleAgentEnv(gym.Env[np.ndarray, np.int64]):
                 raise ValueError("partner is given but the learner has no partner (use teams=True)")
             for s in mates:
                 specs[s] = partner
-        return [None if spec is None else self._agent(spec) for spec in specs]
+        loaded: dict[str, AgentFn] = {}
+        return [None if spec is None else self._agent(spec, loaded) for spec in specs]
 
-    def _agent(self, spec: AgentSpec | os.PathLike[str]) -> AgentFn:
+    def _agent(self, spec: AgentSpec, loaded: dict[str, AgentFn]) -> AgentFn:
         if isinstance(spec, str) and spec in AGENTS:
             return make_agent(spec)  # one per seat: independent random streams
         if isinstance(spec, (str, os.PathLike)):
-            raise ValueError(
-                f"agent {str(spec)!r} is neither a baseline ({', '.join(AGENTS)}) nor a callable; for a "
-                f"checkpoint or run folder pass training.agents.resolve_agent({str(spec)!r}, env) instead"
-            )
+            key = str(spec)
+            if key not in loaded:  # a checkpoint is loaded once for every seat it plays
+                loaded[key] = make_agent(key, env=self.aec)
+            return loaded[key]
         if callable(spec):
             return spec
         raise ValueError(
-            f"an agent must be a baseline name ({', '.join(AGENTS)}) or a callable, got {spec!r}"
+            f"an agent must be a baseline name ({', '.join(AGENTS)}), a callable or a path, got {spec!r}"
         )
 
     # --- gymnasium API ------------------------------------------------------------------------

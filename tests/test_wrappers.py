@@ -325,13 +325,13 @@ def test_checkpoint_opponent(tmp_path: Any) -> None:
     config = load_config("configs/all_fives.yaml", [f"run.out_dir={tmp_path}", "run.num_envs=2"])
     trainer = Trainer(config)
     path = trainer.save(trainer.payload())
-    for given in (str(path), path):  # domino_env loads no checkpoints itself: it says how to
-        with pytest.raises(ValueError, match=r"training\.agents\.resolve_agent\("):
-            SingleAgentEnv("all_fives", opponents=given, num_players=2, episode="round")
+    for given in (str(path), path):  # loaded by the trainer's agent loader, through make_agent
+        env = SingleAgentEnv("all_fives", opponents=given, num_players=2, episode="round")
+        assert type(env.agents[1]).__name__ == "PolicyAgent"
+        play(env, games=2)
     agent = resolve_agent(path, domino_env.raw_env("all_fives", num_players=2, episode="round"))
     env = SingleAgentEnv("all_fives", opponents=agent, num_players=2, episode="round")
     assert type(env.agents[1]).__name__ == "PolicyAgent"
-    play(env, games=2)
 
 
 # --- MaskablePPO -----------------------------------------------------------------------------------

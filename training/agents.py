@@ -1,8 +1,9 @@
 """Agents from what a person or a config names: a baseline, a checkpoint file, or a run folder.
 
 Every place that turns a name into an agent (the commands' contestants, the trainer's pool
-baselines, the tests) resolves it here. A name that ``domino_env.agents`` knows is built by
-its ``make_agent``, so an agent added there works here without a change in ``training``.
+baselines, ``SingleAgentEnv``'s opponents, the tests) goes through
+``domino_env.agents.make_agent``; :func:`load_agent` is the trainer's agent loader there
+(the ``domino_env.agents`` entry point in pyproject.toml), for checkpoints and run folders.
 """
 
 from __future__ import annotations
@@ -51,8 +52,17 @@ def checkpoint_file(spec: AgentName) -> Path | None:
 def resolve_agent(spec: AgentName, env: DominoEnv, seed: int | None = None) -> Agent:
     """The agent ``spec`` names, ready for ``env``'s table: a baseline seeded with ``seed``, or
     the policy of a checkpoint (a CheckpointError if it was trained on another table)."""
-    path = checkpoint_file(spec)
-    if path is None:
-        return make_agent(str(spec), seed)
+    checkpoint_file(spec)  # a name nobody takes: the trainer's own error, which says what exists
+    return make_agent(spec, seed, env=env)
+
+
+def load_agent(spec: str, env: DominoEnv | None, seed: int | None = None) -> Agent | None:
+    """The policy of the checkpoint ``spec`` names (a run folder: its latest), for ``env``'s
+    table; None when no such file or folder exists (the name is not the trainer's to load)."""
+    if not Path(spec).exists():
+        return None
+    if env is None:
+        raise ValueError(f"agent {spec!r} is a checkpoint: loading it needs the environment it will play")
+    path = checkpoint.resolve(Path(spec))
     model, _ = checkpoint.load_model(path, env.encoder.size, env.rules.num_actions)
     return PolicyAgent(model, name=path.stem)
