@@ -480,7 +480,7 @@ def test_same_seed_same_game(name, n, teams, seed, action_seed):
 def test_outcome_rewards_sum_to_zero(name, n, teams, episode, seed, rnd):
     env = make(name, n, teams, episode=episode)
     env.reset(seed=seed)
-    play(env, rnd)
+    actions = play(env, rnd)
     rules = env.unwrapped.rules
     final = {}
     for agent in env.agent_iter():
@@ -489,6 +489,7 @@ def test_outcome_rewards_sum_to_zero(name, n, teams, episode, seed, rnd):
         final[agent] = reward
         env.step(None)
     assert set(final) == set(env.possible_agents)
+    assert env.unwrapped.outcomes() == [final[agent] for agent in env.possible_agents]
     by_side: dict[int, float] = {}
     for seat, agent in enumerate(env.possible_agents):
         side = rules.side_of[seat]
@@ -498,6 +499,12 @@ def test_outcome_rewards_sum_to_zero(name, n, teams, episode, seed, rnd):
         by_side[side] = final[agent]
     assert len(by_side) == rules.num_sides
     assert abs(sum(by_side.values())) < 1e-9
+    # outcomes() ranks the same whatever the env pays: a points env on the same game agrees
+    points = make(name, n, teams, episode=episode, reward="points")
+    points.reset(seed=seed)
+    for action in actions:
+        points.step(action)
+    assert points.unwrapped.outcomes() == env.unwrapped.outcomes()
 
 
 # --- points rewards ----------------------------------------------------------------------------

@@ -63,15 +63,7 @@ def play_game(env: Any, agents: list[Agent], seed: int) -> tuple[int, int]:
             continue
         env.step(agents[raw.possible_agents.index(agent)](raw, env.observe(agent)))
         steps += 1
-    return raw.game.round_index + 1, steps
-
-
-def seat_outcomes(env: DominoEnv) -> list[float]:
-    """Each seat's outcome reward for the finished episode (+1 first ... -1 last, as the env's
-    ``reward="outcome"`` gives it), whatever reward the env was built with."""
-    rules, game = env.rules, env.game
-    by_side = rules.outcome(rules.round_keys(game) if env.episode == "round" else rules.match_keys(game))
-    return [by_side[rules.side_of[seat]] for seat in range(rules.num_players)]
+    return raw.public_state()["round"] + 1, steps
 
 
 def win_share(rules: Any, outcomes: list[float], mine: list[int]) -> float:
@@ -110,7 +102,7 @@ def play_match(
     for g in range(games):
         mine = seats_of_first(n, rules.teams, g)
         played, decisions = play_game(env, [first if s in mine else second for s in range(n)], seed + g)
-        outcomes = seat_outcomes(env)
+        outcomes = env.outcomes()
         shares.append(win_share(rules, outcomes, mine))
         reward += outcomes[mine[0]]
         score += env.public_state()["scores"][mine[0]]

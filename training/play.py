@@ -20,7 +20,6 @@ from domino_env.envs.chain import ChainEnv
 from domino_env.render import chain as render
 from domino_env.render import grid as grid_render
 from domino_env.rules.chain import PLAY, ChainRules
-from training.matches import seat_outcomes
 
 
 def move_text(move: dict[str, Any]) -> str:
@@ -228,7 +227,7 @@ EXTRA_TEXT: dict[str, Callable[[Any, list[str]], str | None]] = {
 
 def result_text(env: DominoEnv, seat: int, names: list[str]) -> str:
     """Who won the episode (the round or the match), ranked as the env's outcome reward ranks it."""
-    outcomes = seat_outcomes(env)
+    outcomes = env.outcomes()
     best = max(outcomes)
     firsts = {env.rules.side_of[s] for s, value in enumerate(outcomes) if value == best}
     verdict = "you lose" if outcomes[seat] < best else "you win" if len(firsts) == 1 else "first place shared"

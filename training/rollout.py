@@ -26,7 +26,7 @@ from domino_env import DominoEnv, raw_env
 from domino_env.agents import Agent
 from training.agents import resolve_agent
 from training.config import Config, ConfigError
-from training.matches import seat_outcomes, win_share
+from training.matches import win_share
 from training.networks import ActorCritic, play_outlook_spec
 from training.ppo import Batch, gae
 
@@ -225,7 +225,7 @@ class Collector:
             return
         mine = [seat for seat, side in enumerate(self.side_of) if side == self.learner_side[e]]
         stats.pool_games += 1
-        stats.pool_wins += win_share(env.rules, seat_outcomes(env), mine)
+        stats.pool_wins += win_share(env.rules, env.outcomes(), mine)
 
     def state_dict(self) -> dict:
         """What an exact resume needs: every game in progress, who plays it, the pool."""

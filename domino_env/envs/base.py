@@ -242,14 +242,11 @@ class DominoEnv(AECEnv, Generic[RulesT]):
         self._rewarded = True
 
     def _end_episode(self, before: list[int]) -> None:
-        game = self.game
         if self.reward_mode == "points":
             self._points_reward(before)
         else:
-            keys = self.rules.round_keys(game) if self.episode == "round" else self.rules.match_keys(game)
-            by_side = self.rules.outcome(keys)
-            for seat, agent in enumerate(self.agents):
-                self.rewards[agent] = by_side[self.rules.side_of[seat]]
+            for agent, outcome in zip(self.agents, self.outcomes(), strict=True):
+                self.rewards[agent] = outcome
             self._rewarded = True
         self._finish()
 
@@ -306,6 +303,14 @@ class DominoEnv(AECEnv, Generic[RulesT]):
         self._show_mask()
 
     # --- introspection -----------------------------------------------------------------------
+
+    def outcomes(self) -> list[float]:
+        """Each seat's outcome reward for the episode as it stands (+1 first ... -1 last, ties
+        sharing, partners alike), whatever ``reward`` the env was built with: what ``reward=
+        "outcome"`` pays at the end, and what evaluations count."""
+        rules, game = self.rules, self.game
+        by_side = rules.outcome(rules.round_keys(game) if self.episode == "round" else rules.match_keys(game))
+        return [by_side[side] for side in rules.side_of]
 
     def view(self, seat: int | str) -> SeatView:
         """What ``seat`` (a seat number or an agent name) knows now, as a read-only
