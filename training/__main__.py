@@ -8,6 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import domino_env
 from training.arena import positive_int
 from training.config import ConfigError, load_config
 
@@ -155,7 +156,10 @@ def play_command(args: argparse.Namespace) -> int:
 
 
 def _table_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--variant", help="variant (default: the checkpoint's, else all_fives)")
+    parser.add_argument(
+        "--variant",
+        help=f"one of {', '.join(domino_env.SPECS)} (default: the checkpoint's, else all_fives)",
+    )
     parser.add_argument(
         "--option", action="append", metavar="KEY=VALUE", help="table option, repeatable (num_players=4)"
     )

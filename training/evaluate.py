@@ -11,7 +11,6 @@ and files in :mod:`training.report`.
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,7 +19,7 @@ from typing import Any
 import yaml
 from tqdm import tqdm
 
-from domino_env import VARIANTS, DominoEnv, raw_env
+from domino_env import VARIANTS, DominoEnv, raw_env, spec
 from domino_env.agents import AGENTS, Agent
 from training import checkpoint
 from training.agents import checkpoint_file, resolve_agent
@@ -101,8 +100,7 @@ def resolve_table(
 
 def rules_table(variant: str, options: dict[str, Any]) -> dict[str, Any]:
     """The rules options with their defaults filled in: what makes two tables the same game."""
-    params = inspect.signature(VARIANTS[variant].__init__).parameters
-    return {name: options.get(name, p.default) for name, p in params.items() if name != "self"}
+    return {option.name: options.get(option.name, option.default) for option in spec(variant).options}
 
 
 def check_fits(contestants: list[Contestant], variant: str, options: dict[str, Any]) -> None:
