@@ -13,8 +13,9 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from domino_env.core.events import DEAL, DRAW, LAY, PASS, ROUND_END, Deal, Draw, Lay, Pass, RoundEnd
 from domino_env.core.line import SPINNER_SLOT_NAMES, Line, Spinner
-from domino_env.core.state import DEAL, DRAW, LAY, PASS, ROUND_END, RoundResult, State
+from domino_env.core.state import RoundResult, State, VariantState
 from domino_env.core.tiles import format_tile, iter_bits, mask_of
 from domino_env.rules.table import PLAY, TableRules
 
@@ -205,6 +206,7 @@ class ChainRules(TableRules):
             rng=rng,
             scores=[0] * self.num_sides,
             fixed_deals=list(deals),
+            extra=self.new_extra(),
         )
         self.start_round(state)
         return state
@@ -224,7 +226,7 @@ class ChainRules(TableRules):
         state.result = None
         state.round_serial += 1
         state.round_start_scores = state.scores[:]
-        state.events = [(DEAL, state.round_index)]
+        state.events = [Deal(DEAL, state.round_index)]
         self.reset_round_extra(state)
         if spec is not None and spec.leader is not None:
             leader, opening = spec.leader, -1 if spec.opening is None else spec.opening
@@ -238,6 +240,10 @@ class ChainRules(TableRules):
         """(leader, tile it must lead or -1 for any); later rounds: the previous winner."""
         assert state.next_leader is not None
         return state.next_leader, -1
+
+    def new_extra(self) -> VariantState | None:
+        """Hook: a new match's variant state (``state.extra``); None for variants without one."""
+        return None
 
     def reset_round_extra(self, state: State) -> None:
         """Hook: reset a variant's per-round state."""
@@ -305,7 +311,7 @@ class ChainRules(TableRules):
             end_value = line.attach(tile, slot)
             if face_down:
                 line.close(slot)
-        state.events.append((LAY, seat, tile, slot, end_value))
+        state.events.append(Lay(LAY, seat, tile, slot, end_value))
         state.passes = 0
         state.turn_laid += 1
         if self._scores_lays:
@@ -346,10 +352,10 @@ class ChainRules(TableRules):
                 tile = state.stock.pop()
                 state.hands[seat] |= 1 << tile
                 state.voids[seat] = state.line.open_values_mask()
-                state.events.append((DRAW, seat, tile))
+                state.events.append(Draw(DRAW, seat, tile))
                 continue
             state.voids[seat] |= state.line.open_values_mask()
-            state.events.append((PASS, seat))
+            state.events.append(Pass(PASS, seat))
             state.passes += 1
             if state.passes >= self.players_in(state):
                 self.end_round(state, None, blocked=True)
@@ -398,7 +404,7 @@ class ChainRules(TableRules):
         )
         state.next_leader = next_leader
         state.round_over = True
-        state.events.append((ROUND_END, -1 if winner is None else winner, blocked))
+        state.events.append(RoundEnd(ROUND_END, -1 if winner is None else winner, blocked))
         if not state.match_over:
             state.match_over = self.match_finished(state)
 
