@@ -19,6 +19,7 @@ from gymnasium import spaces
 from gymnasium.utils import seeding
 from pettingzoo import AECEnv
 
+from domino_env.observation.observer import Observer
 from domino_env.rules.table import TableRules
 
 EPISODES = ("match", "round")
@@ -68,10 +69,13 @@ class DominoEnv(AECEnv, Generic[RulesT]):
     ranks in between, partners share; "points": score changes / match target, signed so
     that more is better), ``render_mode`` (``render_modes``) and ``illegal_action``
     ("raise" a ValueError and change nothing, or "penalize": -1 and the episode ends).
+    ``observer`` is the variant's :class:`~domino_env.observation.observer.Observer` class (its
+    ``VariantSpec.observer``; None: no variant blocks), built here for the encoder.
     """
 
     render_modes: ClassVar[tuple[str, ...]] = ("human", "ansi")
-    # The observation encoder of the kind of table (set by each engine's subclass).
+    # The observation encoder of the kind of table (set by each engine's subclass), built from
+    # the rules and the observer.
     encoder_class: ClassVar[type]
 
     def __init__(
@@ -81,6 +85,7 @@ class DominoEnv(AECEnv, Generic[RulesT]):
         reward: str = "outcome",
         render_mode: str | None = None,
         illegal_action: str = "raise",
+        observer: type[Observer] | None = None,
     ) -> None:
         super().__init__()
         self.rules = rules
@@ -98,7 +103,8 @@ class DominoEnv(AECEnv, Generic[RulesT]):
         n = rules.num_players
         self.possible_agents = [f"player_{i}" for i in range(n)]
         self._seat = {agent: i for i, agent in enumerate(self.possible_agents)}
-        self.encoder: Encoder = self.encoder_class(rules)
+        self.observer = None if observer is None else observer(rules)
+        self.encoder: Encoder = self.encoder_class(rules, self.observer)
         obs_high = rules.observation_high
         self.observation_spaces = {
             agent: spaces.Dict(

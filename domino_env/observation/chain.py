@@ -17,6 +17,8 @@ scores         D           side scores / match target, the observer's side first
 phase          variant     the rules' phase flags (``lead``: the table is empty, ...)
 =============  ==========  ==============================================================
 
+then the variant's own blocks (its :class:`~domino_env.observation.observer.Observer`).
+
 Every block is kept once, in table order, in one *world* vector (each seat's hand, hand
 size, voids and extra blocks side by side, the public blocks once), brought up to date
 from the state's event list when anyone observes; a seat's row is then one numpy gather
@@ -26,16 +28,19 @@ table, however many seats look at it.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 
 from domino_env.core.line import CLOSED, OPEN
 from domino_env.core.state import DEAL, DRAW, LAY, PASS, SCORE, State
-from domino_env.rules.chain import ChainRules, FloatRow
+from domino_env.observation.observer import Blocks, FloatRow, Observer
+from domino_env.rules.chain import ChainRules
 
 _SLOT_FLAGS = 4  # open, closed, double at the end, live
 
 
-def block_layout(sizes: list[tuple[str, int]]) -> tuple[dict[str, slice], int]:
+def block_layout(sizes: Sequence[tuple[str, int]]) -> tuple[dict[str, slice], int]:
     """Blocks (name, size) laid end to end: name -> slice, and the total size."""
     layout: dict[str, slice] = {}
     start = 0
@@ -48,13 +53,14 @@ def block_layout(sizes: list[tuple[str, int]]) -> tuple[dict[str, slice], int]:
 class ChainEncoder:
     """Keeps the world vector and gathers each seat's observation row from it."""
 
-    def __init__(self, rules: ChainRules) -> None:
-        self.rules = rules
+    def __init__(self, rules: ChainRules, observer: Observer | None = None) -> None:
+        self.rules, self.observer = rules, observer
+        own_blocks = observer.blocks if observer is not None else ()
         ts = rules.tile_set
         n, values, slots = rules.num_players, ts.num_values, rules.num_slots
         tiles, sides, flags = ts.size, rules.num_sides, len(rules.phases)
         self.slot_width = values + _SLOT_FLAGS
-        extra = sum(size for _, size in rules.extra_features)
+        extra = sum(size for _, size in own_blocks)
         sizes = [
             ("hand", tiles),
             ("table", tiles),
@@ -64,7 +70,7 @@ class ChainEncoder:
             ("voids", (n - 1) * values),
             ("scores", sides),
             ("phase", flags),
-            *rules.extra_features,
+            *own_blocks,
         ]
         self.layout, self.size = block_layout(sizes)
         # The world vector's blocks, in absolute seat order.
@@ -83,7 +89,7 @@ class ChainEncoder:
         self._voids = block(n * values)
         self._scores = block(sides)
         self._phase = block(flags)  # the flags of the seat to move
-        self._extra = block(n * extra)  # each seat's extra blocks (seat-relative, from encode_extra)
+        self._extra = block(n * extra)  # each seat's variant blocks (seat-relative, from the observer)
         zero = block(1)  # stays 0: an idle seat's phase flags
         self.world = np.zeros(at, dtype=np.float32)
         self._view: FloatRow = self.world.data  # item and slice writes cost a third of numpy's
@@ -108,12 +114,17 @@ class ChainEncoder:
 
         self._moving_index = [index(seat, True) for seat in range(n)]
         self._idle_index = [index(seat, False) for seat in range(n)]
-        # Each seat's extra blocks, the memoryview the rules' ``encode_extra`` writes (None: none).
-        self._extra_out = (
-            [self._view[self._extra + seat * extra : self._extra + (seat + 1) * extra] for seat in range(n)]
-            if extra
-            else None
-        )
+        # Each seat's variant blocks, as the observer writes them (None: no observer blocks).
+        self._blocks: list[Blocks] | None = None
+        if observer is not None and extra:
+            self._write = observer.write
+            self._blocks = []
+            for seat in range(n):
+                start = self._extra + seat * extra
+                own = self._view[start : start + extra]
+                self._blocks.append(
+                    Blocks({name: own[part] for name, part in block_layout(own_blocks)[0].items()}, own)
+                )
         self._hand_at = [self._hand + seat * tiles for seat in range(n)]
         self._voids_at = [self._voids + seat * values for seat in range(n)]
         # A hand changes only by a lay or a draw (or a deal), and voids only by a draw or a pass,
@@ -155,10 +166,10 @@ class ChainEncoder:
         blank[self._stock] = (tiles - n * rules.hand_size) * self._stock_scale
         self._blank = blank.data
 
-    def __reduce__(self) -> tuple[type, tuple[ChainRules]]:
+    def __reduce__(self) -> tuple[type, tuple[ChainRules, Observer | None]]:
         """Copied or pickled as a new encoder of the same rules: its memoryviews cannot be, and
         a fresh one rebuilds the world from the state at the next observation anyway."""
-        return type(self), (self.rules,)
+        return type(self), (self.rules, self.observer)
 
     def forget(self) -> None:
         """Drop the world (a new match restarts the round serials)."""
@@ -170,8 +181,8 @@ class ChainEncoder:
             self._rebuild(state)
         elif self._cursor < len(state.events):
             self._catch_up(state)
-        if self._extra_out is not None and self._extra_cursor[seat] != self._cursor:
-            self.rules.encode_extra(state, seat, self._extra_out[seat])
+        if self._blocks is not None and self._extra_cursor[seat] != self._cursor:
+            self._write(state, seat, self._blocks[seat])
             self._extra_cursor[seat] = self._cursor
         if state.current != seat:
             return self.world[self._idle_index[seat]]

@@ -58,7 +58,9 @@ FloatRow = Any  # a float32 row written through a memoryview
 class GridEncoder:
     """Builds and caches one observation row per seat."""
 
-    def __init__(self, rules: GridRules) -> None:
+    def __init__(self, rules: GridRules, observer: None = None) -> None:
+        """``observer`` is always None (3D dominoes declares no blocks of its own); the environment
+        passes one to every encoder."""
         self.rules = rules
         n, cells, kinds = rules.num_players, rules.cells, rules.kind_size
         sizes = [

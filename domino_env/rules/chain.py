@@ -21,10 +21,6 @@ from domino_env.rules.table import PLAY, TableRules
 
 STOP = "stop"
 
-# A float32 block of the observation world, written through a memoryview: item and slice
-# writes cost a third of numpy's (typeshed types memoryview items as int, hence Any).
-FloatRow = Any
-
 
 @dataclass(frozen=True)
 class DealSpec:
@@ -44,9 +40,6 @@ class ChainRules(TableRules):
     face_down_doubles: ClassVar[bool] = False
     extra_actions: ClassVar[tuple[str, ...]] = ()
     phases: ClassVar[tuple[str, ...]] = ("lead",)
-    # Variant-specific observation blocks (name, size), appended after the common layout and
-    # written by ``encode_extra``.
-    extra_features: tuple[tuple[str, int], ...] = ()  # an instance may size them by num_players
     draws: bool = True
     action_kind: list[str]  # lists here: variants extend the table (Blind blitz's arrange actions)
     action_tile: list[int]
@@ -444,11 +437,6 @@ class ChainRules(TableRules):
         then ``continuing`` (in a multi-tile turn) for variants that list it."""
         lead = not state.line.count
         return (lead, state.turn_laid > 0) if self._flags_continuing else (lead,)
-
-    def encode_extra(self, state: State, seat: int, out: FloatRow) -> None:
-        """Hook: write the ``extra_features`` blocks (concatenated, seat-relative) into ``out``, a
-        float32 memoryview that keeps what the last call for ``seat`` wrote this round (zeros at
-        first)."""
 
     def public_extra(self, state: State) -> dict[str, Any]:
         """Hook: variant-specific entries of ``public_state()``."""

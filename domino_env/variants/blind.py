@@ -79,8 +79,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-import numpy as np
-
 from domino_env.core.events import (
     ARRANGED,
     DRAW,
@@ -97,7 +95,8 @@ from domino_env.core.events import (
 )
 from domino_env.core.state import State, VariantState
 from domino_env.core.tiles import format_tile, iter_bits
-from domino_env.rules.chain import STOP, DealSpec, FloatRow
+from domino_env.observation.observer import Blocks, Observer
+from domino_env.rules.chain import STOP, DealSpec
 from domino_env.rules.spec import VariantSpec
 from domino_env.variants.classic import ClassicRules, by_pips
 
@@ -141,25 +140,6 @@ class BlindBlitzRules(ClassicRules):
         super().__init__(num_players, teams)
         self.arrange = arrange
         self.hand_size = 8 if num_players < 4 else 7
-        size = self.tile_set.size
-        self.extra_features = (
-            ("rows", num_players * size),
-            ("open", num_players),
-            ("unknown", num_players),
-            ("up", size),
-            ("quiet", 1),
-        )
-        n = num_players
-        self._up_at = n * (size + 2)
-        self._quiet_at = self._up_at + size
-        self._no_extra = np.zeros(self._quiet_at + 1, dtype=np.float32)  # (an array: copies and pickles)
-        self._inverse = [0.0] + [1.0 / d for d in range(1, size + 1)]  # inverse[d] = 1/d
-        self._unknown_scale = 1.0 / self.hand_size
-        # per observer, the players observer first: (seat, where its row, open flag and unknown
-        # count go in the extra blocks)
-        self._seat_order = [
-            [((s + k) % n, k * size, n * size + k, n * size + n + k) for k in range(n)] for s in range(n)
-        ]
         # _phase_table[mode][laid]: the phase flags (asked at every observation of the seat to move)
         self._phase_table = [[self._phase_flags(mode, laid) for laid in (False, True)] for mode in range(9)]
         self._opening_order = by_pips(self.tile_set)  # 0-0, else the closest by pips (Classic's hook)
@@ -444,37 +424,6 @@ class BlindBlitzRules(ClassicRules):
         )
         return flags if self.arranges else (flags[0], *flags[2:])
 
-    def encode_extra(self, state: State[BlindState], seat: int, out: FloatRow) -> None:
-        out[:] = self._no_extra
-        x = state.extra
-        rows, opened, hands, seen = x.rows, x.open, state.hands, x.seen
-        inverse, scale = self._inverse, self._unknown_scale
-        own = x.known[seat]
-        for p, base, open_at, unknown_at in self._seat_order[seat]:
-            mask = seen[p] if base else own  # (base 0: the observer's own row)
-            if opened[p]:
-                out[open_at] = 1.0
-                bits = mask
-                while bits:
-                    low = bits & -bits
-                    out[base + low.bit_length() - 1] = 1.0
-                    bits ^= low
-            elif mask:  # the tiles it knows lead the row (misses go left, unseen draws right)
-                row = rows[p]
-                place = len(row)  # counted from the right, from 1
-                for t in row:
-                    if not mask >> t & 1:
-                        break
-                    out[base + t] = inverse[place]
-                    place -= 1
-            unknown = hands[p] & ~mask
-            if unknown:
-                out[unknown_at] = unknown.bit_count() * scale
-        if x.up >= 0 and state.current == seat:
-            out[self._up_at + x.up] = 1.0
-        if x.quiet:
-            out[self._quiet_at] = x.quiet / self.num_players
-
     def public_extra(self, state: State[BlindState]) -> dict[str, Any]:
         x = state.extra
         tiles = self.tile_set.tiles
@@ -532,6 +481,55 @@ class BlindRules(BlindBlitzRules):
         return super().opening(state)
 
 
+class BlindObserver(Observer):
+    """``rows``, ``open``, ``unknown``, ``up`` and ``quiet`` (the module docstring says what they
+    hold), each player's entries starting with the observer."""
+
+    rules: BlindBlitzRules
+
+    def __init__(self, rules: BlindBlitzRules) -> None:
+        super().__init__(rules)
+        n, size = rules.num_players, rules.tile_set.size
+        self.blocks = (("rows", n * size), ("open", n), ("unknown", n), ("up", size), ("quiet", 1))
+        self._inverse = [0.0] + [1.0 / d for d in range(1, size + 1)]  # inverse[d] = 1/d
+        self._unknown_scale = 1.0 / rules.hand_size
+        # per observer, the players observer first: (seat, its entry in open and unknown, where
+        # its row starts in rows)
+        self._seat_order = [[((s + k) % n, k, k * size) for k in range(n)] for s in range(n)]
+
+    def write(self, state: State[BlindState], seat: int, out: Blocks) -> None:
+        out.zero()
+        x = state.extra
+        rows_out, open_out, unknown_out = out["rows"], out["open"], out["unknown"]
+        rows, opened, hands, seen = x.rows, x.open, state.hands, x.seen
+        inverse, scale = self._inverse, self._unknown_scale
+        own = x.known[seat]
+        for p, k, base in self._seat_order[seat]:
+            mask = seen[p] if k else own  # (k 0: the observer's own row)
+            if opened[p]:
+                open_out[k] = 1.0
+                bits = mask
+                while bits:
+                    low = bits & -bits
+                    rows_out[base + low.bit_length() - 1] = 1.0
+                    bits ^= low
+            elif mask:  # the tiles it knows lead the row (misses go left, unseen draws right)
+                row = rows[p]
+                place = len(row)  # counted from the right, from 1
+                for t in row:
+                    if not mask >> t & 1:
+                        break
+                    rows_out[base + t] = inverse[place]
+                    place -= 1
+            unknown = hands[p] & ~mask
+            if unknown:
+                unknown_out[k] = unknown.bit_count() * scale
+        if x.up >= 0 and state.current == seat:
+            out["up"][x.up] = 1.0
+        if x.quiet:
+            out["quiet"][0] = x.quiet / self.rules.num_players
+
+
 SPECS = (
     VariantSpec(
         name="blind_blitz",
@@ -541,6 +539,7 @@ SPECS = (
         summary="tiles in a face-down row you arranged, turned up one at a time; three left are shown",
         option_help={"arrange": "'choose': each player arranges its row after the deal; 'dealt': as dealt"},
         benchmark_tables=({"num_players": 2}, {"num_players": 4, "teams": True}),
+        observer=BlindObserver,
         action_names={
             "stop": "end the turn",
             "turn_up": "turn up the next tile",
@@ -555,6 +554,7 @@ SPECS = (
         table="chain",
         summary="as Blind blitz, but nobody looked at their tiles: one tile a turn from the row",
         benchmark_tables=({"num_players": 2}, {"num_players": 4, "teams": True}),
+        observer=BlindObserver,
         action_names={"stop": "end the turn", "draw": "draw a tile"},
     ),
 )

@@ -77,7 +77,8 @@ from domino_env.core.events import PLACE, Place
 from domino_env.core.line import OPEN, Line
 from domino_env.core.state import State, VariantState
 from domino_env.core.tiles import DOUBLE_NINE
-from domino_env.rules.chain import ChainRules, FloatRow
+from domino_env.observation.observer import Blocks, Observer
+from domino_env.rules.chain import ChainRules
 from domino_env.rules.spec import VariantSpec
 
 
@@ -124,8 +125,6 @@ class MetroRules(ChainRules):
         super().__init__(num_players, teams)
         self.metro_penalty = _positive_int("metro_penalty", metro_penalty)
         self.match_target = _positive_int("match_target", match_target)
-        n = num_players
-        self.extra_features = (("places", n), ("metros", n), ("doubles_open", 1))
         ts = self.tile_set
         self._suit = ts.suit_mask
         self._is_double = ts.is_double
@@ -135,7 +134,6 @@ class MetroRules(ChainRules):
         # _pair[y][x | y bits]: the id of tile x-y, indexed by the highest value and a value mask.
         self._pair = [{(1 << x) | (1 << y): ts.ids[(x, y)] for x in range(y)} for y in range(ts.num_values)]
         self._opening_doubles = [ts.id_of((v, v)) for v in range(1, ts.num_values)]
-        self._seat_order = [[(seat + k) % n for k in range(n)] for seat in range(n)]  # observer first
 
     @property
     def observation_high(self) -> float:
@@ -391,15 +389,6 @@ class MetroRules(ChainRules):
 
     # --- observation ---------------------------------------------------------------------------
 
-    def encode_extra(self, state: State[MetroState], seat: int, out: FloatRow) -> None:
-        n, ex = self.num_players, state.extra
-        places, metros = ex.places, ex.metros
-        scale = 1.0 / self.match_target
-        for k, other in enumerate(self._seat_order[seat]):
-            out[k] = places[other] / n
-            out[n + k] = metros[other] * scale
-        out[2 * n] = ex.doubles_open
-
     def public_extra(self, state: State[MetroState]) -> dict[str, Any]:
         line, ex = state.line, state.extra
         names = self.slot_names
@@ -411,6 +400,27 @@ class MetroRules(ChainRules):
             "doubles_open": bool(ex.doubles_open),
             "ending": ex.ending,
         }
+
+
+class MetroObserver(Observer):
+    """``places`` (place / players, 0 while in play) and ``metros`` (uncleared Metros / match
+    target), the observer first; ``doubles_open`` (1 flag)."""
+
+    def __init__(self, rules: MetroRules) -> None:
+        super().__init__(rules)
+        n = rules.num_players
+        self.blocks = (("places", n), ("metros", n), ("doubles_open", 1))
+        self._seat_order = [[(seat + k) % n for k in range(n)] for seat in range(n)]  # observer first
+
+    def write(self, state: State[MetroState], seat: int, out: Blocks) -> None:
+        n, ex = self.rules.num_players, state.extra
+        places, metros = ex.places, ex.metros
+        places_out, metros_out = out["places"], out["metros"]
+        scale = 1.0 / self.rules.match_target
+        for k, other in enumerate(self._seat_order[seat]):
+            places_out[k] = places[other] / n
+            metros_out[k] = metros[other] * scale
+        out["doubles_open"][0] = ex.doubles_open
 
 
 SPECS = (
@@ -425,5 +435,6 @@ SPECS = (
             "match_target": "penalty points that end the match",
         },
         benchmark_tables=({"num_players": 2}, {"num_players": 3}),
+        observer=MetroObserver,
     ),
 )

@@ -46,7 +46,8 @@ from typing import Any
 
 from domino_env.core.line import OPEN, Spinner
 from domino_env.core.state import LAY, State, VariantState
-from domino_env.rules.chain import ChainRules, FloatRow
+from domino_env.observation.observer import Blocks, Observer
+from domino_env.rules.chain import ChainRules
 from domino_env.rules.spec import VariantSpec
 from domino_env.variants.classic import by_pips, lowest_opening
 
@@ -81,8 +82,6 @@ class OselRules(ChainRules):
         self._double_of = [ts.ids[(v, v)] for v in range(ts.num_values)]
         self._face_down = ts.size * self.num_slots
         self._blank = 1 << ts.ids[(0, 0)]
-        self._scale = 1.0 / self.match_target
-        self.extra_features = (("remembered", num_players), ("opened", num_players))
 
     # --- round lifecycle ----------------------------------------------------------------------
 
@@ -171,17 +170,27 @@ class OselRules(ChainRules):
             return (-1, -1, -1)
         return (self.tile_set.is_double[tile], self.tile_set.pips[tile], not self.action_face_down[action])
 
-    def encode_extra(self, state: State[OselState], seat: int, out: FloatRow) -> None:
-        """Remembered points / 125, then opened flags, each starting with the observer."""
-        n = self.num_players
-        remembered, opened = state.extra.remembered, state.extra.opened
-        for k in range(n):
-            other = (seat + k) % n
-            out[k] = remembered[other] * self._scale
-            out[n + k] = opened[other]
-
     def public_extra(self, state: State[OselState]) -> dict[str, Any]:
         return {"remembered": list(state.extra.remembered), "opened": list(state.extra.opened)}
+
+
+class OselObserver(Observer):
+    """``remembered`` (points / 125) and ``opened`` (flags), each starting with the observer."""
+
+    def __init__(self, rules: OselRules) -> None:
+        super().__init__(rules)
+        n = rules.num_players
+        self.blocks = (("remembered", n), ("opened", n))
+        self._scale = 1.0 / rules.match_target
+
+    def write(self, state: State[OselState], seat: int, out: Blocks) -> None:
+        n = self.rules.num_players
+        remembered, opened = state.extra.remembered, state.extra.opened
+        remembered_out, opened_out = out["remembered"], out["opened"]
+        for k in range(n):
+            other = (seat + k) % n
+            remembered_out[k] = remembered[other] * self._scale
+            opened_out[k] = opened[other]
 
 
 SPECS = (
@@ -192,6 +201,7 @@ SPECS = (
         table="chain",
         summary="doubles keep the turn and may close an arm face down; remembered points, 125 loses",
         benchmark_tables=({"num_players": 2}, {"num_players": 4}),
+        observer=OselObserver,
         action_names={"stop": "end the turn"},
     ),
 )
