@@ -20,6 +20,7 @@ from gymnasium.utils import seeding
 from pettingzoo import AECEnv
 
 from domino_env.observation.observer import Observer
+from domino_env.render.moves import action_text
 from domino_env.rules.table import TableRules
 
 EPISODES = ("match", "round")
@@ -281,8 +282,8 @@ class DominoEnv(AECEnv, Generic[RulesT]):
         if action_id is None or not 0 <= action_id < self.rules.num_actions:
             what = repr(action)
         else:
-            what = f"{action_id} ({self._action_text(action_id)})"
-        options = ", ".join(f"{a} ({self._action_text(a)})" for a in legal)
+            what = f"{action_id} ({action_text(self.describe_action(action_id))})"
+        options = ", ".join(f"{a} ({action_text(self.describe_action(a))})" for a in legal)
         raise ValueError(f"illegal action {what} for {agent}; legal actions: {options}")
 
     def render(self) -> str | np.ndarray | None:
@@ -331,10 +332,6 @@ class DominoEnv(AECEnv, Generic[RulesT]):
 
     def _describe(self, action: int) -> dict[str, Any]:
         """:meth:`describe_action` of a valid action id."""
-        raise NotImplementedError
-
-    def _action_text(self, action: Any) -> str:
-        """An action in words, for error messages."""
         raise NotImplementedError
 
     def public_state(self) -> dict[str, Any]:

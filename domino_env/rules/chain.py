@@ -442,10 +442,6 @@ class ChainRules(TableRules):
         """Hook: variant-specific entries of ``public_state()``."""
         return {}
 
-    def event_text(self, event: tuple[Any, ...], agent_names: list[str]) -> str | None:
-        """Hook: a line of the game log for one of the variant's own events (None: not shown)."""
-        return None
-
 
 def round_to_five(points: int) -> int:
     """Nearest multiple of five, halves up: 12 -> 10, 13 -> 15."""

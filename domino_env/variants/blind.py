@@ -440,17 +440,6 @@ class BlindBlitzRules(ClassicRules):
             "laid_this_turn": state.turn_laid,
         }
 
-    def event_text(self, event: tuple[Any, ...], agent_names: list[str]) -> str | None:
-        kind = event[0]
-        if kind not in (UP, MISS, REVEAL):
-            return None  # an arranged tile says nothing anybody else may know
-        name, tiles = agent_names[event[1]], self.tile_set.tiles
-        if kind == REVEAL:
-            shown = " ".join(format_tile(tiles[t]) for t in iter_bits(event[2]))
-            return f"{name} turns the last three tiles face up: {shown}"
-        turned = f"{name} turns up {format_tile(tiles[event[2]])}"
-        return turned if kind == UP else turned + ": no fit, to the left end of the row"
-
     def greedy_key(self, state: State[BlindState], action: int) -> tuple[int, ...]:
         """Greedy lays its heaviest tile, turns up the next one while it may and never draws (a drawn
         tile only adds pips); it arranges its heaviest tiles to be turned up first."""

@@ -328,14 +328,6 @@ class MetroRules(ChainRules):
         state.extra.places[seat] = place
         state.events.append(Place(PLACE, seat, place, how))
 
-    def event_text(self, event: tuple[Any, ...], agent_names: list[str]) -> str | None:
-        if event[0] != PLACE:
-            return None
-        _, seat, place, how = event
-        why = {"out": "went out", "domino_metro": "domino-Metro", "mole": "the mole, left holding tiles",
-               "pips": "by pips in hand", "metro": "made a Metro"}[how]  # fmt: skip
-        return f"{agent_names[seat]} takes place {place} ({why})"
-
     def hand_count(self, hand: int) -> int:
         """Pips in hand as the places are decided: a hand of just ``0-0`` counts 10."""
         return 10 if hand == self._lone_zero else self.tile_set.mask_pips(hand)
