@@ -29,6 +29,7 @@ table, however many seats look at it.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -215,7 +216,8 @@ class ChainEncoder:
         hands, scale, follow = state.hands, self._size_scale, not self._hides
         voids, voids_at, width = state.voids, self._voids_at, self.rules.tile_set.num_values
         shown_voids = self._shown_voids
-        for event in state.events[self._cursor :]:
+        events: Sequence[tuple[Any, ...]] = state.events  # any event, read by its kind
+        for event in events[self._cursor :]:
             kind = event[0]
             if kind == LAY:
                 laid = True

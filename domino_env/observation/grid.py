@@ -38,6 +38,7 @@ lists as changed (``Grid.flipped``).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -129,7 +130,8 @@ class GridEncoder:
         edge_cells, values = rules.geometry.edge_cells, rules.num_values
         height, planes, table = self._height, self._values, self._table
         kind_of, copies, on_table = rules.kind_of, rules.copies, state.on_table
-        for event in state.events[self._cursor[seat] :]:
+        events: Sequence[tuple[Any, ...]] = state.events  # any event, read by its kind
+        for event in events[self._cursor[seat] :]:
             kind = event[0]
             if kind == LAY:
                 _, _, tile, action, level, _ = event

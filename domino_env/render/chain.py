@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from domino_env.core.events import DRAW, LAY, MISS, PASS, PLACE, REVEAL, SCORE, UP, Event
+from domino_env.core.events import DRAW, LAY, MISS, PASS, PLACE, REVEAL, SCORE, UP
 from domino_env.core.line import CLOSED, EAST, NORTH, OPEN, SOUTH, WEST
 from domino_env.core.state import State
 from domino_env.core.tiles import format_tile, iter_bits
@@ -60,9 +60,9 @@ PLACE_HOW = {
 }
 
 
-def event_text(rules: ChainRules, event: Event, agent_names: list[str]) -> str | None:
-    """A line of the game log for an event of any chain variant; None for the events it does not
-    show (the header names the round and the scores say how it ended; an arranged tile says
+def event_text(rules: ChainRules, event: tuple[Any, ...], agent_names: list[str]) -> str | None:
+    """A line of the game log for an event (any ``Event``) of any chain variant; None for the
+    events it does not show (the header names the round and the scores say how it ended; an arranged tile says
     nothing anybody else may know)."""
     kind = event[0]
     if kind == LAY:

@@ -13,7 +13,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from domino_env.core.events import DEAL, DRAW, LAY, PASS, ROUND_END, Deal, Draw, Lay, Pass, RoundEnd
+from domino_env.core.events import DEAL, DRAW, LAY, PASS, ROUND_END
 from domino_env.core.line import SPINNER_SLOT_NAMES, Line, Spinner
 from domino_env.core.state import RoundResult, State, VariantState
 from domino_env.core.tiles import format_tile, iter_bits, mask_of
@@ -219,7 +219,7 @@ class ChainRules(TableRules):
         state.result = None
         state.round_serial += 1
         state.round_start_scores = state.scores[:]
-        state.events = [Deal(DEAL, state.round_index)]
+        state.events = [(DEAL, state.round_index)]
         self.reset_round_extra(state)
         if spec is not None and spec.leader is not None:
             leader, opening = spec.leader, -1 if spec.opening is None else spec.opening
@@ -304,7 +304,7 @@ class ChainRules(TableRules):
             end_value = line.attach(tile, slot)
             if face_down:
                 line.close(slot)
-        state.events.append(Lay(LAY, seat, tile, slot, end_value))
+        state.events.append((LAY, seat, tile, slot, end_value))
         state.passes = 0
         state.turn_laid += 1
         if self._scores_lays:
@@ -345,10 +345,10 @@ class ChainRules(TableRules):
                 tile = state.stock.pop()
                 state.hands[seat] |= 1 << tile
                 state.voids[seat] = state.line.open_values_mask()
-                state.events.append(Draw(DRAW, seat, tile))
+                state.events.append((DRAW, seat, tile))
                 continue
             state.voids[seat] |= state.line.open_values_mask()
-            state.events.append(Pass(PASS, seat))
+            state.events.append((PASS, seat))
             state.passes += 1
             if state.passes >= self.players_in(state):
                 self.end_round(state, None, blocked=True)
@@ -397,7 +397,7 @@ class ChainRules(TableRules):
         )
         state.next_leader = next_leader
         state.round_over = True
-        state.events.append(RoundEnd(ROUND_END, -1 if winner is None else winner, blocked))
+        state.events.append((ROUND_END, -1 if winner is None else winner, blocked))
         if not state.match_over:
             state.match_over = self.match_finished(state)
 

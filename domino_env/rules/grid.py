@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from domino_env.core.events import DEAL, DRAW, LAY, PASS, ROUND_END, Deal, Draw, GridLay, Pass, RoundEnd
+from domino_env.core.events import DEAL, DRAW, LAY, PASS, ROUND_END
 from domino_env.core.grid import RIGHT, Geometry, Grid, geometry
 from domino_env.core.state import RoundResult, TableState
 from domino_env.core.tiles import format_tile, iter_bits, parse_tile
@@ -211,13 +211,13 @@ class GridRules(TableRules):
             grid=Grid(self.geometry, self.stacking),
             rng=rng,
             scores=[0] * self.num_players,
-            events=[Deal(DEAL, 0)],
+            events=[(DEAL, 0)],
         )
         start, values = self._deal(state, deals[0] if deals else None)
         action = (values[0] * self.num_values + values[1]) * self.num_edges + self.start_edge
         level, points = state.grid.lay(self.start_edge, values[0], values[1], start)
         state.on_table = 1 << start
-        state.events.append(GridLay(LAY, -1, start, action, level, points))
+        state.events.append((LAY, -1, start, action, level, points))
         state.current = state.leader
         self.advance(state)
         return state
@@ -271,12 +271,12 @@ class GridRules(TableRules):
             while not legal and stock:  # only the new tile can fit: the table has not changed
                 tile = stock.pop()
                 state.hands[seat] |= 1 << tile
-                events.append(Draw(DRAW, seat, tile))
+                events.append((DRAW, seat, tile))
                 legal = grid.placements(self.pair_bits[tile])
             if legal:
                 state.legal = legal
                 return
-            events.append(Pass(PASS, seat))
+            events.append((PASS, seat))
             state.passes += 1
             if state.passes >= self.num_players:
                 self._end(state)
@@ -296,14 +296,14 @@ class GridRules(TableRules):
         level, points = state.grid.lay(edge, x, y, tile)
         state.on_table |= bit
         events = state.events
-        events.append(GridLay(LAY, seat, tile, action, level, points))
+        events.append((LAY, seat, tile, action, level, points))
         if points:
             self.add_score(state, seat, points, "on top" if level > 1 else "both halves touch")
         stock = state.stock
         while stock and hand.bit_count() < self.hand_size:
             drawn = stock.pop()
             hand |= 1 << drawn
-            events.append(Draw(DRAW, seat, drawn))
+            events.append((DRAW, seat, drawn))
         state.hands[seat] = hand
         state.passes = 0
         state.current = self._following[seat]
@@ -324,7 +324,7 @@ class GridRules(TableRules):
         )
         state.round_over = state.match_over = True
         state.legal = []
-        state.events.append(RoundEnd(ROUND_END, -1 if winner is None else winner, True))
+        state.events.append((ROUND_END, -1 if winner is None else winner, True))
 
     # --- ranking and hooks --------------------------------------------------------------------
 

@@ -13,7 +13,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from domino_env.core.events import SCORE, Score
+from domino_env.core.events import SCORE
 from domino_env.core.tiles import DOUBLE_SIX, TileSet
 
 PLAY = "play"  # the kind of an action that lays a tile
@@ -118,7 +118,7 @@ class TableRules:
     def add_score(self, state: Any, side: int, points: int, reason: str) -> None:
         if points:
             state.scores[side] += points
-            state.events.append(Score(SCORE, side, points, reason))
+            state.events.append((SCORE, side, points, reason))
 
     def match_keys(self, state: Any) -> list[Any]:
         """Per side, a key where larger is better, for the match outcome."""

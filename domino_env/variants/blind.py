@@ -86,12 +86,6 @@ from domino_env.core.events import (
     PASS,
     REVEAL,
     UP,
-    Arranged,
-    Draw,
-    Miss,
-    Pass,
-    Reveal,
-    Up,
 )
 from domino_env.core.state import State, VariantState
 from domino_env.core.tiles import format_tile, iter_bits
@@ -249,7 +243,7 @@ class BlindBlitzRules(ClassicRules):
             if mode == _UP:
                 tile = x.up
                 if state.line.playable_mask() >> tile & 1:  # (kept by the line: a miss asks no placements)
-                    state.events.append(Up(UP, seat, tile))
+                    state.events.append((UP, seat, tile))
                     state.legal = state.line.placements(1 << tile)
                     return
                 self._miss(state, seat, tile)
@@ -285,7 +279,7 @@ class BlindBlitzRules(ClassicRules):
                 if self.blind and x.up < 0:
                     self._turn_up(state, seat, lead=True)
                     state.required_lead = x.up
-                    state.events.append(Up(UP, seat, x.up))
+                    state.events.append((UP, seat, x.up))
                 state.legal = self.placements(state)
                 return
             else:  # _INIT
@@ -345,7 +339,7 @@ class BlindBlitzRules(ClassicRules):
         seat = state.current
         if not state.turn_laid and not x.drew:  # (a tile laid or drawn set quiet to 0)
             x.quiet += 1
-            state.events.append(Pass(PASS, seat))
+            state.events.append((PASS, seat))
         state.turn_laid = 0
         x.drew = x.revealed = False
         x.up = -1
@@ -360,7 +354,7 @@ class BlindBlitzRules(ClassicRules):
         x = state.extra
         x.rows[seat].insert(0, tile)  # placed from right to left
         x.left &= ~(1 << tile)
-        state.events.append(Arranged(ARRANGED, seat))
+        state.events.append((ARRANGED, seat))
         if x.left:
             return
         following = self._following[seat]
@@ -385,7 +379,7 @@ class BlindBlitzRules(ClassicRules):
         bit = 1 << tile
         x.known[seat] |= bit
         x.seen[seat] |= bit
-        state.events.append(Miss(MISS, seat, tile))
+        state.events.append((MISS, seat, tile))
 
     def _draw(self, state: State[BlindState], seat: int) -> None:
         x = state.extra
@@ -397,7 +391,7 @@ class BlindBlitzRules(ClassicRules):
             x.seen[seat] |= 1 << tile
         x.drew = True
         x.quiet = 0
-        state.events.append(Draw(DRAW, seat, tile))
+        state.events.append((DRAW, seat, tile))
         self._check_reveal(state, seat)
 
     def _check_reveal(self, state: State[BlindState], seat: int) -> None:
@@ -407,7 +401,7 @@ class BlindBlitzRules(ClassicRules):
         hand = state.hands[seat]
         x.open[seat] = x.revealed = True
         x.known[seat] = x.seen[seat] = hand
-        state.events.append(Reveal(REVEAL, seat, hand))
+        state.events.append((REVEAL, seat, hand))
 
     # --- observation -----------------------------------------------------------------------------
 

@@ -73,7 +73,7 @@ from typing import Any
 
 import numpy as np
 
-from domino_env.core.events import PLACE, Place
+from domino_env.core.events import PLACE
 from domino_env.core.line import OPEN, Line
 from domino_env.core.state import State, VariantState
 from domino_env.core.tiles import DOUBLE_NINE
@@ -260,7 +260,8 @@ class MetroRules(ChainRules):
         if line.count == 1:
             ex.ends = 2
         else:
-            slot = state.events[-1][3]
+            laid: tuple[Any, ...] = state.events[-1]  # the lay event of this tile
+            slot = laid[3]
             if line.state[slot] == OPEN:  # face up (a face-down double is already closed)
                 value = line.value[slot]
                 used_up = not self._suit[value] & ~line.played
@@ -326,7 +327,7 @@ class MetroRules(ChainRules):
 
     def _place(self, state: State[MetroState], seat: int, place: int, how: str) -> None:
         state.extra.places[seat] = place
-        state.events.append(Place(PLACE, seat, place, how))
+        state.events.append((PLACE, seat, place, how))
 
     def hand_count(self, hand: int) -> int:
         """Pips in hand as the places are decided: a hand of just ``0-0`` counts 10."""
