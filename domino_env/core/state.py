@@ -17,7 +17,19 @@ import numpy as np
 from domino_env.core.events import DEAL, DRAW, LAY, PASS, ROUND_END, SCORE, Event
 from domino_env.core.line import Line
 
-__all__ = ["DEAL", "DRAW", "LAY", "PASS", "ROUND_END", "SCORE", "RoundResult", "State", "TableState"]
+# (the event kinds are re-exported: callers import them from here)
+__all__ = [
+    "DEAL",
+    "DRAW",
+    "LAY",
+    "PASS",
+    "ROUND_END",
+    "SCORE",
+    "RoundResult",
+    "State",
+    "TableState",
+    "VariantState",
+]
 
 TableStateT = TypeVar("TableStateT", bound="TableState")
 VariantStateT = TypeVar("VariantStateT", bound="VariantState")

@@ -20,7 +20,7 @@ phase          variant     the rules' phase flags (``lead``: the table is empty,
 then the variant's own blocks (its :class:`~domino_env.observation.observer.Observer`).
 
 Every block is kept once, in table order, in one *world* vector (each seat's hand, hand
-size, voids and extra blocks side by side, the public blocks once), brought up to date
+size, voids and variant blocks side by side, the public blocks once), brought up to date
 from the state's event list when anyone observes; a seat's row is then one numpy gather
 through that seat's index table. A step costs a handful of scalar writes for the whole
 table, however many seats look at it.
@@ -138,7 +138,7 @@ class ChainEncoder:
         self._shown_voids = [0] * n  # the values each voids block shows
         self._no_flags = (False,) * flags
         self._flags = self._no_flags  # phase flags written in the world
-        self._extra_cursor = [-1] * n  # the events each seat's extra blocks were written after
+        self._extra_cursor = [-1] * n  # the events each seat's variant blocks were written after
         self._suit = ts.suit_mask
         self._closed_code, self._unused_code = 4 * values, 4 * values + 1
         self._slot_keys = [self._unused_code] * slots  # each slot's features, coded as one int
