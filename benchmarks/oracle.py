@@ -195,17 +195,17 @@ def determinize_rows(state: State, rng: random.Random) -> None:
     owed = 1 << state.required_lead if not state.line.count and state.required_lead >= 0 else 0
     unknown: list[int] = list(state.stock)
     refill: list[tuple[int, list[int], list[int]]] = []  # (seat, row places to refill, tiles outside)
-    for p, row in enumerate(x["rows"]):
-        if x["open"][p]:
+    for p, row in enumerate(x.rows):
+        if x.open[p]:
             continue
-        named = (x["known"][seat] if p == seat else x["seen"][p]) | owed
+        named = (x.known[seat] if p == seat else x.seen[p]) | owed
         places = [i for i, t in enumerate(row) if not named >> t & 1]
         outside = [] if p == seat else [t for t in iter_bits(state.hands[p] & ~named) if t not in row]
         unknown += [row[i] for i in places] + outside
         refill.append((p, places, outside))
     rng.shuffle(unknown)
     for p, places, outside in refill:
-        row = x["rows"][p]
+        row = x.rows[p]
         given_back = mask_of([row[i] for i in places] + outside)
         dealt, unknown = unknown[: len(places) + len(outside)], unknown[len(places) + len(outside) :]
         for i, t in zip(places, dealt[: len(places)], strict=True):

@@ -66,7 +66,9 @@ def raw_env(name: str, **options: Any) -> DominoEnv[Any]:
         )
     rules = variant.rules(**{k: v for k, v in options.items() if k in allowed})
     env_class = ENV_CLASSES[variant.table]
-    return env_class(rules, **{k: v for k, v in options.items() if k in ENV_OPTIONS})
+    return env_class(
+        rules, observer=variant.observer, **{k: v for k, v in options.items() if k in ENV_OPTIONS}
+    )
 
 
 def make(name: str, **options: Any) -> OrderEnforcing:

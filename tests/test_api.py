@@ -177,7 +177,7 @@ def test_variant_module(name):
 # --- observations ------------------------------------------------------------------------------
 
 
-def documented_sizes(rules) -> dict[str, int]:
+def documented_sizes(rules, observer) -> dict[str, int]:
     ts = rules.tile_set
     n, values = rules.num_players, ts.num_values
     if rules.name in GRID_VARIANTS:
@@ -201,7 +201,7 @@ def documented_sizes(rules) -> dict[str, int]:
         "voids": (n - 1) * values,
         "scores": 2 if rules.teams else n,
         "phase": len(rules.phases),
-        **dict(rules.extra_features),  # variant blocks, after the common layout
+        **dict(observer.blocks if observer else ()),  # variant blocks, after the common layout
     }
 
 
@@ -210,7 +210,7 @@ def test_observation_dict(name, n, teams):
     env = make(name, n, teams)
     env.reset(seed=3)
     u = env.unwrapped
-    size = sum(documented_sizes(u.rules).values())
+    size = sum(documented_sizes(u.rules, u.observer).values())
     rnd = random.Random(0)
     for _ in range(6):
         for agent in env.agents:
@@ -244,7 +244,7 @@ def test_observation_layout_tiles_the_vector(name, n, teams):
         assert piece.stop >= piece.start, part
         position = piece.stop
     assert position == size
-    for part, width in documented_sizes(u.rules).items():
+    for part, width in documented_sizes(u.rules, u.observer).items():
         assert part in layout, part
         assert layout[part].stop - layout[part].start == width, part
     assert set(GRID_LAYOUT if name in GRID_VARIANTS else DOCUMENTED_LAYOUT) <= set(layout)
@@ -340,7 +340,7 @@ def test_reset_refreshes_observations(name, n, teams):
         env.observe(agent)
     env.reset(seed=2)
     u = env.unwrapped
-    fresh = u.encoder_class(u.rules)
+    fresh = u.encoder_class(u.rules, u.observer)
     for seat, agent in enumerate(env.agents):
         np.testing.assert_array_equal(
             env.observe(agent)["observation"], fresh.observe(u.game, seat), err_msg=f"seat {seat}"

@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 import domino_env
 from domino_env.render.chain import event_text
-from domino_env.variants.blind import ARRANGE, MISS, REVEAL, UP
+from domino_env.variants.blind import ARRANGE, MISS, REVEAL, UP, BlindState
 
 ALL_TILES = [(a, b) for a in range(7) for b in range(a, 7)]
 
@@ -98,12 +98,12 @@ def game(env):
     return env.unwrapped.game
 
 
-def extra(env) -> dict[str, Any]:
+def extra(env) -> BlindState:
     return env.unwrapped.game.extra
 
 
 def row(env, seat: int) -> list[tuple[int, int]]:
-    return [ALL_TILES[t] for t in extra(env)["rows"][seat]]
+    return [ALL_TILES[t] for t in extra(env).rows[seat]]
 
 
 def public(env) -> dict[str, Any]:
@@ -666,27 +666,27 @@ def check_invariants(u) -> None:
         hand = g.hands[seat]
         assert not union & hand, "a tile is in two places"
         union |= hand
-        row_tiles = x["rows"][seat]
+        row_tiles = x.rows[seat]
         assert len(set(row_tiles)) == len(row_tiles)
         in_row = sum(1 << t for t in row_tiles)
-        pending = 1 << x["up"] if x["up"] >= 0 and seat == g.current else 0
+        pending = 1 << x.up if x.up >= 0 and seat == g.current else 0
         if arranging:
             assert not in_row & ~hand
         else:
             assert in_row | pending == hand and not in_row & pending, "rows and hands disagree"
-            if not x["open"][seat] and not g.round_over:
+            if not x.open[seat] and not g.round_over:
                 assert len(row_tiles) + bool(pending) >= 4, "a face-down row of three"
-        known, seen = x["known"][seat], x["seen"][seat]
+        known, seen = x.known[seat], x.seen[seat]
         assert not seen & ~known and not known & ~hand
         for mask in (known, seen):  # a row is the tiles a seat knows, then those it does not
             flags = [bool(mask >> t & 1) for t in row_tiles]
             assert flags == sorted(flags, reverse=True), "a known tile right of an unknown one"
         if rules.blind:
             assert known == seen
-        if x["open"][seat]:
+        if x.open[seat]:
             assert seen == hand
     assert union == rules.tile_set.all_mask, "a tile went missing"
-    assert x["quiet"] < n or g.round_over
+    assert x.quiet < n or g.round_over
 
 
 def check_mask(env, rnd: random.Random) -> None:
@@ -698,9 +698,9 @@ def check_mask(env, rnd: random.Random) -> None:
     assert acts == sorted(g.legal) and acts
     kinds_now = {rules.action_kind[a] for a in acts}
     plays = {a for a in acts if rules.action_kind[a] == "play"}
-    if x["up"] >= 0 and g.line.count:  # a turned-up tile must be laid, nothing else
-        assert plays == set(g.line.placements(1 << x["up"])) and kinds_now == {"play"}
-    elif g.line.count and x["open"][g.current]:
+    if x.up >= 0 and g.line.count:  # a turned-up tile must be laid, nothing else
+        assert plays == set(g.line.placements(1 << x.up)) and kinds_now == {"play"}
+    elif g.line.count and x.open[g.current]:
         assert plays == set(g.line.placements(g.hands[g.current]))
     if not plays:
         assert kinds_now in ({"draw", "stop"}, {"turn_up", "stop"}, {ARRANGE})
@@ -711,11 +711,11 @@ def check_mask(env, rnd: random.Random) -> None:
     expected = np.zeros((n, 28), dtype=np.float32)  # the rows block read from the state
     for k in range(n):
         p = (g.current + k) % n
-        named = x["known"][p] if k == 0 else x["seen"][p]
-        row_tiles = x["rows"][p]
+        named = x.known[p] if k == 0 else x.seen[p]
+        row_tiles = x.rows[p]
         for i, t in enumerate(row_tiles):
             if named >> t & 1:
-                expected[k, t] = 1.0 if x["open"][p] else 1.0 / (len(row_tiles) - i)
+                expected[k, t] = 1.0 if x.open[p] else 1.0 / (len(row_tiles) - i)
     np.testing.assert_allclose(obs[u.observation_layout["rows"]], expected.ravel(), rtol=1e-6)
     for a in acts:
         clone = g.clone()

@@ -312,9 +312,9 @@ def test_open_double_leaving_no_live_end_blocks_the_game_even_with_tiles_in_the_
     play(env, "0-0", "west", seat=0)
     g = game(env)
     assert g.round_over and g.result is not None and g.result.blocked
-    assert g.extra["ending"] == "blocked"
+    assert g.extra.ending == "blocked"
     assert not g.line.live_slots()
-    assert g.extra["places"] == [1, 2]  # by pips: 10 against 11
+    assert g.extra.places == [1, 2]  # by pips: 10 against 11
     assert g.scores == [0, 1]
     assert g.next_leader == 1 and g.result.winner == 0
     assert len(g.stock) == 35  # nobody drew
@@ -326,7 +326,7 @@ def test_blocked_game_with_equal_pips_shares_the_place_and_both_lose():
     run(env, SCRIPT_16)
     play(env, "0-0", "west")
     g = game(env)
-    assert g.extra["places"] == [1, 1]
+    assert g.extra.places == [1, 1]
     assert public(env)["places"] == [1, 1]
     assert g.scores == [1, 1]  # everyone tied for last is a loser
     assert g.result is not None and g.result.winner is None
@@ -390,8 +390,8 @@ def test_a_closed_double_on_the_last_live_end_is_a_metro_move():
     # laid anyway (bypassing the mask), it makes Metro: the maker is last
     clone = g.clone()
     rules.apply(clone, down)
-    assert clone.round_over and clone.extra["ending"] == "metro"
-    assert clone.extra["places"] == [1, 2] and clone.scores == [0, 1]
+    assert clone.round_over and clone.extra.ending == "metro"
+    assert clone.extra.places == [1, 2] and clone.scores == [0, 1]
 
 
 BIG_2P_METRO = [["0-0", "0-1", "0-2", "0-3", "0-4", "0-5", "0-6", "0-7", "0-8", "5-5"], None]
@@ -422,9 +422,9 @@ def test_metro_by_a_terminal_tile_is_offered_when_forced_and_the_maker_is_last()
     assert env.unwrapped.rules.is_metro_move(g, g.legal[0])
     play(env, "0-8", "east")
     assert east(env)[0] == CLOSED  # terminal: every 0 is on the table
-    assert g.round_over and g.extra["ending"] == "metro"
-    assert g.extra["places"] == [2, 1]  # the maker is last, though it holds far fewer pips
-    assert g.scores == [2, 0] and g.extra["metros"] == [1, 0]
+    assert g.round_over and g.extra.ending == "metro"
+    assert g.extra.places == [2, 1]  # the maker is last, though it holds far fewer pips
+    assert g.scores == [2, 0] and g.extra.metros == [1, 0]
     assert public(env)["metros"] == [1, 0] and public(env)["penalties"] == [2, 0]
     assert g.next_leader == 0
     assert ("place", 0, 2, "metro") in g.events
@@ -469,20 +469,20 @@ def test_domino_metro_takes_first_place_and_clears_earlier_metros_with_three_pla
     env = domino_env.make("metro", num_players=3, metro_penalty=2)
     env.reset(seed=0, options={"deals": deals})
     end = metro_game_3p(env)
-    assert end.extra["ending"] == "metro" and end.extra["places"] == [3, 2, 1]
+    assert end.extra.ending == "metro" and end.extra.places == [3, 2, 1]
     g = game(env)
     assert g.round_index == 1, "game 1 ended at Metro"
     first = [e for e in g.events if e[0] == "deal"]
     assert first == [("deal", 1)]
-    assert g.scores == [2, 0, 0] and g.extra["metros"] == [1, 0, 0]
+    assert g.scores == [2, 0, 0] and g.extra.metros == [1, 0, 0]
     assert env.agent_selection == "player_0"  # the Metro maker lost and leads game 2 with any tile
     assert sorted(m[0] for m in moves(env)) == tiles(ZEROS)
     g = domino_metro_game(env)
-    assert g.extra["ending"] == "domino_metro"
+    assert g.extra.ending == "domino_metro"
     # seat 0 first; seat 2 (80 pips) second; seat 1 (its big hand) last
-    assert g.extra["places"] == [1, 3, 2]
+    assert g.extra.places == [1, 3, 2]
     assert ("score", 0, -2, "domino-metro clears metros") in g.events
-    assert g.scores == [0, 1, 0] and g.extra["metros"] == [0, 0, 0]
+    assert g.scores == [0, 1, 0] and g.extra.metros == [0, 0, 0]
 
 
 def test_domino_metro_with_two_players_clears_nothing():
@@ -494,8 +494,8 @@ def test_domino_metro_with_two_players_clears_nothing():
     assert game(env).round_index == 1 and game(env).scores == [2, 0]
     assert env.agent_selection == "player_0"
     g = domino_metro_game(env)
-    assert g.extra["ending"] == "domino_metro" and g.extra["places"] == [1, 2]
-    assert g.scores == [2, 1] and g.extra["metros"] == [1, 0]
+    assert g.extra.ending == "domino_metro" and g.extra.places == [1, 2]
+    assert g.scores == [2, 1] and g.extra.metros == [1, 0]
     assert not [e for e in g.events if e[0] == "score" and e[2] < 0]
 
 
@@ -515,14 +515,14 @@ def test_places_in_order_of_going_out_and_the_mole():
     play(env, PATH_29[0], "lead")
     for i, t in enumerate(PATH_29[1:27], start=1):
         play(env, t, "east", seat=i % 3)
-    assert game(env).extra["places"] == [0, 0, 0]
+    assert game(env).extra.places == [0, 0, 0]
     play(env, PATH_29[27], "east", seat=0)  # seat 0's last tile: 1st, the game goes on
     g = game(env)
-    assert not g.round_over and g.extra["places"] == [1, 0, 0] and public(env)["places"] == [1, None, None]
+    assert not g.round_over and g.extra.places == [1, 0, 0] and public(env)["places"] == [1, None, None]
     assert ("place", 0, 1, "out") in g.events
     play(env, PATH_29[28], "east", seat=1)  # 2nd; seat 2 is the only one holding tiles: the mole
-    assert g.round_over and g.extra["ending"] == "mole"
-    assert g.extra["places"] == [1, 2, 3]
+    assert g.round_over and g.extra.ending == "mole"
+    assert g.extra.places == [1, 2, 3]
     assert ("place", 2, 3, "mole") in g.events
     assert g.scores == [0, 0, 1] and g.next_leader == 2
     log = [event_text(env.unwrapped.rules, e, env.possible_agents) for e in g.events]
@@ -542,7 +542,7 @@ def test_a_player_who_went_out_is_skipped_and_the_game_goes_on():
     script += [(0, "0-7", "east"), (1, "7-8", "east"), (0, "0-8", "east")]
     run(env, script)
     g = game(env)
-    assert not g.round_over and g.extra["places"] == [1, 0, 0]  # west 4 and end2 6 are live
+    assert not g.round_over and g.extra.places == [1, 0, 0]  # west 4 and end2 6 are live
     assert public(env)["live_ends"] == {"west": 4, "end2": 6}
     rnd = random.Random(0)
     seen = []
@@ -550,7 +550,7 @@ def test_a_player_who_went_out_is_skipped_and_the_game_goes_on():
         seen.append(current(env))
         env.step(rnd.choice(g.legal))
     assert 0 not in seen
-    assert g.extra["places"][0] == 1 and sorted(g.extra["places"][1:]) in ([2, 3], [2, 2])
+    assert g.extra.places[0] == 1 and sorted(g.extra.places[1:]) in ([2, 3], [2, 2])
 
 
 # --- placing by pips ---------------------------------------------------------------------------
@@ -566,13 +566,13 @@ def test_holders_placed_by_pips_lone_double_blank_counts_ten_first_loser_leads()
         g.hands = [1 << ids("0-0"), (1 << ids("1-2")) | (1 << ids("3-4")), 1 << ids("4-5")]  # 10, 10, 9
         g.leader = leader
         rules.end_round(g, None, blocked=True)
-        assert g.extra["places"] == [2, 2, 1]
+        assert g.extra.places == [2, 2, 1]
         assert g.scores == [1, 1, 0]
         assert g.next_leader == expected_next
     g = base.clone()
     g.hands = [(1 << ids("0-0")) | (1 << ids("0-1")), 1 << ids("0-2"), 1 << ids("0-3")]  # 0-0 with others: 0
     rules.end_round(g, None, blocked=True)
-    assert g.extra["places"] == [1, 2, 3]
+    assert g.extra.places == [1, 2, 3]
 
 
 def test_match_penalties_and_end():
@@ -661,9 +661,9 @@ def test_metro_invariants(n, seed, rnd):
             assert metro == g.legal, "a Metro move is offered beside another placement"
         for a in g.legal:
             if rules.action_face_down[a]:
-                assert g.extra["doubles_open"] and rules.tile_set.is_double[rules.action_tile[a]]
+                assert g.extra.doubles_open and rules.tile_set.is_double[rules.action_tile[a]]
         before = g.scores[:]
-        metros_before = list(g.extra["metros"])
+        metros_before = list(g.extra.metros)
         action = rnd.choice(g.legal)
         clone = g.clone()
         rules.apply(clone, action)
@@ -683,13 +683,13 @@ def oracle_legal(rules, g) -> set[int]:
         for s in range(11)
         if hand >> t & 1 and line.state[s] == OPEN and line.value[s] in rules.tile_set.tiles[t]
     ]
-    if g.extra["doubles_open"]:
+    if g.extra.doubles_open:
         candidates += [a + 55 * 11 for a in candidates if rules.tile_set.is_double[rules.action_tile[a]]]
     fine, metro = set(), set()
     for a in candidates:
         open_double = (
             rules.tile_set.is_double[rules.action_tile[a]]
-            and g.extra["doubles_open"]
+            and g.extra.doubles_open
             and not rules.action_face_down[a]
         )
         clone = g.clone()
@@ -704,14 +704,14 @@ def oracle_legal(rules, g) -> set[int]:
 
 def check_game_end(rules, g, before, metros_before, action, mover) -> None:
     n = rules.num_players
-    places = g.extra["places"]
+    places = g.extra.places
     # a competition ranking: each place is 1 + the number of players placed strictly better
     assert all(1 <= p <= n for p in places)
     for p in places:
         assert p == 1 + sum(1 for q in places if q < p)
     outs = [e[1] for e in g.events if e[0] == "place" and e[3] in ("out", "domino_metro")]
     assert [places[s] for s in outs] == list(range(1, len(outs) + 1)), "places follow the order of going out"
-    ending = g.extra["ending"]
+    ending = g.extra.ending
     holders = [s for s in range(n) if g.hands[s]]
     if ending != "mole":
         assert not g.line.live_slots()
@@ -745,7 +745,7 @@ def test_metro_appears_in_random_play():
             env.step(
                 rnd.choice([int(a) for a in np.flatnonzero(env.observe(env.agent_selection)["action_mask"])])
             )
-        endings.add(game(env).extra["ending"])
+        endings.add(game(env).extra.ending)
     assert endings == {"mole", "metro", "domino_metro", "blocked"}
 
 
@@ -759,7 +759,7 @@ def test_the_first_double_is_an_ordinary_tile_and_can_be_a_metro_move():
     g.line.reset()
     g.line.lead(ts.id_of("3-4"))  # east 4, west 3
     g.line.played |= (ts.suit_mask[3] & ~(1 << ts.id_of("3-3"))) | ts.suit_mask[4]
-    g.extra["ends"] = 2
+    g.extra.ends = 2
     assert rules.refresh_ends(g) == 1 << 3  # west 3 is live, east 4 is not
     seat = g.current
     g.hands[seat] = (1 << ts.id_of("3-3")) | (1 << ts.id_of("7-8"))
@@ -769,15 +769,15 @@ def test_the_first_double_is_an_ordinary_tile_and_can_be_a_metro_move():
         (False, [], [first_double]),  # forced: offered
         (True, [ts.id_of("1-2")], [first_double]),  # a later double laid open is never Metro
     ):
-        g.extra["doubles_open"] = doubles_open
+        g.extra.doubles_open = doubles_open
         g.stock = stock
         assert rules.legal_actions(g) == expected
         assert rules.is_metro_move(g, first_double) is not doubles_open
-    g.extra["doubles_open"] = False
+    g.extra.doubles_open = False
     g.stock = []
     end = g.clone()
     rules.apply(end, first_double)
-    assert end.round_over and end.extra["ending"] == "metro" and end.extra["places"][seat] == 2
-    g.extra["doubles_open"] = True
+    assert end.round_over and end.extra.ending == "metro" and end.extra.places[seat] == 2
+    g.extra.doubles_open = True
     rules.apply(g, first_double)
-    assert g.round_over and g.extra["ending"] == "blocked"
+    assert g.round_over and g.extra.ending == "blocked"

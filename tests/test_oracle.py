@@ -126,18 +126,18 @@ def test_fair_determinization_of_rows_keeps_what_the_player_can_name(variant: st
     changed = 0
     for rules, state, sim in fair_decisions(variant, 3, 4):
         seat, x = state.current, state.extra
-        mover_row, new_mover_row = mask_of(x["rows"][seat]), mask_of(sim.extra["rows"][seat])
+        mover_row, new_mover_row = mask_of(x.rows[seat]), mask_of(sim.extra.rows[seat])
         assert state.hands[seat] & ~mover_row == sim.hands[seat] & ~new_mover_row  # turned up, arranging
         assert mask_of(state.stock) | sum(state.hands) == mask_of(sim.stock) | sum(sim.hands)
         assert len(sim.stock) == len(state.stock)
         for p in range(rules.num_players):
-            rows, new_rows = x["rows"][p], sim.extra["rows"][p]
+            rows, new_rows = x.rows[p], sim.extra.rows[p]
             assert len(new_rows) == len(rows)
             assert sim.hands[p].bit_count() == state.hands[p].bit_count()
             assert mask_of(new_rows) & ~sim.hands[p] == 0
-            named = x["known"][seat] if p == seat else x["seen"][p]
+            named = x.known[seat] if p == seat else x.seen[p]
             assert [t for t in rows if named >> t & 1] == [t for t in new_rows if named >> t & 1]
-            if x["open"][p]:
+            if x.open[p]:
                 assert new_rows == rows and sim.hands[p] == state.hands[p]
             changed += new_rows != rows
         if not state.line.count and state.required_lead >= 0:  # the opening tile stays with its leader

@@ -114,8 +114,8 @@ def preset(env, written: list[int], remembered: list[int], opened: list[bool]) -
     game = env.unwrapped.game
     game.scores[:] = written
     game.round_start_scores[:] = written
-    game.extra["remembered"][:] = remembered
-    game.extra["opened"][:] = opened
+    game.extra.remembered[:] = remembered
+    game.extra.opened[:] = opened
 
 
 # Two players, the leader goes out along the trail; the other keeps one tile.
@@ -617,7 +617,7 @@ def test_match_keys_lowest_written_then_fewest_remembered():
     env.reset(seed=0)
     game = env.unwrapped.game
     game.scores[:] = [130, 20, 0, 0]
-    game.extra["remembered"][:] = [0, 0, 9, 3]
+    game.extra.remembered[:] = [0, 0, 9, 3]
     keys = rules.match_keys(game)
     assert rules.outcome(keys) == pytest.approx([-1.0, -1 / 3, 1 / 3, 1.0])
 
@@ -711,12 +711,12 @@ def check_step(u, action: int, face_downs: list[int]) -> None:
     if rules.action_face_down[action]:
         assert game.line.has_spinner, "the spinner laid face down"
     seat = game.current
-    written, remembered = game.scores[:], game.extra["remembered"][:]
-    opened = game.extra["opened"][:]
+    written, remembered = game.scores[:], game.extra.remembered[:]
+    opened = game.extra.opened[:]
     clone = game.clone()
     logged = len(game.events)
     rules.apply(clone, action)
-    after_w, after_r, after_o = clone.scores, clone.extra["remembered"], clone.extra["opened"]
+    after_w, after_r, after_o = clone.scores, clone.extra.remembered, clone.extra.opened
     for s in range(rules.num_players):
         assert after_o[s] or not opened[s], "an opened score closed again"
         assert (after_w[s] > 0) == after_o[s], "written points without an open score"

@@ -35,8 +35,8 @@ def hidden_tiles(env: DominoEnv, seat: int) -> list[str]:
         masks = [hand for s, hand in enumerate(game.hands) if s != seat]
     else:
         x = game.extra
-        masks = [hand & ~x["seen"][s] for s, hand in enumerate(game.hands) if s != seat]
-        masks.append(game.hands[seat] & ~x["known"][seat] & ~(1 << x["up"] if x["up"] >= 0 else 0))
+        masks = [hand & ~x.seen[s] for s, hand in enumerate(game.hands) if s != seat]
+        masks.append(game.hands[seat] & ~x.known[seat] & ~(1 << x.up if x.up >= 0 else 0))
     return [format_tile(tiles[t]) for mask in masks for t in iter_bits(mask)]
 
 

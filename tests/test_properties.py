@@ -388,7 +388,7 @@ def test_scores_move_by_the_rules(name, n, teams, seed, rnd):
 
 
 def assert_rows_match_rebuild(env, u) -> None:
-    fresh = u.encoder_class(u.rules)
+    fresh = u.encoder_class(u.rules, u.observer)
     for seat, agent in enumerate(env.possible_agents):
         expected = fresh.observe(u.game, seat)
         np.testing.assert_array_equal(u.encoder.observe(u.game, seat), expected, err_msg=f"seat {seat}")

@@ -1,27 +1,39 @@
 """One match's mutable state: hands, stock, layout, turn, scores and the event history.
 
 The rules objects in :mod:`domino_env.variants` read and change it; nothing here knows a
-variant's rules. :meth:`State.clone` is cheap (lists of ints and one :class:`Line`), so
-tests and search agents can branch from any position.
+variant's rules. :class:`TableState` holds what every table shares, :class:`State` adds the
+line of play and a variant's own typed state (:class:`VariantState`); ``clone`` is cheap
+(lists of ints and one :class:`Line`), so tests and search agents can branch from any position.
 """
 
 from __future__ import annotations
 
 import copy
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass, field, fields
+from typing import Any, ClassVar, Generic, TypeVar
 
 import numpy as np
 
+from domino_env.core.events import DEAL, DRAW, LAY, PASS, ROUND_END, SCORE, Event
 from domino_env.core.line import Line
 
-# Event kinds in ``State.events``; each event is a tuple starting with its kind.
-DEAL = "deal"  # ("deal", round_index)
-LAY = "lay"  # ("lay", seat, tile, slot, end_value)  end_value -1 for the lead
-DRAW = "draw"  # ("draw", seat, tile)  the tile is known to the drawer only
-PASS = "pass"  # ("pass", seat)
-SCORE = "score"  # ("score", side, points, reason)
-ROUND_END = "round_end"  # ("round_end", winner_seat_or_-1, blocked)
+# (the event kinds are re-exported: callers import them from here)
+__all__ = [
+    "DEAL",
+    "DRAW",
+    "LAY",
+    "PASS",
+    "ROUND_END",
+    "SCORE",
+    "RoundResult",
+    "State",
+    "TableState",
+    "VariantState",
+]
+
+TableStateT = TypeVar("TableStateT", bound="TableState")
+VariantStateT = TypeVar("VariantStateT", bound="VariantState")
+ExtraT = TypeVar("ExtraT")
 
 
 @dataclass
@@ -36,42 +48,78 @@ class RoundResult:
 
 
 @dataclass
-class State:
-    """Everything about a match in progress; the environment owns one."""
+class TableState:
+    """What a match in progress holds on any table (a line of play or the grid)."""
 
     num_players: int
-    line: Line
     rng: np.random.Generator
     scores: list[int]
     hands: list[int] = field(default_factory=list)  # tile bitmask per seat
     stock: list[int] = field(default_factory=list)  # undrawn tiles, next drawn at the end
     current: int = 0
     leader: int = 0
-    required_lead: int = -1  # tile id the leader must lead, -1 for any
     passes: int = 0  # consecutive players who could not move
-    turn_laid: int = 0  # tiles laid so far in the current turn (multi-tile turns)
-    voids: list[int] = field(default_factory=list)  # per seat, values (bitmask) seen missing
     round_index: int = 0
     round_serial: int = 0  # increases at every deal, so encoders know when to rebuild
-    round_start_scores: list[int] = field(default_factory=list)
     round_over: bool = False
     match_over: bool = False
     result: RoundResult | None = None
-    next_leader: int | None = None  # who leads the next round, set when a round ends
     legal: list[int] = field(default_factory=list)  # legal actions of ``current``
-    events: list[tuple[Any, ...]] = field(default_factory=list)  # this round's history
-    fixed_deals: list[Any] = field(default_factory=list)
-    extra: dict[str, Any] = field(default_factory=dict)  # variant-specific state
+    events: list[Event] = field(default_factory=list)  # this round's history (core.events)
 
-    def clone(self) -> State:
-        """An independent copy (the RNG too), for branching and tests."""
+    # The list fields a clone copies (a subclass adds its own).
+    _lists: ClassVar[tuple[str, ...]] = ("scores", "hands", "stock", "legal", "events")
+
+    def clone(self: TableStateT) -> TableStateT:
+        """An independent copy (the RNG too), for branching and tests; a subclass copies its
+        table on top."""
         other = copy.copy(self)
-        other.line = self.line.clone()
         other.rng = copy.deepcopy(self.rng)
-        for name in ("scores", "hands", "stock", "voids", "round_start_scores", "legal", "events"):
+        for name in self._lists:
             setattr(other, name, getattr(self, name)[:])
-        other.extra = copy.deepcopy(self.extra)
         return other
 
     def hand_size(self, seat: int) -> int:
         return self.hands[seat].bit_count()
+
+
+@dataclass(slots=True)
+class VariantState:
+    """A variant's own state (a dataclass per variant); fields are plain values, lists of them
+    or lists of lists, which is what :meth:`clone` copies."""
+
+    def clone(self: VariantStateT) -> VariantStateT:
+        other = copy.copy(self)
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if isinstance(value, list):
+                setattr(other, f.name, [v[:] if isinstance(v, list) else v for v in value])
+        return other
+
+    def __getitem__(self, name: str) -> Any:
+        """A field by name, as the dict this replaced was read (``training/play.py`` still does)."""
+        return getattr(self, name)
+
+
+@dataclass(kw_only=True)
+class State(TableState, Generic[ExtraT]):
+    """Everything about a chain match in progress; the environment owns one. ``extra`` is the
+    variant's own state (a :class:`VariantState`, or None for variants without one)."""
+
+    line: Line
+    required_lead: int = -1  # tile id the leader must lead, -1 for any
+    turn_laid: int = 0  # tiles laid so far in the current turn (multi-tile turns)
+    voids: list[int] = field(default_factory=list)  # per seat, values (bitmask) seen missing
+    round_start_scores: list[int] = field(default_factory=list)
+    next_leader: int | None = None  # who leads the next round, set when a round ends
+    fixed_deals: list[Any] = field(default_factory=list)
+    extra: ExtraT
+
+    _lists = (*TableState._lists, "voids", "round_start_scores")
+
+    def clone(self) -> State[ExtraT]:
+        other = super().clone()
+        other.line = self.line.clone()
+        if isinstance(self.extra, VariantState):
+            other.extra = self.extra.clone()
+        return other

@@ -20,6 +20,8 @@ from gymnasium.utils import seeding
 from pettingzoo import AECEnv
 
 from domino_env.envs.view import SeatView, seat_view
+from domino_env.observation.observer import Observer
+from domino_env.render.moves import action_text
 from domino_env.rules.table import TableRules
 
 EPISODES = ("match", "round")
@@ -69,10 +71,13 @@ class DominoEnv(AECEnv, Generic[RulesT]):
     ranks in between, partners share; "points": score changes / match target, signed so
     that more is better), ``render_mode`` (``render_modes``) and ``illegal_action``
     ("raise" a ValueError and change nothing, or "penalize": -1 and the episode ends).
+    ``observer`` is the variant's :class:`~domino_env.observation.observer.Observer` class (its
+    ``VariantSpec.observer``; None: no variant blocks), built here for the encoder.
     """
 
     render_modes: ClassVar[tuple[str, ...]] = ("human", "ansi")
-    # The observation encoder of the kind of table (set by each engine's subclass).
+    # The observation encoder of the kind of table (set by each engine's subclass), built from
+    # the rules and the observer.
     encoder_class: ClassVar[type]
 
     def __init__(
@@ -82,6 +87,7 @@ class DominoEnv(AECEnv, Generic[RulesT]):
         reward: str = "outcome",
         render_mode: str | None = None,
         illegal_action: str = "raise",
+        observer: type[Observer] | None = None,
     ) -> None:
         super().__init__()
         self.rules = rules
@@ -99,7 +105,8 @@ class DominoEnv(AECEnv, Generic[RulesT]):
         n = rules.num_players
         self.possible_agents = [f"player_{i}" for i in range(n)]
         self._seat = {agent: i for i, agent in enumerate(self.possible_agents)}
-        self.encoder: Encoder = self.encoder_class(rules)
+        self.observer = None if observer is None else observer(rules)
+        self.encoder: Encoder = self.encoder_class(rules, self.observer)
         obs_high = rules.observation_high
         self.observation_spaces = {
             agent: spaces.Dict(
@@ -273,8 +280,8 @@ class DominoEnv(AECEnv, Generic[RulesT]):
         if action_id is None or not 0 <= action_id < self.rules.num_actions:
             what = repr(action)
         else:
-            what = f"{action_id} ({self._action_text(action_id)})"
-        options = ", ".join(f"{a} ({self._action_text(a)})" for a in legal)
+            what = f"{action_id} ({action_text(self.describe_action(action_id))})"
+        options = ", ".join(f"{a} ({action_text(self.describe_action(a))})" for a in legal)
         raise ValueError(f"illegal action {what} for {agent}; legal actions: {options}")
 
     def render(self) -> str | np.ndarray | None:
@@ -343,10 +350,6 @@ class DominoEnv(AECEnv, Generic[RulesT]):
 
     def _describe(self, action: int) -> dict[str, Any]:
         """:meth:`describe_action` of a valid action id."""
-        raise NotImplementedError
-
-    def _action_text(self, action: Any) -> str:
-        """An action in words, for error messages."""
         raise NotImplementedError
 
     def public_state(self) -> dict[str, Any]:

@@ -6,7 +6,6 @@ from __future__ import annotations
 from typing import Any
 
 from domino_env.core.line import OPEN
-from domino_env.core.tiles import format_tile
 from domino_env.envs.base import DominoEnv
 from domino_env.observation.chain import ChainEncoder
 from domino_env.render.chain import render_text
@@ -46,17 +45,6 @@ class ChainEnv(DominoEnv[ChainRules]):
             "end_value": end_value,
             "face_down": rules.action_face_down[a],
         }
-
-    def _action_text(self, action: Any) -> str:
-        try:
-            move = self.describe_action(action)
-        except ValueError:
-            return repr(action)
-        if move["kind"] != PLAY:
-            return str(move["kind"]) + ("" if move["tile"] is None else f" {format_tile(move['tile'])}")
-        where = "lead" if move["end_value"] is None else f"{move['arm']} end {move['end_value']}"
-        face = " face down" if move["face_down"] else ""
-        return f"{format_tile(move['tile'])} on {where}{face}"
 
     def _render_text(self) -> str:
         return render_text(self.rules, self.game, self.possible_agents)

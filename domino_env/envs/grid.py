@@ -11,10 +11,9 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from domino_env.core.tiles import format_tile
 from domino_env.envs.base import DominoEnv
 from domino_env.observation.grid import GridEncoder
-from domino_env.render.grid import placement_text, render_rgb, render_text
+from domino_env.render.grid import render_rgb, render_text
 from domino_env.rules.grid import GridRules
 
 
@@ -38,13 +37,6 @@ class Domino3DEnv(DominoEnv[GridRules]):
         lie on (None: off the board or uneven) and ``scores`` (points it earns; None where the
         rules forbid it whoever holds the tile)."""
         return self.rules.describe(self.game, action)
-
-    def _action_text(self, action: Any) -> str:
-        try:
-            move = self.describe_action(action)
-        except ValueError:
-            return repr(action)
-        return f"{format_tile(move['tile'])} as {placement_text(move['cells'], move['values'])}"
 
     def public_state(self) -> dict[str, Any]:
         """What everyone at the table can see, in plain Python types (``hands`` with ``open_hands``)."""

@@ -18,9 +18,10 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
 
+from domino_env.core.events import DRAW
 from domino_env.core.grid import Grid
 from domino_env.core.line import Line
-from domino_env.core.state import DRAW, RoundResult
+from domino_env.core.state import RoundResult
 from domino_env.core.tiles import iter_bits
 from domino_env.rules.table import TableRules
 

@@ -17,8 +17,10 @@ scores         D           side scores / match target, the observer's side first
 phase          variant     the rules' phase flags (``lead``: the table is empty, ...)
 =============  ==========  ==============================================================
 
+then the variant's own blocks (its :class:`~domino_env.observation.observer.Observer`).
+
 Every block is kept once, in table order, in one *world* vector (each seat's hand, hand
-size, voids and extra blocks side by side, the public blocks once), brought up to date
+size, voids and variant blocks side by side, the public blocks once), brought up to date
 from the state's event list when anyone observes; a seat's row is then one numpy gather
 through that seat's index table. A step costs a handful of scalar writes for the whole
 table, however many seats look at it.
@@ -26,16 +28,20 @@ table, however many seats look at it.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any
+
 import numpy as np
 
 from domino_env.core.line import CLOSED, OPEN
 from domino_env.core.state import DEAL, DRAW, LAY, PASS, SCORE, State
-from domino_env.rules.chain import ChainRules, FloatRow
+from domino_env.observation.observer import Blocks, FloatRow, Observer
+from domino_env.rules.chain import ChainRules
 
 _SLOT_FLAGS = 4  # open, closed, double at the end, live
 
 
-def block_layout(sizes: list[tuple[str, int]]) -> tuple[dict[str, slice], int]:
+def block_layout(sizes: Sequence[tuple[str, int]]) -> tuple[dict[str, slice], int]:
     """Blocks (name, size) laid end to end: name -> slice, and the total size."""
     layout: dict[str, slice] = {}
     start = 0
@@ -48,13 +54,14 @@ def block_layout(sizes: list[tuple[str, int]]) -> tuple[dict[str, slice], int]:
 class ChainEncoder:
     """Keeps the world vector and gathers each seat's observation row from it."""
 
-    def __init__(self, rules: ChainRules) -> None:
-        self.rules = rules
+    def __init__(self, rules: ChainRules, observer: Observer | None = None) -> None:
+        self.rules, self.observer = rules, observer
+        own_blocks = observer.blocks if observer is not None else ()
         ts = rules.tile_set
         n, values, slots = rules.num_players, ts.num_values, rules.num_slots
         tiles, sides, flags = ts.size, rules.num_sides, len(rules.phases)
         self.slot_width = values + _SLOT_FLAGS
-        extra = sum(size for _, size in rules.extra_features)
+        extra = sum(size for _, size in own_blocks)
         sizes = [
             ("hand", tiles),
             ("table", tiles),
@@ -64,7 +71,7 @@ class ChainEncoder:
             ("voids", (n - 1) * values),
             ("scores", sides),
             ("phase", flags),
-            *rules.extra_features,
+            *own_blocks,
         ]
         self.layout, self.size = block_layout(sizes)
         # The world vector's blocks, in absolute seat order.
@@ -83,7 +90,7 @@ class ChainEncoder:
         self._voids = block(n * values)
         self._scores = block(sides)
         self._phase = block(flags)  # the flags of the seat to move
-        self._extra = block(n * extra)  # each seat's extra blocks (seat-relative, from encode_extra)
+        self._extra = block(n * extra)  # each seat's variant blocks (seat-relative, from the observer)
         zero = block(1)  # stays 0: an idle seat's phase flags
         self.world = np.zeros(at, dtype=np.float32)
         self._view: FloatRow = self.world.data  # item and slice writes cost a third of numpy's
@@ -108,12 +115,17 @@ class ChainEncoder:
 
         self._moving_index = [index(seat, True) for seat in range(n)]
         self._idle_index = [index(seat, False) for seat in range(n)]
-        # Each seat's extra blocks, the memoryview the rules' ``encode_extra`` writes (None: none).
-        self._extra_out = (
-            [self._view[self._extra + seat * extra : self._extra + (seat + 1) * extra] for seat in range(n)]
-            if extra
-            else None
-        )
+        # Each seat's variant blocks, as the observer writes them (None: no observer blocks).
+        self._blocks: list[Blocks] | None = None
+        if observer is not None and extra:
+            self._write = observer.write
+            self._blocks = []
+            for seat in range(n):
+                start = self._extra + seat * extra
+                own = self._view[start : start + extra]
+                self._blocks.append(
+                    Blocks({name: own[part] for name, part in block_layout(own_blocks)[0].items()}, own)
+                )
         self._hand_at = [self._hand + seat * tiles for seat in range(n)]
         self._voids_at = [self._voids + seat * values for seat in range(n)]
         # A hand changes only by a lay or a draw (or a deal), and voids only by a draw or a pass,
@@ -126,7 +138,7 @@ class ChainEncoder:
         self._shown_voids = [0] * n  # the values each voids block shows
         self._no_flags = (False,) * flags
         self._flags = self._no_flags  # phase flags written in the world
-        self._extra_cursor = [-1] * n  # the events each seat's extra blocks were written after
+        self._extra_cursor = [-1] * n  # the events each seat's variant blocks were written after
         self._suit = ts.suit_mask
         self._closed_code, self._unused_code = 4 * values, 4 * values + 1
         self._slot_keys = [self._unused_code] * slots  # each slot's features, coded as one int
@@ -155,10 +167,10 @@ class ChainEncoder:
         blank[self._stock] = (tiles - n * rules.hand_size) * self._stock_scale
         self._blank = blank.data
 
-    def __reduce__(self) -> tuple[type, tuple[ChainRules]]:
+    def __reduce__(self) -> tuple[type, tuple[ChainRules, Observer | None]]:
         """Copied or pickled as a new encoder of the same rules: its memoryviews cannot be, and
         a fresh one rebuilds the world from the state at the next observation anyway."""
-        return type(self), (self.rules,)
+        return type(self), (self.rules, self.observer)
 
     def forget(self) -> None:
         """Drop the world (a new match restarts the round serials)."""
@@ -170,8 +182,8 @@ class ChainEncoder:
             self._rebuild(state)
         elif self._cursor < len(state.events):
             self._catch_up(state)
-        if self._extra_out is not None and self._extra_cursor[seat] != self._cursor:
-            self.rules.encode_extra(state, seat, self._extra_out[seat])
+        if self._blocks is not None and self._extra_cursor[seat] != self._cursor:
+            self._write(state, seat, self._blocks[seat])
             self._extra_cursor[seat] = self._cursor
         if state.current != seat:
             return self.world[self._idle_index[seat]]
@@ -204,7 +216,8 @@ class ChainEncoder:
         hands, scale, follow = state.hands, self._size_scale, not self._hides
         voids, voids_at, width = state.voids, self._voids_at, self.rules.tile_set.num_values
         shown_voids = self._shown_voids
-        for event in state.events[self._cursor :]:
+        events: Sequence[tuple[Any, ...]] = state.events  # any event, read by its kind
+        for event in events[self._cursor :]:
             kind = event[0]
             if kind == LAY:
                 laid = True

@@ -38,6 +38,7 @@ lists as changed (``Grid.flipped``).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -58,7 +59,9 @@ FloatRow = Any  # a float32 row written through a memoryview
 class GridEncoder:
     """Builds and caches one observation row per seat."""
 
-    def __init__(self, rules: GridRules) -> None:
+    def __init__(self, rules: GridRules, observer: None = None) -> None:
+        """``observer`` is always None (3D dominoes declares no blocks of its own); the environment
+        passes one to every encoder."""
         self.rules = rules
         n, cells, kinds = rules.num_players, rules.cells, rules.kind_size
         sizes = [
@@ -127,7 +130,8 @@ class GridEncoder:
         edge_cells, values = rules.geometry.edge_cells, rules.num_values
         height, planes, table = self._height, self._values, self._table
         kind_of, copies, on_table = rules.kind_of, rules.copies, state.on_table
-        for event in state.events[self._cursor[seat] :]:
+        events: Sequence[tuple[Any, ...]] = state.events  # any event, read by its kind
+        for event in events[self._cursor[seat] :]:
             kind = event[0]
             if kind == LAY:
                 _, _, tile, action, level, _ = event

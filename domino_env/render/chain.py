@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from domino_env.core.events import DRAW, LAY, MISS, PASS, PLACE, REVEAL, SCORE, UP
 from domino_env.core.line import CLOSED, EAST, NORTH, OPEN, SOUTH, WEST
-from domino_env.core.state import DEAL, DRAW, LAY, PASS, ROUND_END, SCORE, State
+from domino_env.core.state import State
 from domino_env.core.tiles import format_tile, iter_bits
 from domino_env.rules.chain import ChainRules
 
@@ -49,7 +50,20 @@ def side_name(rules: ChainRules, side: int, agent_names: list[str]) -> str:
     return agent_names[side]
 
 
-def event_text(rules: ChainRules, event: tuple, agent_names: list[str]) -> str | None:
+# How a Domino-Metro player took its place (a ``place`` event's ``how``), in words.
+PLACE_HOW = {
+    "out": "went out",
+    "domino_metro": "domino-Metro",
+    "mole": "the mole, left holding tiles",
+    "pips": "by pips in hand",
+    "metro": "made a Metro",
+}
+
+
+def event_text(rules: ChainRules, event: tuple[Any, ...], agent_names: list[str]) -> str | None:
+    """A line of the game log for an event (any ``Event``) of any chain variant; None for the
+    events it does not show (the header names the round and the scores say how it ended; an arranged tile says
+    nothing anybody else may know)."""
     kind = event[0]
     if kind == LAY:
         _, seat, tile, slot, end_value = event
@@ -63,9 +77,17 @@ def event_text(rules: ChainRules, event: tuple, agent_names: list[str]) -> str |
         return f"{agent_names[event[1]]} passes"
     if kind == SCORE:
         return f"{side_name(rules, event[1], agent_names)} scores {event[2]} ({event[3]})"
-    if kind in (DEAL, ROUND_END):
-        return None  # the header names the round, and the scores say how it ended
-    return rules.event_text(event, agent_names)
+    if kind == PLACE:
+        _, seat, place, how = event
+        return f"{agent_names[seat]} takes place {place} ({PLACE_HOW[how]})"
+    if kind in (UP, MISS, REVEAL):
+        name, tiles = agent_names[event[1]], rules.tile_set.tiles
+        if kind == REVEAL:
+            shown = " ".join(format_tile(tiles[t]) for t in iter_bits(event[2]))
+            return f"{name} turns the last three tiles face up: {shown}"
+        turned = f"{name} turns up {format_tile(tiles[event[2]])}"
+        return turned if kind == UP else turned + ": no fit, to the left end of the row"
+    return None
 
 
 def tiles_text(count: int) -> str:

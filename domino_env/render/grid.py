@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -25,7 +25,7 @@ def placement_text(
     return f"{x} on ({r1},{c1}), {y} on ({r2},{c2})" + (f", floor {level}" if level and level > 1 else "")
 
 
-def event_text(rules: GridRules, event: tuple, names: list[str]) -> str | None:
+def event_text(rules: GridRules, event: tuple[Any, ...], names: list[str]) -> str | None:
     kind = event[0]
     if kind == LAY:
         _, seat, tile, action, level, points = event

@@ -13,16 +13,13 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from domino_env.core.events import DEAL, DRAW, LAY, PASS, ROUND_END
 from domino_env.core.line import SPINNER_SLOT_NAMES, Line, Spinner
-from domino_env.core.state import DEAL, DRAW, LAY, PASS, ROUND_END, RoundResult, State
+from domino_env.core.state import RoundResult, State, VariantState
 from domino_env.core.tiles import format_tile, iter_bits, mask_of
 from domino_env.rules.table import PLAY, TableRules
 
 STOP = "stop"
-
-# A float32 block of the observation world, written through a memoryview: item and slice
-# writes cost a third of numpy's (typeshed types memoryview items as int, hence Any).
-FloatRow = Any
 
 
 @dataclass(frozen=True)
@@ -43,9 +40,6 @@ class ChainRules(TableRules):
     face_down_doubles: ClassVar[bool] = False
     extra_actions: ClassVar[tuple[str, ...]] = ()
     phases: ClassVar[tuple[str, ...]] = ("lead",)
-    # Variant-specific observation blocks (name, size), appended after the common layout and
-    # written by ``encode_extra``.
-    extra_features: tuple[tuple[str, int], ...] = ()  # an instance may size them by num_players
     draws: bool = True
     action_kind: list[str]  # lists here: variants extend the table (Blind blitz's arrange actions)
     action_tile: list[int]
@@ -205,6 +199,7 @@ class ChainRules(TableRules):
             rng=rng,
             scores=[0] * self.num_sides,
             fixed_deals=list(deals),
+            extra=self.new_extra(),
         )
         self.start_round(state)
         return state
@@ -238,6 +233,10 @@ class ChainRules(TableRules):
         """(leader, tile it must lead or -1 for any); later rounds: the previous winner."""
         assert state.next_leader is not None
         return state.next_leader, -1
+
+    def new_extra(self) -> VariantState | None:
+        """Hook: a new match's variant state (``state.extra``); None for variants without one."""
+        return None
 
     def reset_round_extra(self, state: State) -> None:
         """Hook: reset a variant's per-round state."""
@@ -439,11 +438,6 @@ class ChainRules(TableRules):
         lead = not state.line.count
         return (lead, state.turn_laid > 0) if self._flags_continuing else (lead,)
 
-    def encode_extra(self, state: State, seat: int, out: FloatRow) -> None:
-        """Hook: write the ``extra_features`` blocks (concatenated, seat-relative) into ``out``, a
-        float32 memoryview that keeps what the last call for ``seat`` wrote this round (zeros at
-        first)."""
-
     def public_extra(self, state: State) -> dict[str, Any]:
         """Hook: variant-specific entries of ``public_state()``."""
         return {}
@@ -453,10 +447,6 @@ class ChainRules(TableRules):
 
     def layout(self, state: State) -> Line:
         return state.line
-
-    def event_text(self, event: tuple[Any, ...], agent_names: list[str]) -> str | None:
-        """Hook: a line of the game log for one of the variant's own events (None: not shown)."""
-        return None
 
 
 def round_to_five(points: int) -> int:

@@ -7,21 +7,19 @@ line of play. 3D dominoes is its one variant; the rules and every decision are d
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
 import numpy as np
 
+from domino_env.core.events import DEAL, DRAW, LAY, PASS, ROUND_END
 from domino_env.core.grid import RIGHT, Geometry, Grid, geometry
-from domino_env.core.state import DEAL, DRAW, LAY, PASS, ROUND_END, RoundResult
+from domino_env.core.state import RoundResult, TableState
 from domino_env.core.tiles import format_tile, iter_bits, parse_tile
 from domino_env.rules.table import PLAY, TableRules
 
-# Events (in ``GridState.events``) as in the chain games, except the lay:
-# ("lay", seat, tile, action, level, points); seat -1 for the start tile.
 BOARD_SIZES = range(4, 65)
 MAX_SETS = 8
 
@@ -37,39 +35,20 @@ class GridDeal:
     leader: int
 
 
-@dataclass
-class GridState:
-    """One game of 3D dominoes: the grid, hands (bitmasks of physical tile ids), bazaar."""
+@dataclass(kw_only=True)
+class GridState(TableState):
+    """One game of 3D dominoes: the grid, hands (bitmasks of physical tile ids), bazaar (the
+    stock); events as in the chain games, but a lay is a :class:`~domino_env.core.events.GridLay`.
+    ``round_index`` stays 0: the game is the match."""
 
-    num_players: int
     grid: Grid
-    rng: np.random.Generator
-    scores: list[int]
-    hands: list[int] = field(default_factory=list)
-    stock: list[int] = field(default_factory=list)  # the bazaar, next drawn at the end
     on_table: int = 0  # physical tiles on the grid
-    current: int = 0
-    leader: int = 0
-    passes: int = 0  # consecutive players who could not move
-    round_index: int = 0  # always 0: the game is the match
     round_serial: int = 1  # encoders rebuild their rows when it changes
-    round_over: bool = False
-    match_over: bool = False
-    result: RoundResult | None = None
-    legal: list[int] = field(default_factory=list)
-    events: list[tuple[Any, ...]] = field(default_factory=list)
 
     def clone(self) -> GridState:
-        """An independent copy (the RNG too), for branching and tests."""
-        other = copy.copy(self)
+        other = super().clone()
         other.grid = self.grid.clone()
-        other.rng = copy.deepcopy(self.rng)
-        for name in ("scores", "hands", "stock", "legal", "events"):
-            setattr(other, name, getattr(self, name)[:])
         return other
-
-    def hand_size(self, seat: int) -> int:
-        return self.hands[seat].bit_count()
 
 
 @cache

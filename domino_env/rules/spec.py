@@ -48,6 +48,9 @@ class VariantSpec:
     benchmark_tables: tuple[Mapping[str, Any], ...] = ({"num_players": 2},)  # the standard tables
     action_names: Mapping[str, str] = field(default_factory=dict)  # extra action kind -> words
     version: int = 0  # the ``<name>_v<version>`` module; raised when observations or rules change
+    # The variant's observation blocks: an ``observation.observer.Observer`` subclass (a layer
+    # above, so not named here), built by the environment; None for none.
+    observer: type | None = None
 
     def __post_init__(self) -> None:
         if self.table not in TABLE_KINDS:

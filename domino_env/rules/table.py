@@ -13,7 +13,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from domino_env.core.state import SCORE
+from domino_env.core.events import SCORE
 from domino_env.core.tiles import DOUBLE_SIX, TileSet
 
 PLAY = "play"  # the kind of an action that lays a tile

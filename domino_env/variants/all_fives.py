@@ -19,11 +19,10 @@ after a blocked tie, the seat after the previous leader).
 
 from __future__ import annotations
 
-import numpy as np
-
 from domino_env.core.line import NORTH, OPEN, SOUTH, Line, Spinner
 from domino_env.core.state import State
-from domino_env.rules.chain import ChainRules, FloatRow, round_to_five
+from domino_env.observation.observer import Blocks, Observer
+from domino_env.rules.chain import ChainRules, round_to_five
 from domino_env.rules.spec import VariantSpec
 
 POINTS_SCALE = 1 / 20  # the points_now block: a count of 20 reads 1.0
@@ -66,12 +65,6 @@ class AllFivesRules(ChainRules):
     lower_score_wins = False
     action_blocks = ("points_now",)
 
-    def __init__(self, num_players: int = 2, teams: bool = False) -> None:
-        super().__init__(num_players, teams)
-        # points_now: for each play action, the points it would score at once (mover only)
-        self.extra_features = (("points_now", self.num_play_actions),)
-        self._no_points = np.zeros(self.num_play_actions, dtype=np.float32)  # (an array: copies and pickles)
-
     def opening(self, state: State) -> tuple[int, int]:
         if state.round_index == 0:
             return int(state.rng.integers(self.num_players)), -1
@@ -91,25 +84,36 @@ class AllFivesRules(ChainRules):
         total = sum(end_value(line, slot) for slot in range(line.num_slots))
         return points_now(count_after(line, self.action_tile[action], self.action_slot[action], total))
 
-    def encode_extra(self, state: State, seat: int, out: FloatRow) -> None:
-        """What each legal play would score now (scaled), so a policy need not learn the count."""
-        out[:] = self._no_points
-        if state.current != seat or state.round_over:
-            return
-        line = state.line
-        total = sum(end_value(line, slot) for slot in range(line.num_slots))
-        tile_of, slot_of = self.action_tile, self.action_slot
-        for action in state.legal:
-            points = points_now(count_after(line, tile_of[action], slot_of[action], total))
-            if points:
-                out[action] = points * POINTS_SCALE
-
     def score_round(self, state: State, winner: int | None, blocked: bool, pips: list[int]) -> None:
         if winner is None or state.match_over:
             return
         win_side = self.side_of[winner]
         others = sum(p for side, p in enumerate(self.side_pips(pips)) if side != win_side)
         self.add_score(state, win_side, round_to_five(others), "domino" if not blocked else "blocked")
+
+
+class AllFivesObserver(Observer):
+    """``points_now``: for each play action, the points it would score at once (/20, for the seat
+    to move only), so a policy need not learn the count."""
+
+    rules: AllFivesRules
+
+    def __init__(self, rules: AllFivesRules) -> None:
+        super().__init__(rules)
+        self.blocks = (("points_now", rules.num_play_actions),)
+
+    def write(self, state: State, seat: int, out: Blocks) -> None:
+        out.zero()
+        if state.current != seat or state.round_over:
+            return
+        points_out = out["points_now"]
+        line, rules = state.line, self.rules
+        total = sum(end_value(line, slot) for slot in range(line.num_slots))
+        tile_of, slot_of = rules.action_tile, rules.action_slot
+        for action in state.legal:
+            points = points_now(count_after(line, tile_of[action], slot_of[action], total))
+            if points:
+                points_out[action] = points * POINTS_SCALE
 
 
 SPECS = (
@@ -120,5 +124,6 @@ SPECS = (
         table="chain",
         summary="score the open ends whenever they sum to a multiple of 5; first to 250",
         benchmark_tables=({"num_players": 2}, {"num_players": 4, "teams": True}),
+        observer=AllFivesObserver,
     ),
 )

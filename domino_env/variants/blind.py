@@ -76,13 +76,21 @@ everybody knows it, else None), ``open_hands``, ``turned_up``, ``quiet_turns``,
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-import numpy as np
-
-from domino_env.core.state import DRAW, PASS, State
+from domino_env.core.events import (
+    ARRANGED,
+    DRAW,
+    MISS,
+    PASS,
+    REVEAL,
+    UP,
+)
+from domino_env.core.state import State, VariantState
 from domino_env.core.tiles import format_tile, iter_bits
-from domino_env.rules.chain import STOP, DealSpec, FloatRow
+from domino_env.observation.observer import Blocks, Observer
+from domino_env.rules.chain import STOP, DealSpec
 from domino_env.rules.spec import VariantSpec
 from domino_env.variants.classic import ClassicRules, by_pips
 
@@ -91,14 +99,24 @@ DRAW_TILE = "draw"
 ARRANGE = "arrange"
 ARRANGE_MODES = ("choose", "dealt")
 
-# Events of this module (besides lay/draw/pass/score/round_end).
-UP = "up"  # ("up", seat, tile): the rightmost tile turned face up, for all to see, and it fits
-MISS = "miss"  # ("miss", seat, tile): turned up, it did not fit and went face down to the left end
-REVEAL = "reveal"  # ("reveal", seat, mask): the last three tiles turned face up for good
-ARRANGED = "arrange"  # ("arrange", seat): one more tile placed in the row (which: private)
-
-# Where the round stands (state.extra["mode"]).
+# Where the round stands (``BlindState.mode``).
 _INIT, _ARRANGE, _LEAD, _START, _UP, _CONT, _MISSED, _OPEN, _OPEN_DRAW = range(9)
+
+
+@dataclass(slots=True)
+class BlindState(VariantState):
+    """The rows and where the round stands."""
+
+    rows: list[list[int]] = field(default_factory=list)  # per seat, its row left to right
+    mode: int = _INIT
+    open: list[bool] = field(default_factory=list)  # per seat: its tiles are face up, an open hand
+    seen: list[int] = field(default_factory=list)  # per seat, its tiles everybody can name
+    known: list[int] = field(default_factory=list)  # per seat, its tiles it can name itself
+    up: int = -1  # the turned-up tile waiting to be laid (of state.current)
+    quiet: int = 0  # turns in a row with no tile laid nor drawn
+    drew: bool = False
+    revealed: bool = False  # the row turned face up during this turn
+    left: int = 0  # tiles the arranging seat still has to place
 
 
 class BlindBlitzRules(ClassicRules):
@@ -116,25 +134,6 @@ class BlindBlitzRules(ClassicRules):
         super().__init__(num_players, teams)
         self.arrange = arrange
         self.hand_size = 8 if num_players < 4 else 7
-        size = self.tile_set.size
-        self.extra_features = (
-            ("rows", num_players * size),
-            ("open", num_players),
-            ("unknown", num_players),
-            ("up", size),
-            ("quiet", 1),
-        )
-        n = num_players
-        self._up_at = n * (size + 2)
-        self._quiet_at = self._up_at + size
-        self._no_extra = np.zeros(self._quiet_at + 1, dtype=np.float32)  # (an array: copies and pickles)
-        self._inverse = [0.0] + [1.0 / d for d in range(1, size + 1)]  # inverse[d] = 1/d
-        self._unknown_scale = 1.0 / self.hand_size
-        # per observer, the players observer first: (seat, where its row, open flag and unknown
-        # count go in the extra blocks)
-        self._seat_order = [
-            [((s + k) % n, k * size, n * size + k, n * size + n + k) for k in range(n)] for s in range(n)
-        ]
         # _phase_table[mode][laid]: the phase flags (asked at every observation of the seat to move)
         self._phase_table = [[self._phase_flags(mode, laid) for laid in (False, True)] for mode in range(9)]
         self._opening_order = by_pips(self.tile_set)  # 0-0, else the closest by pips (Classic's hook)
@@ -175,7 +174,7 @@ class BlindBlitzRules(ClassicRules):
                 )
         return spec
 
-    def _deal(self, state: State, spec: DealSpec | None) -> None:
+    def _deal(self, state: State[BlindState], spec: DealSpec | None) -> None:
         n, size = self.num_players, self.hand_size
         rows: list[list[int]] = [[] for _ in range(n)]
         if spec is None:  # as the base deal, keeping the dealt order of every row
@@ -183,7 +182,7 @@ class BlindBlitzRules(ClassicRules):
             if self.arrange == "dealt":
                 rows = [order[i * size : (i + 1) * size] for i in range(n)]
             self.deal_in_order(state, order)
-            state.extra = {"rows": rows}
+            state.extra.rows = rows
             return
         super()._deal(state, spec)
         if self.arrange == "dealt":
@@ -198,70 +197,72 @@ class BlindBlitzRules(ClassicRules):
                     row.remove(spec.opening)  # a random row owes its leader the opening tile: rightmost
                     row.append(spec.opening)
                 rows[seat] = row
-        state.extra = {"rows": rows}
+        state.extra.rows = rows
 
-    def reset_round_extra(self, state: State) -> None:
+    def new_extra(self) -> BlindState:
+        return BlindState()
+
+    def reset_round_extra(self, state: State[BlindState]) -> None:
         n = self.num_players
-        state.extra.update(
-            mode=_INIT,
-            open=[False] * n,  # the tiles are face up: an open hand
-            seen=[0] * n,  # tiles of each seat everybody can name
-            known=[0] * n if self.blind else list(state.hands),  # tiles each seat can name itself
-            up=-1,  # the turned-up tile waiting to be laid (of state.current)
-            quiet=0,  # turns in a row with no tile laid nor drawn
-            drew=False,
-            revealed=False,  # the row turned face up during this turn
-            left=0,  # tiles the arranging seat still has to place
-        )
+        x = state.extra
+        x.mode = _INIT
+        x.open = [False] * n
+        x.seen = [0] * n
+        x.known = [0] * n if self.blind else list(state.hands)
+        x.up = -1
+        x.quiet = 0
+        x.drew = x.revealed = False
+        x.left = 0
 
-    def known_hands(self, state: State) -> list[int]:
+    def known_hands(self, state: State[BlindState]) -> list[int]:
         """Per seat, the tiles of its own hand it can name."""
-        known: list[int] = state.extra["known"]
+        known: list[int] = state.extra.known
         return known
 
-    def public_hands(self, state: State) -> list[int]:
+    def public_hands(self, state: State[BlindState]) -> list[int]:
         """Per seat, the tiles of its row everybody can name (misses, an open hand, and the
         tile the seat to move has turned up)."""
-        shown = list(state.extra["seen"])
-        if state.extra["up"] >= 0:
-            shown[state.current] |= 1 << state.extra["up"]
+        x = state.extra
+        shown = list(x.seen)
+        if x.up >= 0:
+            shown[state.current] |= 1 << x.up
         return shown
 
-    def private_view(self, state: State, seat: int) -> dict[str, Any]:
+    def private_view(self, state: State[BlindState], seat: int) -> dict[str, Any]:
         """The seat's own row left to right, as it knows it (None: a tile it cannot name)."""
-        known, tiles = state.extra["known"][seat], self.tile_set.tiles
-        return {"row": [tiles[t] if known >> t & 1 else None for t in state.extra["rows"][seat]]}
+        known, tiles = state.extra.known[seat], self.tile_set.tiles
+        return {"row": [tiles[t] if known >> t & 1 else None for t in state.extra.rows[seat]]}
 
     # --- the turn loop ---------------------------------------------------------------------------
 
-    def legal_actions(self, state: State) -> list[int]:
+    def legal_actions(self, state: State[BlindState]) -> list[int]:
         return list(state.legal)
 
-    def advance(self, state: State) -> None:
+    def advance(self, state: State[BlindState]) -> None:
         """Run the environment's moves (turning up, misses, forced ends) to the next decision."""
         x = state.extra
         while True:
-            mode = x["mode"]
+            mode = x.mode
             if mode in (_START, _CONT, _OPEN) and self._dead(state):
                 self.end_round(state, None, blocked=True)
                 state.legal = []
                 return
             seat = state.current
             if mode == _START:
-                if x["open"][seat]:
-                    x["mode"] = _OPEN
+                if x.open[seat]:
+                    x.mode = _OPEN
                     continue
                 self._turn_up(state, seat)
                 mode = _UP  # on with the tile turned up
             if mode == _UP:
-                tile = x["up"]
+                tile = x.up
                 if state.line.playable_mask() >> tile & 1:  # (kept by the line: a miss asks no placements)
                     state.events.append((UP, seat, tile))
                     state.legal = state.line.placements(1 << tile)
                     return
                 self._miss(state, seat, tile)
                 if not state.turn_laid and self.can_draw(state):
-                    x["mode"] = _MISSED
+                    x.mode = _MISSED
                     state.legal = self._draw_or_stop[:]
                     return
             elif mode == _OPEN:
@@ -272,7 +273,7 @@ class BlindBlitzRules(ClassicRules):
                     state.legal = plays
                     return
                 if not state.turn_laid and self.can_draw(state):
-                    x["mode"] = _OPEN_DRAW
+                    x.mode = _OPEN_DRAW
                     state.legal = self._draw_or_stop[:]
                     return
             elif mode == _CONT:
@@ -282,25 +283,25 @@ class BlindBlitzRules(ClassicRules):
                 state.legal = self._draw_or_stop[:]
                 return
             elif mode == _ARRANGE:
-                left = x["left"]
+                left = x.left
                 if left & (left - 1):
                     state.legal = [self.arrange_base + t for t in iter_bits(left)]
                     return
                 self._arrange(state, seat, left.bit_length() - 1)  # the last tile: no choice
                 continue
             elif mode == _LEAD:
-                if self.blind and x["up"] < 0:
+                if self.blind and x.up < 0:
                     self._turn_up(state, seat, lead=True)
-                    state.required_lead = x["up"]
-                    state.events.append((UP, seat, x["up"]))
+                    state.required_lead = x.up
+                    state.events.append((UP, seat, x.up))
                 state.legal = self.placements(state)
                 return
             else:  # _INIT
                 if self.arrange == "choose":
-                    x["mode"] = _ARRANGE
-                    x["left"] = state.hands[seat]
+                    x.mode = _ARRANGE
+                    x.left = state.hands[seat]
                 else:
-                    x["mode"] = _LEAD
+                    x.mode = _LEAD
                 continue
             # a miss that offers no draw, or an open hand with nothing to do: the turn ends
             self.end_turn(state)
@@ -308,14 +309,14 @@ class BlindBlitzRules(ClassicRules):
                 state.legal = []
                 return
 
-    def _dead(self, state: State) -> bool:
+    def _dead(self, state: State[BlindState]) -> bool:
         """Blocked: the bazaar is empty and no tile anyone holds fits any open end. The test runs
         before every decision and mostly between lays (misses, passes): the line keeps its
         playable tiles until the next tile is laid."""
         # (with an empty bazaar every tile off the table is held by someone)
         return not state.stock and not state.line.playable_mask() & ~state.line.played
 
-    def apply_extra(self, state: State, seat: int, action: int) -> None:
+    def apply_extra(self, state: State[BlindState], seat: int, action: int) -> None:
         kind = self.action_kind[action]
         if kind == STOP:  # end a multi-tile turn, or decline the draw
             self.end_turn(state)
@@ -329,97 +330,97 @@ class BlindBlitzRules(ClassicRules):
         else:
             raise ValueError(f"{self.name} has no {kind!r} action")
 
-    def after_lay(self, state: State, seat: int, tile: int) -> None:
+    def after_lay(self, state: State[BlindState], seat: int, tile: int) -> None:
         x = state.extra
-        if x["up"] == tile:
-            x["up"] = -1  # already off the row
+        if x.up == tile:
+            x.up = -1  # already off the row
         else:
-            x["rows"][seat].remove(tile)  # the opening tile, or a tile of an open hand
-        x["quiet"] = 0
+            x.rows[seat].remove(tile)  # the opening tile, or a tile of an open hand
+        x.quiet = 0
         keep = ~(1 << tile)
-        x["known"][seat] &= keep
-        x["seen"][seat] &= keep
+        x.known[seat] &= keep
+        x.seen[seat] &= keep
         self._check_reveal(state, seat)
-        if x["mode"] == _UP and not x["revealed"] and not self.blind:
-            x["mode"] = _CONT
+        if x.mode == _UP and not x.revealed and not self.blind:
+            x.mode = _CONT
 
-    def turn_continues(self, state: State, seat: int, tile: int) -> bool:
-        mode = state.extra["mode"]
-        return mode in (_CONT, _OPEN) and not state.extra["revealed"]
+    def turn_continues(self, state: State[BlindState], seat: int, tile: int) -> bool:
+        mode = state.extra.mode
+        return mode in (_CONT, _OPEN) and not state.extra.revealed
 
-    def end_turn(self, state: State) -> None:
+    def end_turn(self, state: State[BlindState]) -> None:
         x = state.extra
         seat = state.current
-        if not state.turn_laid and not x["drew"]:  # (a tile laid or drawn set quiet to 0)
-            x["quiet"] += 1
+        if not state.turn_laid and not x.drew:  # (a tile laid or drawn set quiet to 0)
+            x.quiet += 1
             state.events.append((PASS, seat))
         state.turn_laid = 0
-        x["drew"] = x["revealed"] = False
-        x["up"] = -1
-        x["mode"] = _START
+        x.drew = x.revealed = False
+        x.up = -1
+        x.mode = _START
         state.current = self._following[seat]
-        if x["quiet"] >= self.num_players:
+        if x.quiet >= self.num_players:
             self.end_round(state, None, blocked=True)
 
     # --- row changes -----------------------------------------------------------------------------
 
-    def _arrange(self, state: State, seat: int, tile: int) -> None:
+    def _arrange(self, state: State[BlindState], seat: int, tile: int) -> None:
         x = state.extra
-        x["rows"][seat].insert(0, tile)  # placed from right to left
-        x["left"] &= ~(1 << tile)
+        x.rows[seat].insert(0, tile)  # placed from right to left
+        x.left &= ~(1 << tile)
         state.events.append((ARRANGED, seat))
-        if x["left"]:
+        if x.left:
             return
         following = self._following[seat]
         if following == state.leader:
-            x["mode"] = _LEAD
+            x.mode = _LEAD
             state.current = state.leader
         else:
             state.current = following
-            x["left"] = state.hands[following]
+            x.left = state.hands[following]
 
-    def _turn_up(self, state: State, seat: int, lead: bool = False) -> None:
+    def _turn_up(self, state: State[BlindState], seat: int, lead: bool = False) -> None:
         x = state.extra
-        tile = x["rows"][seat].pop()
-        x["up"] = tile  # logged as "up" when it fits (a decision follows), else as "miss"
+        tile = x.rows[seat].pop()
+        x.up = tile  # logged as "up" when it fits (a decision follows), else as "miss"
         if not lead:
-            x["mode"] = _UP
+            x.mode = _UP
 
-    def _miss(self, state: State, seat: int, tile: int) -> None:
+    def _miss(self, state: State[BlindState], seat: int, tile: int) -> None:
         x = state.extra
-        x["rows"][seat].insert(0, tile)
-        x["up"] = -1
+        x.rows[seat].insert(0, tile)
+        x.up = -1
         bit = 1 << tile
-        x["known"][seat] |= bit
-        x["seen"][seat] |= bit
+        x.known[seat] |= bit
+        x.seen[seat] |= bit
         state.events.append((MISS, seat, tile))
 
-    def _draw(self, state: State, seat: int) -> None:
+    def _draw(self, state: State[BlindState], seat: int) -> None:
         x = state.extra
         tile = state.stock.pop()
         state.hands[seat] |= 1 << tile
-        x["rows"][seat].append(tile)  # the right end of a row; an open hand shows it
-        if x["open"][seat]:
-            x["known"][seat] |= 1 << tile
-            x["seen"][seat] |= 1 << tile
-        x["drew"] = True
-        x["quiet"] = 0
+        x.rows[seat].append(tile)  # the right end of a row; an open hand shows it
+        if x.open[seat]:
+            x.known[seat] |= 1 << tile
+            x.seen[seat] |= 1 << tile
+        x.drew = True
+        x.quiet = 0
         state.events.append((DRAW, seat, tile))
         self._check_reveal(state, seat)
 
-    def _check_reveal(self, state: State, seat: int) -> None:
+    def _check_reveal(self, state: State[BlindState], seat: int) -> None:
         x = state.extra
-        if x["open"][seat] or len(x["rows"][seat]) != 3:
+        if x.open[seat] or len(x.rows[seat]) != 3:
             return
         hand = state.hands[seat]
-        x["open"][seat] = x["revealed"] = True
-        x["known"][seat] = x["seen"][seat] = hand
+        x.open[seat] = x.revealed = True
+        x.known[seat] = x.seen[seat] = hand
         state.events.append((REVEAL, seat, hand))
 
     # --- observation -----------------------------------------------------------------------------
 
-    def phase_flags(self, state: State) -> tuple[bool, ...]:
-        return self._phase_table[state.extra["mode"]][state.turn_laid > 0]
+    def phase_flags(self, state: State[BlindState]) -> tuple[bool, ...]:
+        return self._phase_table[state.extra.mode][state.turn_laid > 0]
 
     def _phase_flags(self, mode: int, laid: bool) -> tuple[bool, ...]:
         """The phase flags in ``mode`` (``laid``: a tile laid this turn), for _phase_table."""
@@ -431,65 +432,23 @@ class BlindBlitzRules(ClassicRules):
         )
         return flags if self.arranges else (flags[0], *flags[2:])
 
-    def encode_extra(self, state: State, seat: int, out: FloatRow) -> None:
-        out[:] = self._no_extra
-        x = state.extra
-        rows, opened, hands, seen = x["rows"], x["open"], state.hands, x["seen"]
-        inverse, scale = self._inverse, self._unknown_scale
-        own = x["known"][seat]
-        for p, base, open_at, unknown_at in self._seat_order[seat]:
-            mask = seen[p] if base else own  # (base 0: the observer's own row)
-            if opened[p]:
-                out[open_at] = 1.0
-                bits = mask
-                while bits:
-                    low = bits & -bits
-                    out[base + low.bit_length() - 1] = 1.0
-                    bits ^= low
-            elif mask:  # the tiles it knows lead the row (misses go left, unseen draws right)
-                row = rows[p]
-                place = len(row)  # counted from the right, from 1
-                for t in row:
-                    if not mask >> t & 1:
-                        break
-                    out[base + t] = inverse[place]
-                    place -= 1
-            unknown = hands[p] & ~mask
-            if unknown:
-                out[unknown_at] = unknown.bit_count() * scale
-        if x["up"] >= 0 and state.current == seat:
-            out[self._up_at + x["up"]] = 1.0
-        if x["quiet"]:
-            out[self._quiet_at] = x["quiet"] / self.num_players
-
-    def public_extra(self, state: State) -> dict[str, Any]:
+    def public_extra(self, state: State[BlindState]) -> dict[str, Any]:
         x = state.extra
         tiles = self.tile_set.tiles
-        up = x["up"]
+        up = x.up
         return {
             "rows": [
                 [tiles[t] if seen >> t & 1 else None for t in row]
-                for row, seen in zip(x["rows"], x["seen"], strict=True)
+                for row, seen in zip(x.rows, x.seen, strict=True)
             ],
-            "open_hands": list(x["open"]),
+            "open_hands": list(x.open),
             "turned_up": tiles[up] if up >= 0 else None,
-            "quiet_turns": x["quiet"],
-            "arranging": x["mode"] == _ARRANGE,
+            "quiet_turns": x.quiet,
+            "arranging": x.mode == _ARRANGE,
             "laid_this_turn": state.turn_laid,
         }
 
-    def event_text(self, event: tuple[Any, ...], agent_names: list[str]) -> str | None:
-        kind = event[0]
-        if kind not in (UP, MISS, REVEAL):
-            return None  # an arranged tile says nothing anybody else may know
-        name, tiles = agent_names[event[1]], self.tile_set.tiles
-        if kind == REVEAL:
-            shown = " ".join(format_tile(tiles[t]) for t in iter_bits(event[2]))
-            return f"{name} turns the last three tiles face up: {shown}"
-        turned = f"{name} turns up {format_tile(tiles[event[2]])}"
-        return turned if kind == UP else turned + ": no fit, to the left end of the row"
-
-    def greedy_key(self, state: State, action: int) -> tuple[int, ...]:
+    def greedy_key(self, state: State[BlindState], action: int) -> tuple[int, ...]:
         """Greedy lays its heaviest tile, turns up the next one while it may and never draws (a drawn
         tile only adds pips); it arranges its heaviest tiles to be turned up first."""
         kind = self.action_kind[action]
@@ -512,11 +471,60 @@ class BlindRules(BlindBlitzRules):
     def __init__(self, num_players: int = 2, teams: bool = False) -> None:
         super().__init__(num_players, teams, arrange="dealt")
 
-    def opening(self, state: State) -> tuple[int, int]:
+    def opening(self, state: State[BlindState]) -> tuple[int, int]:
         """A random seat in the first round, then the previous winner; the tile is its rightmost."""
         if state.round_index == 0:
             return int(state.rng.integers(self.num_players)), -1
         return super().opening(state)
+
+
+class BlindObserver(Observer):
+    """``rows``, ``open``, ``unknown``, ``up`` and ``quiet`` (the module docstring says what they
+    hold), each player's entries starting with the observer."""
+
+    rules: BlindBlitzRules
+
+    def __init__(self, rules: BlindBlitzRules) -> None:
+        super().__init__(rules)
+        n, size = rules.num_players, rules.tile_set.size
+        self.blocks = (("rows", n * size), ("open", n), ("unknown", n), ("up", size), ("quiet", 1))
+        self._inverse = [0.0] + [1.0 / d for d in range(1, size + 1)]  # inverse[d] = 1/d
+        self._unknown_scale = 1.0 / rules.hand_size
+        # per observer, the players observer first: (seat, its entry in open and unknown, where
+        # its row starts in rows)
+        self._seat_order = [[((s + k) % n, k, k * size) for k in range(n)] for s in range(n)]
+
+    def write(self, state: State[BlindState], seat: int, out: Blocks) -> None:
+        out.zero()
+        x = state.extra
+        rows_out, open_out, unknown_out = out["rows"], out["open"], out["unknown"]
+        rows, opened, hands, seen = x.rows, x.open, state.hands, x.seen
+        inverse, scale = self._inverse, self._unknown_scale
+        own = x.known[seat]
+        for p, k, base in self._seat_order[seat]:
+            mask = seen[p] if k else own  # (k 0: the observer's own row)
+            if opened[p]:
+                open_out[k] = 1.0
+                bits = mask
+                while bits:
+                    low = bits & -bits
+                    rows_out[base + low.bit_length() - 1] = 1.0
+                    bits ^= low
+            elif mask:  # the tiles it knows lead the row (misses go left, unseen draws right)
+                row = rows[p]
+                place = len(row)  # counted from the right, from 1
+                for t in row:
+                    if not mask >> t & 1:
+                        break
+                    rows_out[base + t] = inverse[place]
+                    place -= 1
+            unknown = hands[p] & ~mask
+            if unknown:
+                unknown_out[k] = unknown.bit_count() * scale
+        if x.up >= 0 and state.current == seat:
+            out["up"][x.up] = 1.0
+        if x.quiet:
+            out["quiet"][0] = x.quiet / self.rules.num_players
 
 
 SPECS = (
@@ -528,6 +536,7 @@ SPECS = (
         summary="tiles in a face-down row you arranged, turned up one at a time; three left are shown",
         option_help={"arrange": "'choose': each player arranges its row after the deal; 'dealt': as dealt"},
         benchmark_tables=({"num_players": 2}, {"num_players": 4, "teams": True}),
+        observer=BlindObserver,
         action_names={
             "stop": "end the turn",
             "turn_up": "turn up the next tile",
@@ -542,6 +551,7 @@ SPECS = (
         table="chain",
         summary="as Blind blitz, but nobody looked at their tiles: one tile a turn from the row",
         benchmark_tables=({"num_players": 2}, {"num_players": 4, "teams": True}),
+        observer=BlindObserver,
         action_names={"stop": "end the turn", "draw": "draw a tile"},
     ),
 )

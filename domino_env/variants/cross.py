@@ -27,7 +27,7 @@ from typing import Any
 
 from domino_env.core.line import OPEN, Spinner
 from domino_env.core.state import State
-from domino_env.rules.chain import FloatRow
+from domino_env.observation.observer import Blocks, Observer
 from domino_env.rules.spec import VariantSpec
 from domino_env.variants.classic import ClassicRules
 
@@ -37,7 +37,6 @@ class CrossRules(ClassicRules):
     player_counts = (4,)
     num_slots = 4
     spinner = Spinner.AT_ONCE
-    extra_features = (("arm_started", 4),)
 
     def __init__(self, num_players: int = 4, teams: bool = False) -> None:
         super().__init__(num_players, teams, draw=False)  # all 28 tiles are dealt: nothing to draw
@@ -62,11 +61,6 @@ class CrossRules(ClassicRules):
         assert state.result is not None
         state.result.next_leader = -1  # the holder of 6-6 in the next deal
 
-    def encode_extra(self, state: State, seat: int, out: FloatRow) -> None:
-        length = state.line.length
-        for slot in range(self.num_slots):
-            out[slot] = length[slot] > 0
-
     def public_extra(self, state: State) -> dict[str, Any]:
         line = state.line
         return {
@@ -78,6 +72,17 @@ class CrossRules(ClassicRules):
         }
 
 
+class CrossObserver(Observer):
+    """``arm_started``: one flag per arm, it holds a tile beyond the lead."""
+
+    blocks = (("arm_started", 4),)
+
+    def write(self, state: State, seat: int, out: Blocks) -> None:
+        started, length = out["arm_started"], state.line.length
+        for slot in range(4):
+            started[slot] = length[slot] > 0
+
+
 SPECS = (
     VariantSpec(
         name="cross",
@@ -86,5 +91,6 @@ SPECS = (
         table="chain",
         summary="four players, all tiles dealt, four arms from the 6-6 that must each be started",
         benchmark_tables=({"num_players": 4, "teams": True}, {"num_players": 4}),
+        observer=CrossObserver,
     ),
 )

@@ -68,23 +68,42 @@ players are placed (how: ``out``, ``domino_metro``, ``metro``, ``mole``, ``pips`
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
+from domino_env.core.events import PLACE
 from domino_env.core.line import OPEN, Line
-from domino_env.core.state import State
+from domino_env.core.state import State, VariantState
 from domino_env.core.tiles import DOUBLE_NINE
-from domino_env.rules.chain import ChainRules, FloatRow
+from domino_env.observation.observer import Blocks, Observer
+from domino_env.rules.chain import ChainRules
 from domino_env.rules.spec import VariantSpec
-
-PLACE = "place"  # ("place", seat, place, how)
 
 
 def _positive_int(name: str, value: Any) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
         raise ValueError(f"metro: {name} must be a positive integer, got {value!r}")
     return int(value)
+
+
+@dataclass(slots=True)
+class MetroState(VariantState):
+    """Metros of the match, and where the game stands: places, the ends the mask uses, the ending."""
+
+    metros: list[int]  # per seat, Metros made this match and not cleared
+    metro_points: list[int]  # per seat, the penalty points they cost
+    places: list[int] = field(default_factory=list)  # per seat, 0 while in play
+    doubles_open: bool = False  # the first double is on the table
+    ends: int = 0  # slots in use (0 .. ends-1): 2 after the lead, +1 per open double
+    live: int = 0  # value mask of the live ends
+    many: int = 0  # value mask of the values shown by two open ends
+    live_slots: list[int] = field(default_factory=list)  # the live ends (only they take a tile)
+    ending: str | None = None  # mole, metro, domino_metro or blocked
+    metro_maker: int = -1
+    domino_metro: int = -1  # who made domino-Metro
+    winner: int | None = None  # the sole holder of 1st place
 
 
 class MetroRules(ChainRules):
@@ -106,8 +125,6 @@ class MetroRules(ChainRules):
         super().__init__(num_players, teams)
         self.metro_penalty = _positive_int("metro_penalty", metro_penalty)
         self.match_target = _positive_int("match_target", match_target)
-        n = num_players
-        self.extra_features = (("places", n), ("metros", n), ("doubles_open", 1))
         ts = self.tile_set
         self._suit = ts.suit_mask
         self._is_double = ts.is_double
@@ -117,7 +134,6 @@ class MetroRules(ChainRules):
         # _pair[y][x | y bits]: the id of tile x-y, indexed by the highest value and a value mask.
         self._pair = [{(1 << x) | (1 << y): ts.ids[(x, y)] for x in range(y)} for y in range(ts.num_values)]
         self._opening_doubles = [ts.id_of((v, v)) for v in range(1, ts.num_values)]
-        self._seat_order = [[(seat + k) % n for k in range(n)] for seat in range(n)]  # observer first
 
     @property
     def observation_high(self) -> float:
@@ -131,22 +147,23 @@ class MetroRules(ChainRules):
 
     # --- rounds --------------------------------------------------------------------------------
 
-    def reset_round_extra(self, state: State) -> None:
-        n, ex = self.num_players, state.extra
-        if state.round_index == 0:
-            ex["metros"] = [0] * n  # Metros made this match, not cleared
-            ex["metro_points"] = [0] * n  # the penalty points they cost
-        ex["places"] = [0] * n
-        ex["doubles_open"] = False  # the first double is on the table
-        ex["ends"] = 0  # slots in use (0 .. ends-1): 2 after the lead, +1 per open double
-        ex["live"] = ex["many"] = 0  # value masks: live ends; values shown by two open ends
-        ex["live_slots"] = []  # the slots of the live ends (only they can take a tile)
-        ex["ending"] = None
-        ex["metro_maker"] = -1
-        ex["domino_metro"] = -1
-        ex["winner"] = None
+    def new_extra(self) -> MetroState:
+        n = self.num_players
+        return MetroState(metros=[0] * n, metro_points=[0] * n)
 
-    def opening(self, state: State) -> tuple[int, int]:
+    def reset_round_extra(self, state: State[MetroState]) -> None:
+        ex = state.extra
+        ex.places = [0] * self.num_players
+        ex.doubles_open = False
+        ex.ends = 0
+        ex.live = ex.many = 0
+        ex.live_slots = []
+        ex.ending = None
+        ex.metro_maker = -1
+        ex.domino_metro = -1
+        ex.winner = None
+
+    def opening(self, state: State[MetroState]) -> tuple[int, int]:
         if state.round_index == 0:
             for tile in self._opening_doubles:
                 for seat, hand in enumerate(state.hands):
@@ -157,7 +174,7 @@ class MetroRules(ChainRules):
 
     # --- turn order: players who went out are skipped ---------------------------------------
 
-    def next_seat(self, state: State, seat: int) -> int:
+    def next_seat(self, state: State[MetroState], seat: int) -> int:
         n, hands = self.num_players, state.hands
         for k in range(1, n):
             nxt = (seat + k) % n
@@ -165,12 +182,12 @@ class MetroRules(ChainRules):
                 return nxt
         return (seat + 1) % n
 
-    def players_in(self, state: State) -> int:
+    def players_in(self, state: State[MetroState]) -> int:
         return sum(1 for hand in state.hands if hand)
 
     # --- the mask ------------------------------------------------------------------------------
 
-    def placements(self, state: State) -> list[int]:
+    def placements(self, state: State[MetroState]) -> list[int]:
         line = state.line
         if not line.count:
             return super().placements(state)
@@ -178,7 +195,7 @@ class MetroRules(ChainRules):
         ex = state.extra
         slots, suit, values = self.num_slots, self._suit, line.value
         plays: list[int] = []
-        for s in ex["live_slots"]:  # a tile in hand fits only a live end
+        for s in ex.live_slots:  # a tile in hand fits only a live end
             fits = hand & suit[values[s]]
             while fits:
                 low = fits & -fits
@@ -186,7 +203,7 @@ class MetroRules(ChainRules):
                 fits ^= low
         if not plays:
             return plays
-        doubles_open = ex["doubles_open"]
+        doubles_open = ex.doubles_open
         if doubles_open and hand & self.tile_set.doubles_mask:
             is_double, down = self._is_double, self._down
             plays += [a + down for a in plays if is_double[a // slots]]
@@ -194,7 +211,7 @@ class MetroRules(ChainRules):
             return plays  # the last tile in hand is never a Metro move
         # A tile touches two values, so some live end survives any move while three values
         # are live, and with two live values x and y only the tile x-y can kill both.
-        live, many = ex["live"], ex["many"]
+        live, many = ex.live, ex.many
         count = live.bit_count()
         if count >= 3 or (count == 2 and not hand >> self._pair[live.bit_length() - 1][live] & 1):
             return plays
@@ -225,65 +242,66 @@ class MetroRules(ChainRules):
             return False  # the new end is live
         return not (many >> u & 1 and self._suit[u] & off)  # another end showing u stays live
 
-    def is_metro_move(self, state: State, action: int) -> bool:
+    def is_metro_move(self, state: State[MetroState], action: int) -> bool:
         """Is ``action`` (a placement of the seat to move) a Metro move? For tests and agents."""
         line = state.line
         hand = state.hands[state.current]
         if not line.count or not hand & (hand - 1) or self.action_kind[action] != "play":
             return False
         ex = state.extra
-        return self._is_metro(line, action, ex["live"], ex["many"], ex["doubles_open"])
+        return self._is_metro(line, action, ex.live, ex.many, ex.doubles_open)
 
     # --- laying ----------------------------------------------------------------------------
 
-    def after_lay(self, state: State, seat: int, tile: int) -> None:
+    def after_lay(self, state: State[MetroState], seat: int, tile: int) -> None:
         line, ex = state.line, state.extra
         double = self._is_double[tile]
         opened = False
         if line.count == 1:
-            ex["ends"] = 2
+            ex.ends = 2
         else:
-            slot = state.events[-1][3]
+            laid: tuple[Any, ...] = state.events[-1]  # the lay event of this tile
+            slot = laid[3]
             if line.state[slot] == OPEN:  # face up (a face-down double is already closed)
                 value = line.value[slot]
                 used_up = not self._suit[value] & ~line.played
-                if double and ex["doubles_open"]:
+                if double and ex.doubles_open:
                     opened = True
                     new = line.open_end(value)
-                    ex["ends"] = new + 1
+                    ex.ends = new + 1
                     line.double_end[new] = True
                     if used_up:
                         line.close(new)
                 if used_up:
                     line.close(slot)  # a terminal tile
         if double:
-            ex["doubles_open"] = True
+            ex.doubles_open = True
         if self.refresh_ends(state):
             return
-        places = ex["places"]
+        places = ex.places
         if opened:  # an open double left no live end: blocked
             if not state.hands[seat]:
                 self._place(state, seat, self._next_place(places), "out")
-            ex["ending"] = "blocked"
+            ex.ending = "blocked"
             self.end_round(state, None, blocked=True)
         elif not state.hands[seat]:
             self._place(state, seat, self._next_place(places), "domino_metro")
-            ex["ending"] = "domino_metro"
-            ex["domino_metro"] = seat
+            ex.ending = "domino_metro"
+            ex.domino_metro = seat
             self.end_round(state, seat, blocked=False)
         else:
-            ex["ending"] = "metro"
-            ex["metro_maker"] = seat
+            ex.ending = "metro"
+            ex.metro_maker = seat
             self.end_round(state, None, blocked=False)
 
-    def refresh_ends(self, state: State) -> int:
+    def refresh_ends(self, state: State[MetroState]) -> int:
         """Recompute the summary of the ends the mask uses (after every tile laid, or after the
         line was edited by hand); return the mask of values shown by live ends (0: none)."""
         line, ex = state.line, state.extra
         suit, values, status, off = self._suit, line.value, line.state, ~line.played
         live = seen = many = 0
         live_slots = []
-        for s in range(ex["ends"]):  # the slots in use: ends open from slot 0 up
+        for s in range(ex.ends):  # the slots in use: ends open from slot 0 up
             if status[s] == OPEN:
                 bit = 1 << values[s]
                 many |= seen & bit
@@ -291,13 +309,13 @@ class MetroRules(ChainRules):
                 if suit[values[s]] & off:
                     live |= bit
                     live_slots.append(s)
-        ex["live"], ex["many"], ex["live_slots"] = live, many, live_slots
+        ex.live, ex.many, ex.live_slots = live, many, live_slots
         return live
 
-    def went_out(self, state: State, seat: int) -> None:
-        self._place(state, seat, self._next_place(state.extra["places"]), "out")
+    def went_out(self, state: State[MetroState], seat: int) -> None:
+        self._place(state, seat, self._next_place(state.extra.places), "out")
         if self.players_in(state) <= 1:
-            state.extra["ending"] = "mole"
+            state.extra.ending = "mole"
             self.end_round(state, seat, blocked=False)
         else:
             self.end_turn(state)
@@ -307,89 +325,95 @@ class MetroRules(ChainRules):
     def _next_place(self, places: list[int]) -> int:
         return 1 + sum(1 for p in places if p)
 
-    def _place(self, state: State, seat: int, place: int, how: str) -> None:
-        state.extra["places"][seat] = place
+    def _place(self, state: State[MetroState], seat: int, place: int, how: str) -> None:
+        state.extra.places[seat] = place
         state.events.append((PLACE, seat, place, how))
-
-    def event_text(self, event: tuple[Any, ...], agent_names: list[str]) -> str | None:
-        if event[0] != PLACE:
-            return None
-        _, seat, place, how = event
-        why = {"out": "went out", "domino_metro": "domino-Metro", "mole": "the mole, left holding tiles",
-               "pips": "by pips in hand", "metro": "made a Metro"}[how]  # fmt: skip
-        return f"{agent_names[seat]} takes place {place} ({why})"
 
     def hand_count(self, hand: int) -> int:
         """Pips in hand as the places are decided: a hand of just ``0-0`` counts 10."""
         return 10 if hand == self._lone_zero else self.tile_set.mask_pips(hand)
 
-    def end_round(self, state: State, winner: int | None, blocked: bool) -> None:
+    def end_round(self, state: State[MetroState], winner: int | None, blocked: bool) -> None:
         n, ex = self.num_players, state.extra
-        places, maker = ex["places"], ex["metro_maker"]
-        if ex["ending"] is None:
-            ex["ending"] = "blocked"
+        places, maker = ex.places, ex.metro_maker
+        if ex.ending is None:
+            ex.ending = "blocked"
         holders = [s for s in range(n) if not places[s] and s != maker]
         first_free = self._next_place(places)
         counts = {s: self.hand_count(state.hands[s]) for s in holders}
-        how = "mole" if ex["ending"] == "mole" else "pips"
+        how = "mole" if ex.ending == "mole" else "pips"
         for s in holders:
             self._place(state, s, first_free + sum(1 for o in holders if counts[o] < counts[s]), how)
         if maker >= 0:
             self._place(state, maker, n, "metro")
         firsts = [s for s in range(n) if places[s] == 1]
-        ex["winner"] = firsts[0] if len(firsts) == 1 else None
-        super().end_round(state, ex["winner"], blocked)
+        ex.winner = firsts[0] if len(firsts) == 1 else None
+        super().end_round(state, ex.winner, blocked)
         assert state.result is not None
         worst = max(places)
         order = [(state.leader + k) % n for k in range(n)]
         state.next_leader = state.result.next_leader = next(s for s in order if places[s] == worst)
 
-    def blocked_winner(self, state: State, pips: list[int]) -> int | None:
-        winner: int | None = state.extra["winner"]
+    def blocked_winner(self, state: State[MetroState], pips: list[int]) -> int | None:
+        winner: int | None = state.extra.winner
         return winner
 
-    def score_round(self, state: State, winner: int | None, blocked: bool, pips: list[int]) -> None:
+    def score_round(
+        self, state: State[MetroState], winner: int | None, blocked: bool, pips: list[int]
+    ) -> None:
         ex = state.extra
-        places, maker, cleared = ex["places"], ex["metro_maker"], ex["domino_metro"]
-        if cleared >= 0 and self.num_players == 3 and ex["metros"][cleared]:
-            self.add_score(state, cleared, -ex["metro_points"][cleared], "domino-metro clears metros")
-            ex["metros"][cleared] = ex["metro_points"][cleared] = 0
+        places, maker, cleared = ex.places, ex.metro_maker, ex.domino_metro
+        if cleared >= 0 and self.num_players == 3 and ex.metros[cleared]:
+            self.add_score(state, cleared, -ex.metro_points[cleared], "domino-metro clears metros")
+            ex.metros[cleared] = ex.metro_points[cleared] = 0
         worst = max(places)
         for seat in range(self.num_players):
             if seat == maker:
-                ex["metros"][seat] += 1
-                ex["metro_points"][seat] += self.metro_penalty
+                ex.metros[seat] += 1
+                ex.metro_points[seat] += self.metro_penalty
                 self.add_score(state, seat, self.metro_penalty, "metro")
             elif places[seat] == worst:
                 self.add_score(state, seat, 1, "last place")
 
     # --- ranking -------------------------------------------------------------------------------
 
-    def round_keys(self, state: State) -> list[Any]:
-        return [-p for p in state.extra["places"]]
+    def round_keys(self, state: State[MetroState]) -> list[Any]:
+        return [-p for p in state.extra.places]
 
     # --- observation ---------------------------------------------------------------------------
 
-    def encode_extra(self, state: State, seat: int, out: FloatRow) -> None:
-        n, ex = self.num_players, state.extra
-        places, metros = ex["places"], ex["metros"]
-        scale = 1.0 / self.match_target
-        for k, other in enumerate(self._seat_order[seat]):
-            out[k] = places[other] / n
-            out[n + k] = metros[other] * scale
-        out[2 * n] = ex["doubles_open"]
-
-    def public_extra(self, state: State) -> dict[str, Any]:
+    def public_extra(self, state: State[MetroState]) -> dict[str, Any]:
         line, ex = state.line, state.extra
         names = self.slot_names
         return {
             "live_ends": {names[s]: line.value[s] for s in range(self.num_slots) if line.is_live(s)},
-            "places": [p or None for p in ex["places"]],
+            "places": [p or None for p in ex.places],
             "penalties": list(state.scores),
-            "metros": list(ex["metros"]),
-            "doubles_open": bool(ex["doubles_open"]),
-            "ending": ex["ending"],
+            "metros": list(ex.metros),
+            "doubles_open": bool(ex.doubles_open),
+            "ending": ex.ending,
         }
+
+
+class MetroObserver(Observer):
+    """``places`` (place / players, 0 while in play) and ``metros`` (uncleared Metros / match
+    target), the observer first; ``doubles_open`` (1 flag)."""
+
+    def __init__(self, rules: MetroRules) -> None:
+        super().__init__(rules)
+        n = rules.num_players
+        self.blocks = (("places", n), ("metros", n), ("doubles_open", 1))
+        self._seat_order = [[(seat + k) % n for k in range(n)] for seat in range(n)]  # observer first
+
+    def write(self, state: State[MetroState], seat: int, out: Blocks) -> None:
+        n, ex = self.rules.num_players, state.extra
+        places, metros = ex.places, ex.metros
+        places_out, metros_out = out["places"], out["metros"]
+        scale = 1.0 / self.rules.match_target
+        for k, other in enumerate(self._seat_order[seat]):
+            places_out[k] = places[other] / n
+            metros_out[k] = metros[other] * scale
+        out["doubles_open"][0] = ex.doubles_open
 
 
 SPECS = (
@@ -404,5 +428,6 @@ SPECS = (
             "match_target": "penalty points that end the match",
         },
         benchmark_tables=({"num_players": 2}, {"num_players": 3}),
+        observer=MetroObserver,
     ),
 )

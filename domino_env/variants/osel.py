@@ -41,16 +41,26 @@ Decisions where RULES.md is silent:
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from domino_env.core.line import OPEN, Spinner
-from domino_env.core.state import LAY, State
-from domino_env.rules.chain import ChainRules, FloatRow
+from domino_env.core.state import LAY, State, VariantState
+from domino_env.observation.observer import Blocks, Observer
+from domino_env.rules.chain import ChainRules
 from domino_env.rules.spec import VariantSpec
 from domino_env.variants.classic import by_pips, lowest_opening
 
 OPEN_ABOVE = 12  # round points above this open the score
 LONE_BLANK = 10  # a hand of exactly 0-0 counts this much
+
+
+@dataclass(slots=True)
+class OselState(VariantState):
+    """What Osel keeps across the rounds of a match."""
+
+    remembered: list[int]  # per seat, points remembered and not written yet
+    opened: list[bool]  # per seat, its score is open (written)
 
 
 class OselRules(ChainRules):
@@ -72,24 +82,21 @@ class OselRules(ChainRules):
         self._double_of = [ts.ids[(v, v)] for v in range(ts.num_values)]
         self._face_down = ts.size * self.num_slots
         self._blank = 1 << ts.ids[(0, 0)]
-        self._scale = 1.0 / self.match_target
-        self.extra_features = (("remembered", num_players), ("opened", num_players))
 
     # --- round lifecycle ----------------------------------------------------------------------
 
-    def opening(self, state: State) -> tuple[int, int]:
+    def opening(self, state: State[OselState]) -> tuple[int, int]:
         if state.round_index == 0:
             return lowest_opening(state, self.tile_set, self._opening_order)
         return super().opening(state)
 
-    def reset_round_extra(self, state: State) -> None:
-        if "remembered" not in state.extra:  # a new match: the bookkeeping lasts the whole match
-            state.extra["remembered"] = [0] * self.num_players
-            state.extra["opened"] = [False] * self.num_players
+    def new_extra(self) -> OselState:
+        """The bookkeeping lasts the whole match."""
+        return OselState([0] * self.num_players, [False] * self.num_players)
 
     # --- a turn -------------------------------------------------------------------------------
 
-    def placements(self, state: State) -> list[int]:
+    def placements(self, state: State[OselState]) -> list[int]:
         """Face-up placements, plus face-down ones for doubles once the spinner is down."""
         moves = super().placements(state)
         line = state.line
@@ -103,7 +110,7 @@ class OselRules(ChainRules):
                             moves.append(self._face_down + double * 4 + slot)
         return moves
 
-    def turn_continues(self, state: State, seat: int, tile: int) -> bool:
+    def turn_continues(self, state: State[OselState], seat: int, tile: int) -> bool:
         return self.tile_set.is_double[tile]
 
     # --- scoring ------------------------------------------------------------------------------
@@ -113,21 +120,23 @@ class OselRules(ChainRules):
         blank, pips = self._blank, self.tile_set.mask_pips
         return [LONE_BLANK if hand == blank else pips(hand) for hand in hands]
 
-    def blocked_winner(self, state: State, pips: list[int]) -> int | None:
+    def blocked_winner(self, state: State[OselState], pips: list[int]) -> int | None:
         points = self.round_points(state.hands)
         fewest = min(points)
         seats = [seat for seat, p in enumerate(points) if p == fewest]
         return seats[0] if len(seats) == 1 else None
 
-    def end_round(self, state: State, winner: int | None, blocked: bool) -> None:
+    def end_round(self, state: State[OselState], winner: int | None, blocked: bool) -> None:
         super().end_round(state, winner, blocked)
         last = next(e[1] for e in reversed(state.events) if e[0] == LAY)
         state.next_leader = last
         assert state.result is not None
         state.result.next_leader = last
 
-    def score_round(self, state: State, winner: int | None, blocked: bool, pips: list[int]) -> None:
-        remembered, opened = state.extra["remembered"], state.extra["opened"]
+    def score_round(
+        self, state: State[OselState], winner: int | None, blocked: bool, pips: list[int]
+    ) -> None:
+        remembered, opened = state.extra.remembered, state.extra.opened
         for seat, points in enumerate(self.round_points(state.hands)):
             if opened[seat]:
                 self.add_score(state, seat, points, "pips in hand")
@@ -142,11 +151,11 @@ class OselRules(ChainRules):
 
     # --- ranking ------------------------------------------------------------------------------
 
-    def match_keys(self, state: State) -> list[Any]:
-        remembered = state.extra["remembered"]
+    def match_keys(self, state: State[OselState]) -> list[Any]:
+        remembered = state.extra.remembered
         return [(-state.scores[s], -remembered[s]) for s in range(self.num_players)]
 
-    def round_keys(self, state: State) -> list[Any]:
+    def round_keys(self, state: State[OselState]) -> list[Any]:
         assert state.result is not None
         winner = state.result.winner
         points = self.round_points(state.hands)
@@ -154,24 +163,34 @@ class OselRules(ChainRules):
 
     # --- baseline and observation hooks -----------------------------------------------------
 
-    def greedy_key(self, state: State, action: int) -> tuple[int, ...]:
+    def greedy_key(self, state: State[OselState], action: int) -> tuple[int, ...]:
         """Doubles first (they keep the turn going), then the heaviest tile, face up; ``stop`` last."""
         tile = self.action_tile[action]
         if tile < 0:
             return (-1, -1, -1)
         return (self.tile_set.is_double[tile], self.tile_set.pips[tile], not self.action_face_down[action])
 
-    def encode_extra(self, state: State, seat: int, out: FloatRow) -> None:
-        """Remembered points / 125, then opened flags, each starting with the observer."""
-        n = self.num_players
-        remembered, opened = state.extra["remembered"], state.extra["opened"]
+    def public_extra(self, state: State[OselState]) -> dict[str, Any]:
+        return {"remembered": list(state.extra.remembered), "opened": list(state.extra.opened)}
+
+
+class OselObserver(Observer):
+    """``remembered`` (points / 125) and ``opened`` (flags), each starting with the observer."""
+
+    def __init__(self, rules: OselRules) -> None:
+        super().__init__(rules)
+        n = rules.num_players
+        self.blocks = (("remembered", n), ("opened", n))
+        self._scale = 1.0 / rules.match_target
+
+    def write(self, state: State[OselState], seat: int, out: Blocks) -> None:
+        n = self.rules.num_players
+        remembered, opened = state.extra.remembered, state.extra.opened
+        remembered_out, opened_out = out["remembered"], out["opened"]
         for k in range(n):
             other = (seat + k) % n
-            out[k] = remembered[other] * self._scale
-            out[n + k] = opened[other]
-
-    def public_extra(self, state: State) -> dict[str, Any]:
-        return {"remembered": list(state.extra["remembered"]), "opened": list(state.extra["opened"])}
+            remembered_out[k] = remembered[other] * self._scale
+            opened_out[k] = opened[other]
 
 
 SPECS = (
@@ -182,6 +201,7 @@ SPECS = (
         table="chain",
         summary="doubles keep the turn and may close an arm face down; remembered points, 125 loses",
         benchmark_tables=({"num_players": 2}, {"num_players": 4}),
+        observer=OselObserver,
         action_names={"stop": "end the turn"},
     ),
 )
