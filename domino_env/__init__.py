@@ -10,6 +10,7 @@ import sys
 
 from domino_env.envs.base import DominoEnv
 from domino_env.registry import SPECS, VARIANTS, make, raw_env, spec, variant_module
+from domino_env.render.moves import move_text
 from domino_env.rules.spec import Option, VariantSpec
 
 # The <name>_v0 modules, made from the specs: `from domino_env import classic_v0` and
@@ -26,6 +27,7 @@ __all__ = [
     "Option",
     "VariantSpec",
     "make",
+    "move_text",
     "raw_env",
     "spec",
     *(variant.module_name for variant in SPECS.values()),

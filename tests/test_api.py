@@ -483,11 +483,33 @@ def test_illegal_action_raises_and_changes_nothing(name, n, teams):
             assert repr(action) in message, message
         for a in legal_now:
             assert re.search(rf"\b{a}\b", message), f"legal action {a} missing from {message!r}"
+            assert f"{a} ({domino_env.move_text(u.describe_action(a))})" in message, message
         assert_same(before, snapshot(env))
     # the env is still usable
     agent = env.agent_selection
     env.step(legal(env)[0])
     assert u.public_state() != before["public"] or env.agent_selection != agent
+
+
+def test_move_text_names_every_kind() -> None:
+    move_text = domino_env.move_text
+    lay = {"kind": "play", "tile": (3, 4), "arm": "east", "end_value": 4, "face_down": False}
+    assert move_text(lay) == "3-4 on east (end 4)"
+    assert move_text({**lay, "arm": "lead", "end_value": None}) == "3-4 lead"
+    assert move_text({**lay, "face_down": True}) == "3-4 on east (end 4) face down"
+    assert move_text({"kind": "stop", "tile": None}) == "stop"
+    assert move_text({"kind": "turn_up", "tile": None}) == "turn up"
+    assert move_text({"kind": "arrange", "tile": (0, 6)}) == "arrange 0-6"
+    grid = {
+        "kind": "play",
+        "tile": (3, 4),
+        "cells": ((8, 9), (8, 10)),
+        "values": (3, 4),
+        "level": 2,
+        "scores": 1,
+    }
+    assert move_text(grid) == "3-4: 3 on (8,9), 4 on (8,10), floor 2, +1"
+    assert move_text({**grid, "level": 1, "scores": 0}) == "3-4: 3 on (8,9), 4 on (8,10)"
 
 
 @pytest.mark.parametrize("spell", [np.int64, np.array, float], ids=["numpy-int", "0d-array", "float"])

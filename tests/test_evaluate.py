@@ -17,7 +17,7 @@ from training.__main__ import main
 from training.agents import resolve_agent
 from training.checkpoint import load_model
 from training.config import load_config
-from training.play import move_text, play
+from training.play import play
 from training.train import Trainer
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -393,15 +393,6 @@ def test_play_command_against_a_checkpoint(
     out = capsys.readouterr().out
     assert out.startswith("all_fives (num_players=2, episode=round): you are P1, against ")
     assert "round over: you " in out
-
-
-def test_move_text_names_every_kind() -> None:
-    lay = {"kind": "play", "tile": (3, 4), "arm": "east", "end_value": 4, "face_down": False}
-    assert move_text(lay) == "3-4 on east (end 4)"
-    assert move_text({**lay, "arm": "lead", "end_value": None}) == "3-4 lead"
-    assert move_text({**lay, "face_down": True}) == "3-4 on east (end 4) face down"
-    assert move_text({"kind": "stop", "tile": None}) == "stop"
-    assert move_text({"kind": "arrange", "tile": (0, 6)}) == "arrange 0-6"
 
 
 # --- shipped agents --------------------------------------------------------------------------------

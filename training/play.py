@@ -19,23 +19,8 @@ from domino_env.envs.base import DominoEnv
 from domino_env.envs.chain import ChainEnv
 from domino_env.render import chain as render
 from domino_env.render import grid as grid_render
-from domino_env.rules.chain import PLAY, ChainRules
-
-
-def move_text(move: dict[str, Any]) -> str:
-    """One entry of ``env.legal_moves()`` as a person reads it: ``3-4 on east (end 4)``, ``stop``,
-    or on a grid ``3-4: 3 on (8,9), 4 on (8,10), floor 2, +1``."""
-    tile = "" if move["tile"] is None else format_tile(move["tile"])
-    if "cells" in move:  # 3D dominoes
-        where = grid_render.placement_text(move["cells"], move["values"], move["level"])
-        return f"{tile}: {where}" + (f", +{move['scores']}" if move["scores"] else "")
-    if move["kind"] != PLAY:
-        return f"{move['kind'].replace('_', ' ')} {tile}".strip()  # turn_up: "turn up"
-    if move["arm"] == "lead":
-        where = "lead"
-    else:
-        where = f"on {move['arm']}" + ("" if move["end_value"] is None else f" (end {move['end_value']})")
-    return f"{tile} {where}" + (" face down" if move["face_down"] else "")
+from domino_env.render.moves import move_text
+from domino_env.rules.chain import ChainRules
 
 
 class EventFeed:

@@ -21,7 +21,7 @@ from pettingzoo import AECEnv
 
 from domino_env.envs.view import SeatView, seat_view
 from domino_env.observation.observer import Observer
-from domino_env.render.moves import action_text
+from domino_env.render.moves import move_text
 from domino_env.rules.table import TableRules
 
 EPISODES = ("match", "round")
@@ -280,8 +280,8 @@ class DominoEnv(AECEnv, Generic[RulesT]):
         if action_id is None or not 0 <= action_id < self.rules.num_actions:
             what = repr(action)
         else:
-            what = f"{action_id} ({action_text(self.describe_action(action_id))})"
-        options = ", ".join(f"{a} ({action_text(self.describe_action(a))})" for a in legal)
+            what = f"{action_id} ({move_text(self.describe_action(action_id))})"
+        options = ", ".join(f"{a} ({move_text(self.describe_action(a))})" for a in legal)
         raise ValueError(f"illegal action {what} for {agent}; legal actions: {options}")
 
     def render(self) -> str | np.ndarray | None:
