@@ -8,6 +8,9 @@ defaults), as :class:`~domino_env.rules.spec.VariantSpec`.
 
 import sys
 
+from domino_env.core import events
+from domino_env.core.tiles import format_tile
+from domino_env.core.view import SeatView
 from domino_env.envs.base import DominoEnv
 from domino_env.registry import SPECS, VARIANTS, make, raw_env, spec, variant_module
 from domino_env.render.moves import move_text
@@ -24,6 +27,9 @@ __all__ = [
     "SPECS",
     "VARIANTS",
     "DominoEnv",
+    "SeatView",
+    "events",
+    "format_tile",
     "Option",
     "VariantSpec",
     "make",

@@ -10,7 +10,7 @@ import pytest
 from variant_configs import GRID_VARIANTS, configs
 
 import domino_env
-from domino_env.envs.view import HIDDEN
+from domino_env.core.view import HIDDEN
 
 
 def play_random(env, steps: int, rnd: random.Random) -> None:
@@ -164,3 +164,45 @@ def test_view_layout_is_a_copy_of_the_table(name):
     before = raw.public_state()
     view.layout.reset()  # a sampler may change its copy freely
     assert raw.public_state() == before and raw.view(0) == view.__class__(**{**vars(view), "layout": layout})
+
+
+def test_last_round_events_survive_the_next_deal():
+    env = domino_env.make("classic", episode="match")
+    env.reset(seed=2)
+    rnd = random.Random(4)
+    while env.unwrapped.view(0).round == 0:
+        before = env.unwrapped.view(1).events
+        play_random(env, 1, rnd)
+    view = env.unwrapped.view(1)
+    assert view.events[0] == ("deal", 1)
+    assert view.last_round_events[: len(before)] == before  # the finished round, masked the same way
+    assert view.last_round_events[-1][0] == "round_end"
+    truth = env.unwrapped.game.last_round_events
+    for seat in (0, 1):
+        seen = env.unwrapped.view(seat).last_round_events
+        for real, shown in zip(truth, seen, strict=True):
+            if real[0] == "draw":  # named to the drawer only
+                assert shown[2] == (real[2] if real[1] == seat else HIDDEN)
+            else:
+                assert shown == tuple(real)
+
+
+@configs
+def test_seat_text_shows_only_what_the_seat_knows(name, n, teams):
+    env = domino_env.make(name, num_players=n, teams=teams)
+    env.reset(seed=1)
+    play_random(env, 4, random.Random(1))
+    raw = env.unwrapped
+    names = [f"P{s}" for s in range(n)]
+    for seat in range(n):
+        view = raw.view(seat)
+        text = raw.seat_text(seat, names)
+        for other in range(n):
+            line = next(x for x in text.splitlines() if x[2:].startswith(f"{names[other]}: "))
+            size = view.hand_sizes[other]
+            if len(view.known_hands[other]) < size:  # a hand it cannot name whole: only its size
+                assert line.endswith("no tiles" if size == 0 else "1 tile" if size == 1 else f"{size} tiles")
+    assert raw.table_text(names).startswith(f"{name} - ")
+    for event in raw.view(0).events:
+        text = raw.event_text(event, names)
+        assert text is None or isinstance(text, str)

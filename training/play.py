@@ -11,48 +11,51 @@ import sys
 from collections.abc import Callable
 from typing import Any, TextIO
 
+from domino_env import DominoEnv, SeatView, events, format_tile, move_text
 from domino_env.agents import Agent
-from domino_env.core.line import NORTH, UNUSED
-from domino_env.core.state import DEAL, ROUND_END
-from domino_env.core.tiles import format_tile, iter_bits
-from domino_env.envs.base import DominoEnv
-from domino_env.envs.chain import ChainEnv
-from domino_env.render import chain as render
-from domino_env.render import grid as grid_render
-from domino_env.render.moves import move_text
-from domino_env.rules.chain import ChainRules
+
+# The entries of public_state() that the table's own text already draws; the rest are the
+# variant's (Blitz's laid_this_turn, Osel's remembered, Blind's rows ...), said below in words.
+TABLE_KEYS = frozenset(
+    (
+        "variant", "round", "leader", "current_player", "scores", "ends", "open_ends", "table",
+        "hand_sizes", "boneyard_size", "spinner", "round_over", "match_over", "heights",
+        "top_values", "hands",
+    )
+)  # fmt: skip
 
 
 class EventFeed:
-    """What happened since it was last asked, across round boundaries (each deal starts a new event list)."""
+    """What the seat saw happen since it was last asked, from its view (a drawn tile it cannot
+    name stays unnamed), across round boundaries: the view keeps the finished round's events."""
 
-    def __init__(self, env: DominoEnv, names: list[str]) -> None:
-        self.env, self.names = env, names
-        self.events: list[tuple[Any, ...]] | None = None
+    def __init__(self, env: DominoEnv, seat: int, names: list[str]) -> None:
+        self.env, self.seat, self.names = env, seat, names
+        self.round: int | None = None
         self.seen = 0
 
     def news(self) -> list[str]:
-        events = self.env.game.events
+        view = self.env.view(self.seat)
         lines: list[str] = []
-        if self.events is not None and self.events is not events:  # the old round's tail, then the new deal
-            lines += self._texts(self.events[self.seen :])
+        if self.round is not None and view.round != self.round:  # the old round's tail, then the new deal
+            lines += self._texts(view.last_round_events[self.seen :])
             self.seen = 0
-        self.events = events
-        lines += self._texts(events[self.seen :])
-        self.seen = len(events)
+        self.round = view.round
+        lines += self._texts(view.events[self.seen :])
+        self.seen = len(view.events)
         return lines
 
-    def _texts(self, events: list[tuple[Any, ...]]) -> list[str]:
+    def _texts(self, seen: tuple[tuple[Any, ...], ...]) -> list[str]:
         out = []
-        for event in events:
-            if event[0] == DEAL:
+        for event in seen:
+            if event[0] == events.DEAL:
                 out.append(f"--- round {event[1] + 1}: tiles dealt ---")
-            elif event[0] == ROUND_END:
+            elif event[0] == events.ROUND_END:
                 _, winner, blocked = event
                 who = "no winner" if winner < 0 else f"{self.names[winner]} wins"
                 out.append(f"round over ({'blocked' if blocked else 'domino'}): {who}")
             else:
-                text = table_module(self.env).event_text(self.env.rules, event, self.names)
+                text = self.env.event_text(event, self.names)
                 if text:
                     out.append(text)
         return out
@@ -76,33 +79,20 @@ def ask(count: int, stdin: TextIO, stdout: TextIO) -> int | None:
         stdout.write(f"{line.strip()!r} is not one of the moves: type a number from 1 to {count}, or q\n")
 
 
-def table_module(env: DominoEnv) -> Any:
-    """The text functions (``render_text``, ``event_text``) of the env's kind of table."""
-    return render if isinstance(env, ChainEnv) else grid_render
-
-
 def board_text(env: DominoEnv, seat: int, names: list[str]) -> str:
-    """The table as ``seat`` sees it: only tiles of its own hand that it can name (blind variants),
-    others' hands only where they are open; without the renderer's recent-events line, which the
-    running commentary already gave; the variant's extras in words, not Python reprs."""
-    if not isinstance(env, ChainEnv):
-        shown = None if env.rules.open_hands else [seat]
-        text = grid_render.render_text(env.rules, env.game, names, hands_of=shown)
-        lines = [line for line in text.splitlines() if not line.startswith("  last: ")]
-        lines.append("  (a move names cells as (row,col): the row on the left, the column on top)")
-        return "\n".join(lines)
-    rules, game = env.rules, env.game
-    known = rules.known_hand(game, seat)
-    whole = known == game.hands[seat]
-    text = render.render_text(rules, game, names, hands_of=[seat] if whole else [])
-    lines = [line for line in text.splitlines() if not line.startswith("  last: ")]
-    lines[2:2] = spinner_lines(env)  # after the header and the line of play
-    extra = dict(rules.public_extra(game))
+    """The table as ``seat`` sees it, from its view: only tiles of its own hand that it can name
+    (blind variants), others' hands only where they are open, no recent events (the running
+    commentary gave them), and the variant's extras in words, not Python reprs."""
+    view = env.view(seat)
+    lines = env.seat_text(seat, names).splitlines()
+    extra = {key: value for key, value in view.public.items() if key not in TABLE_KEYS}
+    whole = len(view.hand) == view.hand_sizes[seat]
     if "rows" in extra:  # Blind and Blind blitz: the rows say what the seat knows of its own tiles
-        lines += row_lines(rules, game, seat, names, extra)
+        lines += row_lines(view, names, extra, env.rules.tile_set.tiles)
     elif not whole:
-        tiles = " ".join(format_tile(rules.tile_set.tiles[t]) for t in iter_bits(known)) or "none"
-        lines.append(f"  your tiles you know: {tiles}")
+        tiles = env.rules.tile_set.tiles
+        known = " ".join(format_tile(tiles[t]) for t in sorted(view.hand)) or "none"
+        lines.append(f"  your tiles you know: {known}")
     for key, value in extra.items():
         line = (
             EXTRA_TEXT[key](value, names) if key in EXTRA_TEXT else f"{key.replace('_', ' ')}: {plain(value)}"
@@ -112,48 +102,37 @@ def board_text(env: DominoEnv, seat: int, names: list[str]) -> str:
     return "\n".join(lines)
 
 
-def spinner_lines(env: ChainEnv) -> list[str]:
-    """Which tile is the spinner (the layout names its arms "north/south of spinner", never the tile)."""
-    spinner = env.public_state()["spinner"]
-    if spinner is None:
-        return []
-    text = f"spinner: {format_tile(spinner)}"
-    if env.game.line.state[NORTH] == UNUSED:
-        text += "; north and south open once a tile lies on each of its sides"
-    return [text]
-
-
-def row_lines(rules: ChainRules, game: Any, seat: int, names: list[str], extra: dict[str, Any]) -> list[str]:
+def row_lines(
+    view: SeatView, names: list[str], extra: dict[str, Any], tiles: list[tuple[int, int]]
+) -> list[str]:
     """Blind rows in words, consuming their entries of ``extra``. The seat's own row shows the tiles
     it can name (Blind blitz: what it arranged; Blind: what was turned up), others' rows only
     what everybody saw; ``??`` marks a face-down tile."""
-    tiles = rules.tile_set.tiles
     rows, opened, up = extra.pop("rows"), extra.pop("open_hands"), extra.pop("turned_up")
     quiet, arranging = extra.pop("quiet_turns"), extra.pop("arranging")
-    own_row, own_known = game.extra["rows"][seat], rules.known_hand(game, seat)
+    own_row = view.private["row"]  # as the seat knows it: None where it cannot name the tile
     lines = ["  rows, left to right (the rightmost tile is turned up next):"]
     for s, row in enumerate(rows):
-        if s == seat:
-            shown = [format_tile(tiles[t]) if own_known >> t & 1 else "??" for t in own_row]
-        else:
-            shown = ["??" if tile is None else format_tile(tile) for tile in row]
+        shown = ["??" if tile is None else format_tile(tile) for tile in (own_row if s == view.seat else row)]
+        size = view.hand_sizes[s]
         if opened[s]:
             text = "open hand, face up: " + " ".join(sorted(shown))
-        elif arranging and len(row) < game.hand_size(s):
-            text = f"arranging ({len(row)} of {game.hand_size(s)} placed)" if row else "not arranged yet"
-            if s == seat:
-                rest = game.hands[seat] & ~sum(1 << t for t in own_row)
-                rest_text = " ".join(format_tile(tiles[t]) for t in iter_bits(rest))
+        elif arranging and len(row) < size:
+            text = f"arranging ({len(row)} of {size} placed)" if row else "not arranged yet"
+            if s == view.seat:
+                placed = set(own_row)
+                rest = [tiles[t] for t in sorted(view.hand) if tiles[t] not in placed]
+                rest_text = " ".join(format_tile(tile) for tile in rest)
                 text = f"{' '.join(shown) or 'none yet'}  (still to place: {rest_text})"
         else:
             text = " ".join(shown) or "empty"
         lines.append(f"    {names[s]}: {text}")
     if arranging:
         lines.append("  arranging: tiles go in right to left; the first one placed is turned up first")
-    if up is not None and game.current == seat:
+    if up is not None and view.current_player == view.seat:
         lines.append(f"  turned up: {format_tile(up)}")
     if quiet:
-        blocked = f"the round is blocked at {rules.num_players}"
+        blocked = f"the round is blocked at {view.num_players}"
         lines.append(f"  turns in a row with nothing laid or drawn: {quiet} ({blocked})")
     return lines
 
@@ -242,7 +221,7 @@ def play(
     n = env.rules.num_players
     names = [f"P{s} (you)" if s == seat else f"P{s} ({opponent_label})" for s in range(n)]
     env.reset(seed=seed)
-    feed = EventFeed(env, names)
+    feed = EventFeed(env, seat, names)
     me = env.possible_agents[seat]
 
     def say(lines: list[str]) -> None:
@@ -269,6 +248,6 @@ def play(
         say(["", "interrupted: bye"])
         out.flush()
         raise
-    final = table_module(env).render_text(env.rules, env.game, names)
+    final = env.table_text(names)
     say(["", final, result_text(env, seat, names)])
     return True

@@ -66,6 +66,9 @@ class TableState:
     result: RoundResult | None = None
     legal: list[int] = field(default_factory=list)  # legal actions of ``current``
     events: list[Event] = field(default_factory=list)  # this round's history (core.events)
+    # The finished round's history, kept when the next is dealt (the env deals it within the
+    # step that ends a round, so a commentary would otherwise miss how that round ended).
+    last_round_events: list[Event] = field(default_factory=list)
 
     # The list fields a clone copies (a subclass adds its own).
     _lists: ClassVar[tuple[str, ...]] = ("scores", "hands", "stock", "legal", "events")

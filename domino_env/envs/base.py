@@ -19,10 +19,11 @@ from gymnasium import spaces
 from gymnasium.utils import seeding
 from pettingzoo import AECEnv
 
-from domino_env.envs.view import SeatView, seat_view
+from domino_env.core.view import SeatView
 from domino_env.observation.observer import Observer
 from domino_env.render.moves import move_text
 from domino_env.rules.table import TableRules
+from domino_env.rules.view import seat_view
 
 EPISODES = ("match", "round")
 REWARDS = ("outcome", "points")
@@ -289,7 +290,7 @@ class DominoEnv(AECEnv, Generic[RulesT]):
             return None
         if self.render_mode == "rgb_array":
             return self._render_rgb()
-        text = self._render_text()
+        text = self.table_text()
         if self.render_mode == "ansi":
             return text
         print(text + "\n")
@@ -321,7 +322,7 @@ class DominoEnv(AECEnv, Generic[RulesT]):
 
     def view(self, seat: int | str) -> SeatView:
         """What ``seat`` (a seat number or an agent name) knows now, as a read-only
-        :class:`~domino_env.envs.view.SeatView`: the information state search agents sample
+        :class:`~domino_env.core.view.SeatView`: the information state search agents sample
         from and players' front ends draw."""
         if self.game is None:
             raise ValueError("view() needs a game in progress: call reset() first")
@@ -330,6 +331,21 @@ class DominoEnv(AECEnv, Generic[RulesT]):
                 raise ValueError(f"unknown agent {seat!r}; agents: {', '.join(self.possible_agents)}")
             seat = self._seat[seat]
         return seat_view(self.rules, self.game, seat, self.public_state())
+
+    def table_text(self, names: list[str] | None = None) -> str:
+        """The whole table in words, every hand shown (``render_mode="ansi"``'s picture), players
+        called ``names`` (default: the agent names)."""
+        return self._table_text(names or self.possible_agents)
+
+    def seat_text(self, seat: int | str, names: list[str] | None = None) -> str:
+        """The table in words as ``seat`` sees it (drawn from its :meth:`view`; no recent events),
+        players called ``names`` (default: the agent names): what a person at that seat reads."""
+        return self._seat_text(self.view(seat), names or self.possible_agents)
+
+    def event_text(self, event: tuple[Any, ...], names: list[str] | None = None) -> str | None:
+        """An event of this table (of a view's ``events``) in words; None for one it leaves
+        unsaid (the deal and the round's end, which the scores and the header tell)."""
+        return self._event_text(event, names or self.possible_agents)
 
     def legal_moves(self) -> list[dict[str, Any]]:
         """The legal moves of the agent to move, described as by :meth:`describe_action`."""
@@ -356,7 +372,13 @@ class DominoEnv(AECEnv, Generic[RulesT]):
         """What everyone at the table can see, in plain Python types."""
         raise NotImplementedError
 
-    def _render_text(self) -> str:
+    def _table_text(self, names: list[str]) -> str:
+        raise NotImplementedError
+
+    def _seat_text(self, view: SeatView, names: list[str]) -> str:
+        raise NotImplementedError
+
+    def _event_text(self, event: tuple[Any, ...], names: list[str]) -> str | None:
         raise NotImplementedError
 
     def _render_rgb(self) -> np.ndarray:

@@ -11,9 +11,10 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from domino_env.core.view import SeatView
 from domino_env.envs.base import DominoEnv
 from domino_env.observation.grid import GridEncoder
-from domino_env.render.grid import render_rgb, render_text
+from domino_env.render.grid import event_text, render_rgb, render_text, seat_text
 from domino_env.rules.grid import GridRules
 
 
@@ -60,8 +61,14 @@ class Domino3DEnv(DominoEnv[GridRules]):
             state["hands"] = [rules.kinds_in(hand) for hand in game.hands]
         return state
 
-    def _render_text(self) -> str:
-        return render_text(self.rules, self.game, self.possible_agents)
+    def _table_text(self, names: list[str]) -> str:
+        return render_text(self.rules, self.game, names)
+
+    def _seat_text(self, view: SeatView, names: list[str]) -> str:
+        return seat_text(self.rules, view, names)
+
+    def _event_text(self, event: tuple[Any, ...], names: list[str]) -> str | None:
+        return event_text(self.rules, event, names)
 
     def _render_rgb(self) -> np.ndarray:
         return render_rgb(self.rules, self.game)

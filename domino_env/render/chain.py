@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection, Sequence
 from typing import Any
 
 from domino_env.core.events import DRAW, LAY, MISS, PASS, PLACE, REVEAL, SCORE, UP
-from domino_env.core.line import CLOSED, EAST, NORTH, OPEN, SOUTH, WEST
-from domino_env.core.state import State
+from domino_env.core.line import CLOSED, EAST, NORTH, OPEN, SOUTH, UNUSED, WEST, Line
+from domino_env.core.state import RoundResult, State
 from domino_env.core.tiles import format_tile, iter_bits
+from domino_env.core.view import SeatView
 from domino_env.rules.chain import ChainRules
 
 
@@ -15,9 +17,8 @@ def tile_text(a: int, b: int) -> str:
     return f"[{a}|{b}]"
 
 
-def line_text(rules: ChainRules, state: State) -> list[str]:
+def line_text(rules: ChainRules, line: Line) -> list[str]:
     """The layout, west to east, with spinner arms and extra ends listed below."""
-    line = state.line
     if line.empty:
         return ["(empty table)"]
     west = [tile_text(outer, inner) for inner, outer in reversed(line.arms[WEST])]
@@ -95,16 +96,61 @@ def tiles_text(count: int) -> str:
     return "no tiles" if count == 0 else "1 tile" if count == 1 else f"{count} tiles"
 
 
-def players_text(state: Any, agent_names: list[str], hands: list[str], recent: list[str | None]) -> list[str]:
-    """A line per player with its hand (the one to move starred), the boneyard, the last events."""
+def players_text(
+    current: int | None,
+    boneyard: int,
+    agent_names: list[str],
+    hands: list[str],
+    recent: Sequence[str | None],
+) -> list[str]:
+    """A line per player with its hand (``current``, the one to move, starred), the boneyard,
+    the last events."""
     out = []
     for seat, tiles in enumerate(hands):
-        marker = "*" if seat == state.current and not state.round_over else " "
-        out.append(f"{marker} {agent_names[seat]}: {tiles}")
-    out.append(f"  boneyard: {tiles_text(len(state.stock))}")
+        out.append(f"{'*' if seat == current else ' '} {agent_names[seat]}: {tiles}")
+    out.append(f"  boneyard: {tiles_text(boneyard)}")
     said = [text for text in recent if text]
     if said:
         out.append("  last: " + "; ".join(said))
+    return out
+
+
+def hand_texts(rules: ChainRules, hands: list[int], shown: Collection[int]) -> list[str]:
+    """Each seat's hand: its tiles where ``shown``, else how many it holds."""
+    tiles = rules.tile_set.tiles
+    return [
+        (" ".join(format_tile(tiles[t]) for t in iter_bits(hand)) or "no tiles")
+        if seat in shown
+        else tiles_text(hand.bit_count())
+        for seat, hand in enumerate(hands)
+    ]
+
+
+def table_lines(
+    rules: ChainRules,
+    agent_names: list[str],
+    round_index: int,
+    side_scores: list[int],
+    line: Line,
+    hands: list[str],
+    current: int | None,
+    boneyard: int,
+    recent: Sequence[str | None],
+    result: RoundResult | None,
+) -> list[str]:
+    """Scores, layout, hands, the boneyard, recent events and how the round ended: the picture
+    both the whole table (``render_text``) and one seat's view (``seat_text``) draw."""
+    scores = ", ".join(
+        f"{side_name(rules, side, agent_names)}: {score}" for side, score in enumerate(side_scores)
+    )
+    out = [f"{rules.name} - round {round_index + 1} - scores {scores}"]
+    out += line_text(rules, line)
+    out += players_text(current, boneyard, agent_names, hands, recent)
+    if result is not None:
+        how = "blocked" if result.blocked else "domino"
+        who = "no winner (tie)" if result.winner is None else f"{agent_names[result.winner]} wins"
+        left = ", ".join(f"{agent_names[seat]} {pips}" for seat, pips in enumerate(result.hand_pips))
+        out.append(f"  round over ({how}): {who}; pips left: {left}")
     return out
 
 
@@ -112,26 +158,60 @@ def render_text(
     rules: ChainRules, state: State, agent_names: list[str], hands_of: list[int] | None = None
 ) -> str:
     """A full view: scores, layout, hands (all, or only ``hands_of``) and recent events."""
-    n = rules.num_players
-    scores = ", ".join(
-        f"{side_name(rules, side, agent_names)}: {score}" for side, score in enumerate(state.scores)
+    shown = range(rules.num_players) if hands_of is None else hands_of
+    return "\n".join(
+        table_lines(
+            rules,
+            agent_names,
+            state.round_index,
+            state.scores,
+            state.line,
+            hand_texts(rules, state.hands, shown),
+            None if state.round_over else state.current,
+            len(state.stock),
+            [event_text(rules, e, agent_names) for e in state.events[-6:]],
+            state.result if state.round_over else None,
+        )
     )
-    out = [f"{rules.name} - round {state.round_index + 1} - scores {scores}"]
-    out += line_text(rules, state)
-    shown = range(n) if hands_of is None else hands_of
+
+
+def spinner_text(rules: ChainRules, line: Line) -> str | None:
+    """Which tile is the spinner (the layout names its arms "north/south of spinner", never the
+    tile), and when its arms open; None without a spinner."""
+    value = line.spinner_value()
+    if value < 0:
+        return None
+    text = f"spinner: {value}-{value}"
+    if line.state[NORTH] == UNUSED:
+        text += "; north and south open once a tile lies on each of its sides"
+    return text
+
+
+def seat_text(rules: ChainRules, view: SeatView, agent_names: list[str]) -> str:
+    """The table as one seat sees it, from its view (no recent events: a running commentary
+    says them): its own tiles where it can name them all, the others' as counts, the spinner."""
+    line = view.layout
+    assert isinstance(line, Line)
+    own = sum(1 << t for t in view.hand)
+    whole = len(view.hand) == view.hand_sizes[view.seat]
     hands = [
-        (" ".join(format_tile(rules.tile_set.tiles[t]) for t in iter_bits(hand)) or "no tiles")
-        if seat in shown
-        else tiles_text(hand.bit_count())
-        for seat, hand in enumerate(state.hands)
+        hand_texts(rules, [own], [0])[0] if seat == view.seat and whole else tiles_text(size)
+        for seat, size in enumerate(view.hand_sizes)
     ]
-    out += players_text(
-        state, agent_names, hands, [event_text(rules, e, agent_names) for e in state.events[-6:]]
+    side_scores = [view.scores[members[0]] for members in rules.members]
+    lines = table_lines(
+        rules,
+        agent_names,
+        view.round,
+        side_scores,
+        line,
+        hands,
+        None if view.round_over else view.current_player,
+        view.boneyard_size,
+        [],
+        view.result,
     )
-    if state.round_over and state.result is not None:
-        r = state.result
-        how = "blocked" if r.blocked else "domino"
-        who = "no winner (tie)" if r.winner is None else f"{agent_names[r.winner]} wins"
-        left = ", ".join(f"{agent_names[seat]} {pips}" for seat, pips in enumerate(r.hand_pips))
-        out.append(f"  round over ({how}): {who}; pips left: {left}")
-    return "\n".join(out)
+    spinner = spinner_text(rules, line)
+    if spinner:
+        lines.insert(2, spinner)  # after the header and the line of play
+    return "\n".join(lines)

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from domino_env.core.state import DRAW, LAY, PASS, SCORE
+from domino_env.core.grid import Grid
+from domino_env.core.state import DRAW, LAY, PASS, SCORE, RoundResult
 from domino_env.core.tiles import format_tile
+from domino_env.core.view import SeatView
 from domino_env.render.chain import players_text, tiles_text
 
 if TYPE_CHECKING:
@@ -44,10 +47,10 @@ def event_text(rules: GridRules, event: tuple[Any, ...], names: list[str]) -> st
     return None
 
 
-def grid_text(rules: GridRules, state: GridState) -> list[str]:
+def grid_text(rules: GridRules, grid: Grid) -> list[str]:
     """The occupied part of the grid (and one cell around it): each cell shows its value and,
     from the second floor up, ``^height``; ``-`` and ``|`` join the two halves of a top tile."""
-    grid, n = state.grid, rules.board_size
+    n = rules.board_size
     occupied = [cell for cell in range(rules.cells) if grid.height[cell]]
     rows = [cell // n for cell in occupied]
     cols = [cell % n for cell in occupied]
@@ -74,27 +77,68 @@ def grid_text(rules: GridRules, state: GridState) -> list[str]:
     return lines
 
 
+def table_lines(
+    rules: GridRules,
+    names: list[str],
+    scores: list[int],
+    grid: Grid,
+    hands: list[str],
+    current: int | None,
+    boneyard: int,
+    recent: Sequence[str | None],
+    result: RoundResult | None,
+) -> list[str]:
+    """Scores, the grid, the hands, the bazaar, the last events and the winner: the picture both
+    the whole table (``render_text``) and one seat's view (``seat_text``) draw."""
+    points = ", ".join(f"{names[s]}: {score}" for s, score in enumerate(scores))
+    out = [f"{rules.name} - board {rules.board_size}x{rules.board_size} - points {points}"]
+    out += grid_text(rules, grid)
+    out.append("  (value, ^height from the second floor; - and | join the halves of a tile)")
+    out += players_text(current, boneyard, names, hands, recent)
+    if result is not None:
+        who = "a tie" if result.winner is None else f"{names[result.winner]} wins"
+        out.append(f"  game over: {who}")
+    return out
+
+
+def hand_text(rules: GridRules, hand: int) -> str:
+    return " ".join(format_tile(t) for t in rules.kinds_in(hand)) or "no tiles"
+
+
 def render_text(
     rules: GridRules, state: GridState, names: list[str], hands_of: list[int] | None = None
 ) -> str:
     """Scores, the grid, the hands (all, or only ``hands_of``), the bazaar and the last events."""
-    scores = ", ".join(f"{names[s]}: {score}" for s, score in enumerate(state.scores))
-    out = [f"{rules.name} - board {rules.board_size}x{rules.board_size} - points {scores}"]
-    out += grid_text(rules, state)
-    out.append("  (value, ^height from the second floor; - and | join the halves of a tile)")
     shown = range(len(state.hands)) if hands_of is None else hands_of
     hands = [
-        (" ".join(format_tile(t) for t in rules.kinds_in(hand)) or "no tiles")
-        if seat in shown
-        else tiles_text(hand.bit_count())
+        hand_text(rules, hand) if seat in shown else tiles_text(hand.bit_count())
         for seat, hand in enumerate(state.hands)
     ]
-    out += players_text(state, names, hands, [event_text(rules, e, names) for e in state.events[-6:]])
-    if state.round_over and state.result is not None:
-        winner = state.result.winner
-        who = "a tie" if winner is None else f"{names[winner]} wins"
-        out.append(f"  game over: {who}")
-    return "\n".join(out)
+    recent = [event_text(rules, e, names) for e in state.events[-6:]]
+    current = None if state.round_over else state.current
+    result = state.result if state.round_over else None
+    return "\n".join(
+        table_lines(rules, names, state.scores, state.grid, hands, current, len(state.stock), recent, result)
+    )
+
+
+def seat_text(rules: GridRules, view: SeatView, names: list[str]) -> str:
+    """The table as one seat sees it (every hand with ``open_hands``), without the recent events
+    (a running commentary says them), and how a move names its cells."""
+    grid = view.layout
+    assert isinstance(grid, Grid)
+    hands = [
+        hand_text(rules, sum(1 << t for t in view.known_hands[seat]))
+        if len(view.known_hands[seat]) == size
+        else tiles_text(size)
+        for seat, size in enumerate(view.hand_sizes)
+    ]
+    current = None if view.round_over else view.current_player
+    lines = table_lines(
+        rules, names, list(view.scores), grid, hands, current, view.boneyard_size, [], view.result
+    )
+    lines.append("  (a move names cells as (row,col): the row on the left, the column on top)")
+    return "\n".join(lines)
 
 
 # --- image -------------------------------------------------------------------------------------

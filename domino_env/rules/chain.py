@@ -219,6 +219,7 @@ class ChainRules(TableRules):
         state.result = None
         state.round_serial += 1
         state.round_start_scores = state.scores[:]
+        state.last_round_events = state.events  # (no longer appended to: shared by clones)
         state.events = [(DEAL, state.round_index)]
         self.reset_round_extra(state)
         if spec is not None and spec.leader is not None:

@@ -32,6 +32,7 @@ class TableRules:
     hand_size: int = 7
     match_target: int = 101  # also the scale of ``reward="points"`` and of the scores block
     lower_score_wins: ClassVar[bool] = True  # penalty scores (Classic) vs points (All Fives)
+    names_own_draws: ClassVar[bool] = True  # a player sees the tiles it draws (not in Blind)
 
     # The action table, filled by the subclass: how many, and each action's kind and tile id.
     num_actions: int
@@ -171,7 +172,7 @@ class TableRules:
         """The tiles of its own hand ``seat`` can name."""
         return self.known_hands(state)[seat]
 
-    # --- what a seat knows (the seat view, ``domino_env.envs.view``) ---------------------------
+    # --- what a seat knows (the seat view, ``domino_env.rules.view``) ---------------------------
 
     @property
     def tiles_in_play(self) -> int:

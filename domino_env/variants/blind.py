@@ -124,6 +124,7 @@ class BlindBlitzRules(ClassicRules):
     extra_actions: ClassVar[tuple[str, ...]] = (STOP, TURN_UP, DRAW_TILE)
     phases: ClassVar[tuple[str, ...]] = ("lead", "arrange", "continuing", "draw")
     blind: ClassVar[bool] = False  # Blind: nobody looked at their tiles
+    names_own_draws: ClassVar[bool] = False  # a tile drawn goes to the row unseen
     arranges: ClassVar[bool] = True  # the action table has the arrange actions
 
     def __init__(self, num_players: int = 2, teams: bool = False, arrange: str = "choose") -> None:
