@@ -491,6 +491,14 @@ def test_illegal_action_raises_and_changes_nothing(name, n, teams):
     assert u.public_state() != before["public"] or env.agent_selection != agent
 
 
+def test_variant_state_reads_by_name_with_a_deprecation_warning() -> None:
+    env = make("osel")
+    env.reset(seed=0)
+    extra = env.unwrapped.game.extra
+    with pytest.warns(DeprecationWarning, match=r"state.extra\['remembered'\] is deprecated"):
+        assert extra["remembered"] == extra.remembered == [0, 0]
+
+
 def test_move_text_names_every_kind() -> None:
     move_text = domino_env.move_text
     lay = {"kind": "play", "tile": (3, 4), "arm": "east", "end_value": 4, "face_down": False}

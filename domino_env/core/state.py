@@ -9,6 +9,7 @@ line of play and a variant's own typed state (:class:`VariantState`); ``clone`` 
 from __future__ import annotations
 
 import copy
+import warnings
 from dataclasses import dataclass, field, fields
 from typing import Any, ClassVar, Generic, TypeVar
 
@@ -100,7 +101,11 @@ class VariantState:
         return other
 
     def __getitem__(self, name: str) -> Any:
-        """A field by name, as the dict this replaced was read (``training/play.py`` still does)."""
+        """Deprecated (for one version): a field by name, as the dict this replaced was read;
+        read the attribute (``state.extra.rows``) instead."""
+        warnings.warn(
+            f"state.extra[{name!r}] is deprecated: read state.extra.{name}", DeprecationWarning, stacklevel=2
+        )
         return getattr(self, name)
 
 
