@@ -28,10 +28,14 @@ ALL_TILES = [(a, b) for a in range(7) for b in range(a, 7)]  # double-six, in id
 
 
 def deal(
-    hands: Sequence[str | Sequence[str | Tile]], leader: int | None = 0, first: str | Sequence[str] = ()
+    hands: Sequence[str | Sequence[str | Tile]],
+    leader: int | None = 0,
+    first: str | Sequence[str] = (),
+    **extra: Any,
 ) -> dict:
-    """A fully fixed double-six deal: the hands, then the boneyard (``first`` drawn first, the
-    rest in id order), so no randomness is left."""
+    """A fully fixed double-six deal: the hands (rows, in the blind games), then the boneyard
+    (``first`` drawn first, the rest in id order), so no randomness is left; ``leader`` None
+    leaves the opening to the rules; ``extra`` adds deal keys (``opening``)."""
     fixed = tiles(first)
     used = {t for hand in hands for t in tiles(hand)} | set(fixed)
     assert len(used) == sum(len(tiles(h)) for h in hands) + len(fixed), "a tile is dealt twice"
@@ -41,6 +45,7 @@ def deal(
     }
     if leader is not None:
         out["leader"] = leader
+    out.update(extra)
     return out
 
 

@@ -12,17 +12,16 @@ from __future__ import annotations
 import random
 from typing import Any
 
+import helpers
 import numpy as np
 import pytest
-from helpers import pips, tile, tiles
+from helpers import ALL_TILES, pips, tile, tiles
 from hypothesis import Phase, given, settings
 from hypothesis import strategies as st
 
 import domino_env
 from domino_env.render.chain import event_text
 from domino_env.variants.blind import ARRANGE, MISS, REVEAL, UP, BlindState
-
-ALL_TILES = [(a, b) for a in range(7) for b in range(a, 7)]
 
 # The main two-player deal. Seat 0 holds 0-0 in the middle of its row; seat 1's row, read from
 # the right, is the chain 0-1 1-2 2-3 3-4 4-5 and then 5-5 5-6 1-1; 1-6 is drawn first.
@@ -39,16 +38,9 @@ def tid(text: str) -> int:
 
 
 def deal(rows: list[str], first: str = "", **extra: Any) -> dict[str, Any]:
-    """Rows listed left to right, then the bazaar (``first`` drawn first, the rest in id order)."""
-    head = tiles(first)
-    used = [t for r in rows for t in tiles(r)] + head
-    assert len(set(used)) == len(used), "a tile is dealt twice"
-    spec: dict[str, Any] = {
-        "hands": [tiles(r) for r in rows],
-        "boneyard": head + [t for t in ALL_TILES if t not in used],
-    }
-    spec.update(extra)
-    return spec
+    """Rows listed left to right, then the bazaar (``first`` drawn first, the rest in id order);
+    the rules choose the opening unless ``leader`` is given."""
+    return helpers.deal(rows, extra.pop("leader", None), first, **extra)
 
 
 def new_env(name: str, rows: list[str], first: str = "", deals: list | None = None, **options: Any):

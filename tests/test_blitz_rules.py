@@ -10,9 +10,10 @@ from __future__ import annotations
 
 from typing import Any
 
+import helpers
 import numpy as np
 import pytest
-from helpers import pips, play, tile, tiles
+from helpers import ALL_TILES, pips, play, tile
 from hypothesis import Phase, given, settings
 from hypothesis import strategies as st
 
@@ -21,23 +22,13 @@ from domino_env.agents import GreedyAgent
 from domino_env.core.line import OPEN
 from domino_env.core.state import DRAW, LAY, PASS
 
-ALL_TILES = [(a, b) for a in range(7) for b in range(a, 7)]
-
-
 # --- helpers ---------------------------------------------------------------------------------
 
 
 def deal(hands: list[str], first: str = "", **extra: Any) -> dict[str, Any]:
-    """A fixed deal: the hands, then the boneyard (``first`` drawn first, the rest in id order)."""
-    head = tiles(first)
-    used = [t for h in hands for t in tiles(h)] + head
-    assert len(set(used)) == len(used), "a tile is dealt twice"
-    spec: dict[str, Any] = {
-        "hands": [tiles(h) for h in hands],
-        "boneyard": head + [t for t in ALL_TILES if t not in used],
-    }
-    spec.update(extra)
-    return spec
+    """A fixed deal: the hands, then the boneyard (``first`` drawn first, the rest in id order);
+    the rules choose the opening unless ``leader`` is given."""
+    return helpers.deal(hands, extra.pop("leader", None), first, **extra)
 
 
 def new_env(

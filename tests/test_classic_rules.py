@@ -12,12 +12,11 @@ from typing import Any
 
 import numpy as np
 import pytest
-from helpers import pips, play, tile, tiles
+from helpers import ALL_TILES, pips, play, tile, tiles
 
 import domino_env
 from domino_env.core.state import DRAW, LAY, PASS
 
-ALL_TILES = [(a, b) for a in range(7) for b in range(a, 7)]
 TARGET = 101
 
 

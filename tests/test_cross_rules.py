@@ -11,9 +11,10 @@ from __future__ import annotations
 import random
 from typing import Any
 
+import helpers
 import numpy as np
 import pytest
-from helpers import pips, play, tile, tiles
+from helpers import ALL_TILES, pips, play, tile, tiles
 from hypothesis import Phase, given, settings
 from hypothesis import strategies as st
 
@@ -21,7 +22,6 @@ import domino_env
 from domino_env.core.line import OPEN
 from domino_env.core.state import DRAW, LAY, PASS
 
-ALL_TILES = [(a, b) for a in range(7) for b in range(a, 7)]
 ARMS = {"east", "west", "north", "south"}
 
 
@@ -29,10 +29,9 @@ ARMS = {"east", "west", "north", "south"}
 
 
 def deal(hands: list[str], **extra: Any) -> dict[str, Any]:
-    spec: dict[str, Any] = {"hands": [tiles(h) for h in hands]}
-    assert sorted(t for h in spec["hands"] for t in h) == ALL_TILES, "a Cross deal holds all 28 tiles"
-    spec.update(extra)
-    return spec
+    """A Cross deal: all 28 tiles in the hands (no boneyard); the 6-6 opens unless told."""
+    assert sorted(t for h in hands for t in tiles(h)) == ALL_TILES, "a Cross deal holds all 28 tiles"
+    return helpers.deal(hands, extra.pop("leader", None), **extra)
 
 
 def new_env(
