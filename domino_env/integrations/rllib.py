@@ -50,7 +50,7 @@ from domino_env.wrappers import LegalDiscrete
 
 OBS = "observations"
 MASK = "action_mask"
-MASKED_LOGIT = -1e8  # as training.ppo: exp() of it is exactly 0 next to any legal logit
+MASKED_LOGIT = -1e8  # as training.networks: exp() of it is exactly 0 next to any legal logit
 SHARED = "shared"
 
 
