@@ -335,17 +335,17 @@ class DominoEnv(AECEnv, Generic[RulesT]):
     def table_text(self, names: list[str] | None = None) -> str:
         """The whole table in words, every hand shown (``render_mode="ansi"``'s picture), players
         called ``names`` (default: the agent names)."""
-        return self._table_text(names or self.possible_agents)
+        return self.renderer.render_text(self.rules, self.game, names or self.possible_agents)
 
     def seat_text(self, seat: int | str, names: list[str] | None = None) -> str:
         """The table in words as ``seat`` sees it (drawn from its :meth:`view`; no recent events),
         players called ``names`` (default: the agent names): what a person at that seat reads."""
-        return self._seat_text(self.view(seat), names or self.possible_agents)
+        return self.renderer.seat_text(self.rules, self.view(seat), names or self.possible_agents)
 
     def event_text(self, event: tuple[Any, ...], names: list[str] | None = None) -> str | None:
         """An event of this table (of a view's ``events``) in words; None for one it leaves
         unsaid (the deal and the round's end, which the scores and the header tell)."""
-        return self._event_text(event, names or self.possible_agents)
+        return self.renderer.event_text(self.rules, event, names or self.possible_agents)
 
     def legal_moves(self) -> list[dict[str, Any]]:
         """The legal moves of the agent to move, described as by :meth:`describe_action`."""
@@ -370,15 +370,6 @@ class DominoEnv(AECEnv, Generic[RulesT]):
 
     def public_state(self) -> dict[str, Any]:
         """What everyone at the table can see, in plain Python types."""
-        raise NotImplementedError
-
-    def _table_text(self, names: list[str]) -> str:
-        raise NotImplementedError
-
-    def _seat_text(self, view: SeatView, names: list[str]) -> str:
-        raise NotImplementedError
-
-    def _event_text(self, event: tuple[Any, ...], names: list[str]) -> str | None:
         raise NotImplementedError
 
     def _render_rgb(self) -> np.ndarray:

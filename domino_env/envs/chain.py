@@ -6,10 +6,9 @@ from __future__ import annotations
 from typing import Any
 
 from domino_env.core.line import OPEN
-from domino_env.core.view import SeatView
 from domino_env.envs.base import DominoEnv
 from domino_env.observation.chain import ChainEncoder
-from domino_env.render.chain import event_text, render_text, seat_text
+from domino_env.render import chain as chain_render
 from domino_env.rules.chain import ChainRules
 from domino_env.rules.table import PLAY
 
@@ -18,6 +17,7 @@ class ChainEnv(DominoEnv[ChainRules]):
     """A line-of-play game: moves are (tile, arm), the table is the line of play."""
 
     encoder_class = ChainEncoder
+    renderer = chain_render
 
     def _describe(self, action: int) -> dict[str, Any]:
         """Kind, tile, arm, the end value it lands on, face down."""
@@ -46,15 +46,6 @@ class ChainEnv(DominoEnv[ChainRules]):
             "end_value": end_value,
             "face_down": rules.action_face_down[a],
         }
-
-    def _table_text(self, names: list[str]) -> str:
-        return render_text(self.rules, self.game, names)
-
-    def _seat_text(self, view: SeatView, names: list[str]) -> str:
-        return seat_text(self.rules, view, names)
-
-    def _event_text(self, event: tuple[Any, ...], names: list[str]) -> str | None:
-        return event_text(self.rules, event, names)
 
     def public_state(self) -> dict[str, Any]:
         """What everyone at the table can see, in plain Python types."""

@@ -11,10 +11,9 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from domino_env.core.view import SeatView
 from domino_env.envs.base import DominoEnv
 from domino_env.observation.grid import GridEncoder
-from domino_env.render.grid import event_text, render_rgb, render_text, seat_text
+from domino_env.render import grid as grid_render
 from domino_env.rules.grid import GridRules
 
 
@@ -23,6 +22,7 @@ class Domino3DEnv(DominoEnv[GridRules]):
 
     render_modes: ClassVar[tuple[str, ...]] = ("human", "ansi", "rgb_array")
     encoder_class = GridEncoder
+    renderer = grid_render
 
     def _read_options(self, options: Mapping[str, Any] | None) -> list[Any]:
         deals = super()._read_options(options)
@@ -61,14 +61,5 @@ class Domino3DEnv(DominoEnv[GridRules]):
             state["hands"] = [rules.kinds_in(hand) for hand in game.hands]
         return state
 
-    def _table_text(self, names: list[str]) -> str:
-        return render_text(self.rules, self.game, names)
-
-    def _seat_text(self, view: SeatView, names: list[str]) -> str:
-        return seat_text(self.rules, view, names)
-
-    def _event_text(self, event: tuple[Any, ...], names: list[str]) -> str | None:
-        return event_text(self.rules, event, names)
-
     def _render_rgb(self) -> np.ndarray:
-        return render_rgb(self.rules, self.game)
+        return grid_render.render_rgb(self.rules, self.game)
