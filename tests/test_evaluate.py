@@ -86,6 +86,9 @@ def test_evaluate_command_prints_every_pairing(run_dir: Path, capsys: pytest.Cap
         "reward",
         "points",  # All Fives scores points; Classic's are penalties (see below)
         "rounds",
+        "margin",
+        "95%",
+        "CI",
     ]
     pairs = [line.split()[:2] for line in out[2:]]
     label = f"{run_dir.name}/latest"
@@ -236,10 +239,10 @@ def test_headers_leave_out_the_reward_and_name_the_score(capsys: pytest.CaptureF
     assert main(["evaluate", *args]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].startswith("all_fives (num_players=2, episode=match): ") and "reward" not in lines[0]
-    assert lines[1].split()[-2:] == ["points", "rounds"]
+    assert lines[1].split()[-5:-3] == ["points", "rounds"]
     assert main(["evaluate", *args, "--variant", "classic"]) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert "reward=" not in lines[0] and lines[1].split()[-2:] == ["penalty", "rounds"]
+    assert "reward=" not in lines[0] and lines[1].split()[-5:-3] == ["penalty", "rounds"]
 
 
 def test_evaluate_and_rate_show_progress_unless_asked_not_to(

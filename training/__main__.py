@@ -98,10 +98,10 @@ def evaluate_command(args: argparse.Namespace) -> int:
         csv_path = report.writable_file(args.csv) if args.csv else None  # before any game
     except ValueError as err:  # CheckpointError and ConfigError are ValueErrors too
         return _fail(err)
-    print(plan.header(args.games, args.seed))
+    print(plan.header(plan.games(args.games, args.duplicate), args.seed, args.duplicate))
     results: list[evaluate.Result] = []
     played = evaluate.evaluate_pairings(
-        plan, args.games, args.seed, args.first_only, progress=not args.no_progress
+        plan, args.games, args.seed, args.first_only, progress=not args.no_progress, duplicate=args.duplicate
     )
     try:
         for result in played:
@@ -113,6 +113,8 @@ def evaluate_command(args: argparse.Namespace) -> int:
             print(report.format_results(results, plan.score_label))
         return 130
     print(report.format_results(results, plan.score_label))
+    if args.duplicate:
+        print(report.duplicate_gain(results))
     if csv_path is not None:
         report.write_rows(csv_path, report.RESULT_COLUMNS, [r.row() for r in results])
         print(f"written: {csv_path}")
@@ -218,6 +220,12 @@ def main(argv: list[str] | None = None) -> int:
     evaluate.add_argument("--games", type=positive_int, default=100, help="games per pairing (default 100)")
     evaluate.add_argument("--seed", type=int, default=0, help="game g is dealt from seed + g (default 0)")
     evaluate.add_argument("--first-only", action="store_true", help="only the first agent against each other")
+    evaluate.add_argument(
+        "--duplicate",
+        action="store_true",
+        help="play every deal once per seating (2 players: twice, seats swapped), so the deal's luck "
+        "cancels; --games is rounded up to whole deals, intervals are taken over deals",
+    )
     evaluate.add_argument("--csv", help="also write the table to this CSV file")
     evaluate.add_argument("--no-progress", action="store_true", help="no progress bar")
     _threads_argument(evaluate)

@@ -24,7 +24,7 @@ from domino_env.agents import AGENTS, Agent
 from training import checkpoint
 from training.agents import checkpoint_file, resolve_agent
 from training.config import Config, load_config
-from training.matches import Match, play_match
+from training.matches import Match, play_match, seatings
 from training.report import RESULT_COLUMNS, format_results, table_text, write_rows
 
 BASELINES = tuple(AGENTS)
@@ -127,6 +127,7 @@ class Result(Match):
 
     def row(self) -> dict[str, Any]:
         low, high = self.interval()
+        margin_low, margin_high = self.margin_interval()
         return {
             "agent": self.agent,
             "opponent": self.opponent,
@@ -137,6 +138,10 @@ class Result(Match):
             "mean_reward": self.mean_reward,
             "mean_score": self.mean_score,
             "mean_rounds": self.mean_rounds,
+            "margin": self.margin,
+            "margin_ci_low": margin_low,
+            "margin_ci_high": margin_high,
+            "duplicate": self.per_deal > 1,
         }
 
 
@@ -147,11 +152,15 @@ def play_pairing(
     games: int,
     seed: int,
     on_game: Callable[[], object] | None = None,
+    duplicate: bool = False,
 ) -> Result:
-    """``first`` against ``second`` as :func:`~training.matches.play_match` plays them; game ``g``
-    is dealt from ``seed + g`` whoever plays, so pairings share their deals. Each contestant is
-    a fresh agent (seeded ``seed`` and ``seed + 1``), so no pairing depends on an earlier one."""
-    match = play_match(env, first.agent(env, seed), second.agent(env, seed + 1), games, seed, on_game)
+    """``first`` against ``second`` as :func:`~training.matches.play_match` plays them (with
+    ``duplicate``: each deal once per seating); the deals depend on ``seed`` only, whoever plays,
+    so pairings share them. Each contestant is a fresh agent (seeded ``seed`` and ``seed + 1``),
+    so no pairing depends on an earlier one."""
+    match = play_match(
+        env, first.agent(env, seed), second.agent(env, seed + 1), games, seed, on_game, duplicate
+    )
     return Result(**vars(match), agent=first.label, opponent=second.label)
 
 
@@ -171,13 +180,15 @@ def play_all(
     games: int,
     seed: int,
     progress: bool = False,
+    duplicate: bool = False,
 ) -> Iterator[Result]:
     """Every pairing on the same deals (common random numbers: less noise between pairings), one at
     a time, so a caller that is interrupted keeps the finished ones; ``progress`` shows a bar over
     all the games (hundreds of matches take minutes)."""
     with tqdm(total=len(pairs) * games, unit="game", disable=not progress, leave=False) as bar:
         for i, j in pairs:
-            yield play_pairing(env, contestants[i], contestants[j], games, seed, on_game=bar.update)
+            bar.set_description(f"{contestants[i].label} vs {contestants[j].label}")
+            yield play_pairing(env, contestants[i], contestants[j], games, seed, bar.update, duplicate)
 
 
 @dataclass
@@ -200,10 +211,16 @@ class Evaluation:
         """The score column's name: Classic-family scores are penalty points, where lower is better."""
         return "penalty" if VARIANTS[self.variant].lower_score_wins else "points"
 
-    def header(self, games: int, seed: int) -> str:
-        return (
-            f"{table_text(self.variant, self.options)}: {games} games per pairing, seats rotated, seed {seed}"
-        )
+    def games(self, asked: int, duplicate: bool) -> int:
+        """The games per pairing: ``asked``, rounded up to whole deals under duplicate deals
+        (each deal is played once per seating)."""
+        env = self.env()
+        k = seatings(env.rules.num_players, env.rules.teams) if duplicate else 1
+        return -(-asked // k) * k
+
+    def header(self, games: int, seed: int, duplicate: bool = False) -> str:
+        how = "duplicate deals (each deal once per seating)" if duplicate else "seats rotated"
+        return f"{table_text(self.variant, self.options)}: {games} games per pairing, {how}, seed {seed}"
 
 
 def prepare(
@@ -224,12 +241,18 @@ def prepare(
 
 
 def evaluate_pairings(
-    plan: Evaluation, games: int, seed: int = 0, first_only: bool = False, progress: bool = False
+    plan: Evaluation,
+    games: int,
+    seed: int = 0,
+    first_only: bool = False,
+    progress: bool = False,
+    duplicate: bool = False,
 ) -> Iterator[Result]:
-    """Play the plan's pairings (see :func:`pairings`), ``games`` each, yielding each as it ends."""
+    """Play the plan's pairings (see :func:`pairings`), ``games`` each (whole deals under
+    ``duplicate``: see :meth:`Evaluation.games`), yielding each as it ends."""
     env = plan.env()  # one table serves the pairings and the games
     pairs = pairings(len(plan.contestants), env.rules, first_only)
-    return play_all(env, plan.contestants, pairs, games, seed, progress)
+    return play_all(env, plan.contestants, pairs, plan.games(games, duplicate), seed, progress, duplicate)
 
 
 def evaluate(

@@ -4,15 +4,25 @@ evaluations all play, so their numbers agree game for game.
 
 Game ``g`` is dealt from ``seed + g`` whoever plays, and the first agent takes seat ``g % n``
 (at a partnership table, the partnership ``g % 2``), so neither side keeps the lead or a seat.
-Wins and rewards are outcomes (the rank at the end), whatever reward the env is built with.
+With ``duplicate=True`` every deal is played once per seating instead (2 players: twice,
+seats swapped; 3-4 single seats: each rotation; partners: both partnerships): game ``g`` is
+dealt from ``seed + g // k`` with seating ``g % k``, and a match's later rounds are dealt by
+the same shuffles whatever is played, so the luck of the deal falls on both agents alike and
+cancels. Its intervals are then taken over deals (each deal's mean), not over games.
+Wins and rewards are outcomes (the rank at the end), whatever reward the env is built with;
+the margin is the first agent's final score less the mean of the other sides', signed so
+that more is better.
 """
 
 from __future__ import annotations
 
 import math
+import statistics
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
+
+from scipy import stats
 
 from domino_env import DominoEnv
 from domino_env.agents import Agent
@@ -42,6 +52,22 @@ def wilson_interval(wins: float, games: int, z: float = 1.96) -> tuple[float, fl
     centre = (p + z * z / (2 * games)) / (1 + z * z / games)
     half = z * math.sqrt(p * (1 - p) / games + z * z / (4 * games * games)) / (1 + z * z / games)
     return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def seatings(num_players: int, teams: bool) -> int:
+    """How many seatings the first agent rotates through: partnerships 2, else one per seat."""
+    return 2 if teams else num_players
+
+
+def mean_interval(values: list[float], z: float = 0.95) -> tuple[float, float]:
+    """Student-t interval of the mean of independent ``values`` (nan with fewer than two)."""
+    count = len(values)
+    if count < 2:
+        return math.nan, math.nan
+    mean = sum(values) / count
+    spread = statistics.stdev(values) / math.sqrt(count)
+    half = float(stats.t.ppf((1 + z) / 2, count - 1)) * spread
+    return mean - half, mean + half
 
 
 def seats_of_first(num_players: int, teams: bool, game_index: int) -> list[int]:
@@ -77,11 +103,34 @@ def win_share(rules: Any, outcomes: list[float], mine: list[int]) -> float:
 
 @dataclass
 class Match(Summary):
-    """A match's :class:`Summary`, with the first agent's mean final score and its win share game
-    by game (1 won, 0 lost, a fraction for a shared first place)."""
+    """A match's :class:`Summary`, with the first agent's mean final score, and game by game its
+    win share (1 won, 0 lost, a fraction for a shared first place) and margin; ``per_deal``
+    games in a row share a deal (1: every game its own deal; duplicate: the seatings)."""
 
     mean_score: float = 0.0
     shares: list[float] = field(default_factory=list)
+    margins: list[float] = field(default_factory=list)
+    per_deal: int = 1
+
+    def _by_deal(self, values: list[float]) -> list[float]:
+        k = self.per_deal
+        return [sum(values[i : i + k]) / k for i in range(0, len(values), k)]
+
+    def interval(self) -> tuple[float, float]:
+        """95% interval of the win rate: Wilson's over independent games; with duplicate deals a
+        t-interval over the deals' mean shares (the games of one deal are not independent)."""
+        if self.per_deal == 1:
+            return wilson_interval(self.wins, self.games)
+        low, high = mean_interval(self._by_deal(self.shares))
+        return max(0.0, low), min(1.0, high)
+
+    @property
+    def margin(self) -> float:
+        return sum(self.margins) / max(len(self.margins), 1)
+
+    def margin_interval(self) -> tuple[float, float]:
+        """95% interval of the mean margin, paired by deal under duplicate deals."""
+        return mean_interval(self._by_deal(self.margins))
 
 
 def play_match(
@@ -91,21 +140,32 @@ def play_match(
     games: int,
     seed: int,
     on_game: Callable[[], object] | None = None,
+    duplicate: bool = False,
 ) -> Match:
     """``first`` (one seat, or one partnership) against ``second`` in every other seat over
-    ``games`` seeded episodes, seats rotated; ``on_game`` is called after every game (a
+    ``games`` seeded episodes, seats rotated (``duplicate``: each deal once per seating, so
+    ``games`` must be a multiple of :func:`seatings`); ``on_game`` is called after every game (a
     progress bar's tick)."""
     rules = env.rules
     n = rules.num_players
+    k = seatings(n, rules.teams) if duplicate else 1
+    if games % k:
+        raise ValueError(f"duplicate deals play each deal {k} times here: games must be a multiple of {k}")
+    sign = -1.0 if rules.lower_score_wins else 1.0
     shares: list[float] = []
+    margins: list[float] = []
     reward = score = rounds = steps = 0.0
     for g in range(games):
-        mine = seats_of_first(n, rules.teams, g)
-        played, decisions = play_game(env, [first if s in mine else second for s in range(n)], seed + g)
+        deal, seating = (g // k, g % k) if duplicate else (g, g)
+        mine = seats_of_first(n, rules.teams, seating)
+        played, decisions = play_game(env, [first if s in mine else second for s in range(n)], seed + deal)
         outcomes = env.outcomes()
         shares.append(win_share(rules, outcomes, mine))
         reward += outcomes[mine[0]]
-        score += env.public_state()["scores"][mine[0]]
+        scores = env.public_state()["scores"]  # per seat, each its side's
+        others = {rules.side_of[s]: scores[s] for s in range(n) if s not in mine}
+        margins.append(sign * (scores[mine[0]] - sum(others.values()) / len(others)))
+        score += scores[mine[0]]
         rounds += played
         steps += decisions
         if on_game is not None:
@@ -119,4 +179,6 @@ def play_match(
         steps=int(steps),
         mean_score=score / count,
         shares=shares,
+        margins=margins,
+        per_deal=k,
     )

@@ -8,6 +8,8 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from training.matches import mean_interval, wilson_interval
+
 if TYPE_CHECKING:  # the reported types import this module for their texts
     from training.evaluate import Evaluation, Result
     from training.ratings import Rating
@@ -22,6 +24,10 @@ RESULT_COLUMNS = (
     "mean_reward",
     "mean_score",
     "mean_rounds",
+    "margin",
+    "margin_ci_low",
+    "margin_ci_high",
+    "duplicate",
 )
 RATING_COLUMNS = ("agent", "iteration", "steps", "mu", "sigma", "ordinal", "games", "win_rate")
 
@@ -59,21 +65,53 @@ def writable_folder(path: str | Path) -> Path:
 
 
 def format_results(results: list[Result], score_label: str = "score") -> str:
-    """A table a person reads: win rate with its 95% Wilson interval, mean outcome reward, final
-    score and rounds; ``score_label`` says what the score is (``penalty`` where lower is better)."""
+    """A table a person reads: win rate with its 95% interval (Wilson's; over deals with duplicate
+    deals), mean outcome reward, final score, rounds, and the points margin per match with its
+    interval; ``score_label`` says what the score is (``penalty`` where lower is better)."""
     width = max([len("opponent"), *(len(r.agent) for r in results), *(len(r.opponent) for r in results)])
     lines = [
         f"{'agent':<{width}}  {'opponent':<{width}}  {'games':>5} {'win rate':>8} {'95% CI':>16} "
-        f"{'reward':>7} {score_label:>7} {'rounds':>6}"
+        f"{'reward':>7} {score_label:>7} {'rounds':>6} {'margin':>7} {'95% CI':>16}"
     ]
     for r in results:
         low, high = r.interval()
+        margin_low, margin_high = r.margin_interval()
         lines.append(
             f"{r.agent:<{width}}  {r.opponent:<{width}}  {r.games:>5} {r.win_rate:>8.1%} "
             f"{f'[{low:.1%}, {high:.1%}]':>16} {r.mean_reward:>+7.2f} {r.mean_score:>7.1f} "
-            f"{r.mean_rounds:>6.1f}"
+            f"{r.mean_rounds:>6.1f} {r.margin:>+7.1f} {f'[{margin_low:+.1f}, {margin_high:+.1f}]':>16}"
         )
     return "\n".join(lines)
+
+
+def duplicate_gain(results: list[Result]) -> str:
+    """How much narrower duplicate deals made the intervals than independent deals' would be at
+    the same games, averaged over the pairings: the win rate's against Wilson's at the same win
+    rate, the margin's (paired by deal) against the t-interval over single games."""
+    win_ratios, margin_ratios = [], []
+    for r in results:
+        low, high = r.interval()
+        wilson_low, wilson_high = wilson_interval(r.wins, r.games)
+        if wilson_high > wilson_low:
+            win_ratios.append((high - low) / (wilson_high - wilson_low))
+        margin_low, margin_high = r.margin_interval()
+        single_low, single_high = mean_interval(r.margins)
+        if single_high > single_low:
+            margin_ratios.append((margin_high - margin_low) / (single_high - single_low))
+    if not win_ratios and not margin_ratios:
+        return "duplicate deals: no interval to compare"
+
+    def change(ratios: list[float]) -> str:
+        if not ratios:
+            return "not comparable"
+        gain = 1 - sum(ratios) / len(ratios)
+        return f"{gain:.0%} narrower" if gain >= 0 else f"{-gain:.0%} wider"
+
+    return (
+        f"duplicate deals, against independent deals at the same games: win-rate interval "
+        f"{change(win_ratios)} (than Wilson's), margin interval {change(margin_ratios)} (paired by "
+        f"deal); mean over {len(results)} pairing(s)"
+    )
 
 
 def write_rows(path: Path, columns: tuple[str, ...], rows: list[dict[str, Any]]) -> None:
