@@ -25,7 +25,8 @@ could hold hidden information is overwritten from the view and the agent's RNG:
 * the hands: each seat keeps the tiles the view names in it (``known_hands``: its own hand,
   tiles shown to everybody, Blind's misses and open hands), and the rest of its hand size is
   dealt from the unseen tiles, put in canonical (sorted) order and then shuffled by the
-  agent's RNG; a seat gets no tile carrying a value it was seen unable to play (``voids``)
+  agent's RNG; a seat gets no tile carrying a value it was seen unable to play (``voids``;
+  but the seat to move, which may have just drawn the tile that fits)
   where the rules make that mean "holds none" (``ChainRules.voids_hold_none``; not in
   Domino-Metro, where it means "could not legally lay"), falling back to any tile when the
   constraint cannot be met;
@@ -62,7 +63,6 @@ from domino_env.core.tiles import mask_of
 from domino_env.core.view import SeatView
 from domino_env.envs.base import DominoEnv
 from domino_env.rules.chain import ChainRules
-from domino_env.rules.grid import GridRules
 from domino_env.rules.table import TableRules
 from domino_env.variants.blind import BlindBlitzRules
 
@@ -189,7 +189,7 @@ def sample_world(rules: TableRules, game: TableState, view: SeatView, rng: rando
     """A game state consistent with ``view`` (what ``view.seat`` knows), the hidden tiles dealt
     by ``rng``: a clone of ``game`` whose every part that could hold hidden information is
     overwritten from the view and ``rng`` alone (the module docstring lists them)."""
-    n, seat = view.num_players, view.seat
+    n = view.num_players
     pool = sorted(view.unseen)  # canonical order first: then only rng decides
     rng.shuffle(pool)
     known = [mask_of(tiles) for tiles in view.known_hands]
@@ -198,6 +198,8 @@ def sample_world(rules: TableRules, game: TableState, view: SeatView, rng: rando
     if isinstance(rules, ChainRules) and rules.voids_hold_none and view.voids:
         suit = rules.tile_set.suit_mask
         for p, values in enumerate(view.voids):
+            if p == view.current_player:
+                continue  # (the mover may just have drawn the tile that fits: its voids hold after it lays)
             for v in range(len(suit)):
                 if values >> v & 1:
                     banned[p] |= suit[v]
@@ -212,30 +214,47 @@ def sample_world(rules: TableRules, game: TableState, view: SeatView, rng: rando
         world.fixed_deals = []
         if isinstance(rules, BlindBlitzRules):
             _blind_rows(rules, world, view, dealt, rng)
-    world.legal = list(view.legal_actions) if view.current_player == seat else []
-    if not world.legal and not view.round_over and isinstance(rules, (ChainRules, GridRules)):
-        rules.advance(world)  # (a view of a seat not to move: the world's mover's legal actions)
+    # (for a seat not to move the mover's legal actions depend on its hidden tiles: none are
+    # listed, and such a world is a snapshot to inspect rather than to play on)
+    world.legal = list(view.legal_actions) if view.to_move else []
     return world
 
 
 def _deal(pool: list[int], need: list[int], banned: list[int]) -> list[list[int]]:
     """Take ``need[p]`` tiles for each seat from the front of ``pool`` (removed from it), none in
-    ``banned[p]`` where the pool allows; the most constrained seats first."""
+    ``banned[p]``: the most constrained seats first; a seat short of allowed tiles swaps them
+    in from seats dealt before it (giving each a pool tile it allows), and takes any tile only
+    when that fails too."""
     dealt: list[list[int]] = [[] for _ in need]
-    order = sorted(range(len(need)), key=lambda p: (-banned[p].bit_count(), p))
-    for p in order:
-        if not need[p]:
+    done: list[int] = []
+    for p in sorted(range(len(need)), key=lambda p: (-banned[p].bit_count(), p)):
+        want, ban = need[p], banned[p]
+        if not want:
             continue
-        if banned[p]:
-            fits = [t for t in pool if not banned[p] >> t & 1]
-            take = fits[: need[p]] if len(fits) >= need[p] else fits + [t for t in pool if banned[p] >> t & 1]
-            take = take[: need[p]]
-            taken = set(take)
-            pool[:] = [t for t in pool if t not in taken]
-        else:
-            take = pool[: need[p]]
-            del pool[: need[p]]
+        take = [t for t in pool if not ban >> t & 1][:want] if ban else pool[:want]
+        taken = set(take)
+        rest = [t for t in pool if t not in taken]
+        for q in done:
+            if len(take) == want:
+                break
+            hand = dealt[q]
+            for i, t in enumerate(hand):
+                if len(take) == want:
+                    break
+                if ban >> t & 1:
+                    continue
+                j = next((j for j, u in enumerate(rest) if not banned[q] >> u & 1), -1)
+                if j < 0:
+                    break
+                hand[i] = rest.pop(j)
+                take.append(t)
+        if len(take) < want:  # the constraint cannot be met: any tiles
+            short = want - len(take)
+            take += rest[:short]
+            del rest[:short]
+        pool[:] = rest
         dealt[p] = take
+        done.append(p)
     return dealt
 
 
