@@ -263,3 +263,14 @@ def test_search_beats_random(name):
         outcomes = env.unwrapped.outcomes()
         wins += 1.0 if outcomes[mine] > 0 else 0.5 if outcomes[mine] == 0 else 0.0
     assert wins >= 10, wins
+
+
+def test_search_is_an_opponent_name_like_the_baselines():
+    from domino_env.wrappers import SingleAgentEnv
+
+    env = SingleAgentEnv("classic", opponents="search:2", num_players=2)
+    env.reset(seed=0)
+    terminated = truncated = False
+    while not (terminated or truncated):
+        action = int(np.flatnonzero(env.action_masks())[0])
+        _, _, terminated, truncated, _ = env.step(action)
