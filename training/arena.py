@@ -13,7 +13,7 @@ import time
 from typing import Any
 
 from domino_env import VARIANTS, raw_env
-from domino_env.agents import AGENTS, SEARCH_NAMES, Agent, is_builtin, make_agent
+from domino_env.agents import AGENTS, Agent, make_agent
 from training.matches import Match, play_match
 
 
@@ -36,22 +36,11 @@ def positive_int(text: str) -> int:
     return value
 
 
-def builtin_agent(text: str) -> str:
-    """An argparse type: a baseline, ``search`` or ``search:N``."""
-    try:
-        known = is_builtin(text)
-    except ValueError as err:
-        raise argparse.ArgumentTypeError(str(err)) from None
-    if not known:
-        raise argparse.ArgumentTypeError(f"must be one of {', '.join(AGENTS)}, {SEARCH_NAMES}, got {text!r}")
-    return text
-
-
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(
         prog="python -m training.arena",
-        description="Seeded games between the built-in agents (the baselines, search, search:N) in every "
-        "variant; for checkpoints use python -m training evaluate.",
+        description="Seeded games between the baseline agents in every variant. Only baselines are "
+        "accepted here; for checkpoints use python -m training evaluate.",
     )
     parser.add_argument("--games", type=positive_int, default=50, help="episodes per match-up (default 50)")
     parser.add_argument("--seed", type=int, default=0, help="game g is dealt from seed + g (default 0)")
@@ -63,11 +52,12 @@ def main(argv: list[str] | None = None) -> None:
         metavar="VARIANT",
         help=f"variants to play, one or more of {', '.join(VARIANTS)} (default all)",
     )
+    baselines = list(AGENTS)
     parser.add_argument(
-        "--first", default="greedy", type=builtin_agent, help="agent measured (default greedy)"
+        "--first", default="greedy", choices=baselines, help="baseline measured (default greedy)"
     )
     parser.add_argument(
-        "--second", default="random", type=builtin_agent, help="its opponents' agent (default random)"
+        "--second", default="random", choices=baselines, help="its opponents' baseline (default random)"
     )
     args = parser.parse_args(argv)
     print(
