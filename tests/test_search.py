@@ -248,21 +248,19 @@ def test_one_legal_action_is_played_without_search():
     assert agent.rng.getstate() == state
 
 
-@pytest.mark.parametrize("name", ["classic", "all_fives"])
-def test_search_beats_random(name):
-    """search:8 against random over 12 seeded whole 2-player matches, seats rotated: it wins
-    at least 10 (it wins about 95%: a failure here is a real loss of strength, not bad luck)."""
+@pytest.mark.parametrize(("name", "games", "least"), [("classic", 40, 28), ("all_fives", 24, 18)])
+def test_search_beats_random(name, games, least):
+    """search:8 against random over seeded whole 2-player matches, seats rotated, wins at least
+    70-75% of them (84% and 98% over 100 matches; an agent no better than random would reach
+    these counts about once in a hundred tries)."""
     wins = 0.0
-    games = 12
     for g in range(games):
         mine = g % 2
-        agents = [
-            make_agent("search:8", seed=g) if s == mine else make_agent("random", seed=g) for s in range(2)
-        ]
+        agents = [make_agent("search:8" if s == mine else "random", seed=g) for s in range(2)]
         _, env = play_with(name, agents, seed=100 + g)
         outcomes = env.unwrapped.outcomes()
         wins += 1.0 if outcomes[mine] > 0 else 0.5 if outcomes[mine] == 0 else 0.0
-    assert wins >= 10, wins
+    assert wins >= least, wins
 
 
 def test_search_is_an_opponent_name_like_the_baselines():
