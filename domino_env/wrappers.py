@@ -25,7 +25,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from domino_env.agents import AGENTS, make_agent
+from domino_env.agents import AGENTS, SEARCH_NAMES, is_builtin, make_agent
 from domino_env.envs.base import DominoEnv
 from domino_env.registry import raw_env
 
@@ -170,7 +170,7 @@ class SingleAgentEnv(gym.Env[np.ndarray, np.int64]):
         return [None if spec is None else self._agent(spec, loaded) for spec in specs]
 
     def _agent(self, spec: AgentSpec, loaded: dict[str, AgentFn]) -> AgentFn:
-        if isinstance(spec, str) and spec in AGENTS:
+        if isinstance(spec, str) and is_builtin(spec):  # a baseline, search or search:N
             return make_agent(spec)  # one per seat: independent random streams
         if isinstance(spec, (str, os.PathLike)):
             key = str(spec)
@@ -180,7 +180,8 @@ class SingleAgentEnv(gym.Env[np.ndarray, np.int64]):
         if callable(spec):
             return spec
         raise ValueError(
-            f"an agent must be a baseline name ({', '.join(AGENTS)}), a callable or a path, got {spec!r}"
+            f"an agent must be a baseline name ({', '.join(AGENTS)}, {SEARCH_NAMES}), a callable or a path, "
+            f"got {spec!r}"
         )
 
     # --- gymnasium API ------------------------------------------------------------------------

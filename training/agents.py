@@ -1,4 +1,5 @@
-"""Agents from what a person or a config names: a baseline, a checkpoint file, or a run folder.
+"""Agents from what a person or a config names: a baseline, ``search[:N]``, a checkpoint file,
+or a run folder.
 
 Every place that turns a name into an agent (the commands' contestants, the trainer's pool
 baselines, ``SingleAgentEnv``'s opponents, the tests) goes through
@@ -14,7 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from domino_env import DominoEnv
-from domino_env.agents import AGENTS, Agent, make_agent
+from domino_env.agents import AGENTS, SEARCH_NAMES, Agent, is_builtin, make_agent
 from training import checkpoint
 from training.networks import ActorCritic
 
@@ -38,13 +39,13 @@ class PolicyAgent:
 def checkpoint_file(spec: AgentName) -> Path | None:
     """None for a baseline name; else the checkpoint ``spec`` names (a run folder: its
     ``checkpoints/latest.pt``). A name that is neither raises ValueError."""
-    if str(spec) in AGENTS:
+    if is_builtin(str(spec)):  # a baseline, search or search:N (a malformed search:... raises)
         return None
     path = Path(spec)
     if not path.exists():
         raise ValueError(
-            f"agent {str(spec)!r} is not {' or '.join(AGENTS)}, and no checkpoint file or run folder "
-            "of that name exists"
+            f"agent {str(spec)!r} is not {' or '.join(AGENTS)} (nor {SEARCH_NAMES}), and no checkpoint "
+            "file or run folder of that name exists"
         )
     return checkpoint.resolve(path)
 

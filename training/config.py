@@ -279,12 +279,17 @@ def validate(config: Config) -> None:
         raise ConfigError(f"network.hidden must list positive layer sizes, got {config.network.hidden}")
     if run.num_envs * run.rollout_steps < ppo.num_minibatches:
         raise ConfigError("run.num_envs * run.rollout_steps must be at least ppo.num_minibatches")
-    from domino_env.agents import AGENTS
+    from domino_env.agents import AGENTS, SEARCH_NAMES, is_builtin
 
     for key, names in (("eval.opponents", config.eval.opponents), ("pool.baselines", config.pool.baselines)):
-        unknown = [name for name in names if name not in AGENTS]
+        try:
+            unknown = [name for name in names if not is_builtin(name)]
+        except ValueError as err:
+            raise ConfigError(f"{key}: {err}") from None
         if unknown:
-            raise ConfigError(f"{key}: unknown baseline(s) {unknown}; known: {', '.join(AGENTS)}")
+            raise ConfigError(
+                f"{key}: unknown baseline(s) {unknown}; known: {', '.join(AGENTS)}, {SEARCH_NAMES}"
+            )
     if config.eval.episode not in ("match", "round"):
         raise ConfigError(f"eval.episode must be 'match' or 'round', got {config.eval.episode!r}")
     try:

@@ -41,6 +41,9 @@ class ChainRules(TableRules):
     extra_actions: ClassVar[tuple[str, ...]] = ()
     phases: ClassVar[tuple[str, ...]] = ("lead",)
     draws: bool = True
+    # A seat's ``voids`` (values open when it drew or passed) mean it holds no tile of them; a
+    # variant where a player may draw or pass holding such a tile (Domino-Metro) says False.
+    voids_hold_none: ClassVar[bool] = True
     action_kind: list[str]  # lists here: variants extend the table (Blind blitz's arrange actions)
     action_tile: list[int]
 

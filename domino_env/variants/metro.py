@@ -118,6 +118,7 @@ class MetroRules(ChainRules):
     hand_size = 10
     match_target = 5
     lower_score_wins = True
+    voids_hold_none = False  # a void: could not *legally* lay (a player holding only Metro moves draws)
 
     def __init__(
         self, num_players: int = 2, teams: bool = False, metro_penalty: int = 1, match_target: int = 5

@@ -1,4 +1,6 @@
-"""Agents by name (no torch): the ``random`` and ``greedy`` baselines, and what plug-ins load.
+"""Agents by name (no torch): the ``random`` and ``greedy`` baselines, the fair ``search``
+agent (``search:N``: N sampled worlds per legal action; :mod:`domino_env.agents.search`), and
+what plug-ins load.
 
 An agent is called as ``agent(env, observation) -> action`` with the *unwrapped*
 environment and the current agent's observation dict; ``random`` needs only the mask,
@@ -9,68 +11,49 @@ the *agent loaders*: functions ``(name, env, seed) -> Agent | None`` that packag
 under the entry-point group ``domino_env.agents``. The trainer registers one for checkpoint
 files and run folders (``pip install -e ".[train]"``), so ``domino_env`` imports nothing of
 it and needs no torch, yet ``SingleAgentEnv(opponents="agents/classic.pt")`` works.
+
+The baselines live in :mod:`domino_env.agents.baselines`; every public name is importable
+from here.
 """
 
 from __future__ import annotations
 
 import os
-import random
 from collections.abc import Callable
 from functools import cache
 from importlib.metadata import entry_points
-from typing import Any, Protocol
 
-import numpy as np
-
+from domino_env.agents.baselines import Agent, GreedyAgent, RandomAgent, greedy_choice, legal_actions
+from domino_env.agents.search import DEFAULT_WORLDS, SearchAgent, parse_search_name
 from domino_env.envs.base import DominoEnv
-from domino_env.rules.table import TableRules
 
-
-class Agent(Protocol):
-    name: str
-
-    def __call__(self, env: DominoEnv, observation: dict[str, np.ndarray]) -> int: ...
-
-
-def legal_actions(observation: dict[str, np.ndarray]) -> np.ndarray:
-    """The legal action ids in an observation's mask (as bools first: numpy's nonzero on int8
-    costs 15 times more, which shows with 3D dominoes' 25,088 actions)."""
-    return np.flatnonzero(observation["action_mask"].astype(bool, copy=False))
-
-
-class RandomAgent:
-    """Uniform over the legal actions."""
-
-    name = "random"
-
-    def __init__(self, seed: int | None = None) -> None:
-        self.rng = random.Random(seed)
-
-    def __call__(self, env: DominoEnv, observation: dict[str, np.ndarray]) -> int:
-        legal = legal_actions(observation)
-        return int(legal[self.rng.randrange(len(legal))])
-
-
-class GreedyAgent:
-    """The move the rules rate highest now (points scored, then the heaviest tile); ties at random."""
-
-    name = "greedy"
-
-    def __init__(self, seed: int | None = None) -> None:
-        self.rng = random.Random(seed)
-
-    def __call__(self, env: DominoEnv, observation: dict[str, np.ndarray]) -> int:
-        return int(greedy_choice(env.rules, env.game, legal_actions(observation).tolist(), self.rng))
-
-
-def greedy_choice(rules: TableRules, game: Any, legal: list[int], rng: random.Random) -> int:
-    """Among ``legal``, an action with the highest ``rules.greedy_key`` now, ties by ``rng``."""
-    keys = [rules.greedy_key(game, a) for a in legal]
-    best = max(keys)
-    return rng.choice([a for a, k in zip(legal, keys, strict=True) if k == best])
-
+__all__ = [
+    "AGENTS",
+    "DEFAULT_WORLDS",
+    "LOADER_GROUP",
+    "SEARCH_NAMES",
+    "Agent",
+    "AgentLoader",
+    "GreedyAgent",
+    "RandomAgent",
+    "SearchAgent",
+    "agent_loaders",
+    "greedy_choice",
+    "is_builtin",
+    "legal_actions",
+    "make_agent",
+]
 
 AGENTS: dict[str, type[RandomAgent] | type[GreedyAgent]] = {"random": RandomAgent, "greedy": GreedyAgent}
+# (the baselines; ``search`` and ``search:N`` are built in too, but kept out of AGENTS: what
+# lists every baseline - a run's final evaluation, the ratings - should not start searching)
+SEARCH_NAMES = "search, search:N"
+
+
+def is_builtin(name: object) -> bool:
+    """Is ``name`` an agent :func:`make_agent` builds itself (a baseline, ``search`` or
+    ``search:N``), needing no loader? A malformed ``search:...`` raises ValueError."""
+    return isinstance(name, str) and (name in AGENTS or parse_search_name(name) is not None)
 
 
 LOADER_GROUP = "domino_env.agents"  # the entry-point group of agent loaders
@@ -91,11 +74,14 @@ def agent_loaders() -> dict[str, AgentLoader | ImportError]:
 
 
 def make_agent(name: str | os.PathLike[str], seed: int | None = None, env: DominoEnv | None = None) -> Agent:
-    """The agent ``name`` names: a baseline seeded with ``seed``, or what an installed loader
-    makes of it for ``env``'s table (the trainer's: a checkpoint file or a run folder).
+    """The agent ``name`` names: a baseline or ``search``/``search:N`` seeded with ``seed``, or
+    what an installed loader makes of it for ``env``'s table (the trainer's: a checkpoint file
+    or a run folder).
     A name nobody takes raises ValueError listing what is known."""
     if isinstance(name, str) and name in AGENTS:
         return AGENTS[name](seed=seed)
+    if isinstance(name, str) and (worlds := parse_search_name(name)) is not None:
+        return SearchAgent(worlds, seed=seed)
     if not isinstance(name, (str, os.PathLike)):
         raise ValueError(f"an agent name must be a string or a path, got {name!r}")
     loaders = agent_loaders()
@@ -110,5 +96,6 @@ def make_agent(name: str | os.PathLike[str], seed: int | None = None, env: Domin
     ]
     takes = f"; agent loaders: {', '.join(known)}" if known else ""
     raise ValueError(
-        f"unknown agent {str(name)!r}: neither a baseline ({', '.join(AGENTS)}) nor loaded{takes}"
+        f"unknown agent {str(name)!r}: neither a baseline ({', '.join(AGENTS)}), "
+        f"nor {SEARCH_NAMES} (N worlds per legal action, default {DEFAULT_WORLDS}), nor loaded{takes}"
     )

@@ -1,0 +1,310 @@
+"""A fair determinized search agent (``search``, ``search:N``) for every variant, 3D dominoes too.
+
+At each decision with more than one legal action the agent samples N *worlds*: full game
+states consistent with everything its seat knows (:func:`sample_world`, built on the seat's
+:class:`~domino_env.core.view.SeatView`). In every world it plays each legal action, then the
+rest of the round (3D dominoes: the rest of the game, which is the match) by a cheap default
+policy, the rules' greedy rule for every seat (``greedy_key``, ties at random). The action
+with the best mean value over the N worlds is played; every action meets the same N worlds
+and the same rollout seeds (common random numbers), so actions are compared on alike futures.
+
+**Value.** A rollout is worth, to the agent's side, the round's score change against the
+mean of the other sides' (signed by ``lower_score_wins``: penalty points count against,
+points for), plus ``match_target`` times the match outcome (+1 first ... -1 last, the rules'
+``outcome`` of ``match_keys``) when the rollout's round ends the match - so points lead while
+the match is far from over and the match result dominates when it is at stake. In Osel the
+points a player *remembers* (not yet written) count as its score here, since they are written
+the moment its score opens. In 3D dominoes one game is the match: the game's points
+difference plus 10 (its ``match_target``, the points scale) times the outcome.
+
+**Fairness by construction.** The decision is a function of the seat's view and the agent's
+own RNG only. A world starts as ``game.clone()`` for the rules' public bookkeeping (the line
+or grid, scores, whose turn, passes, the variant's public state), and then *every* part that
+could hold hidden information is overwritten from the view and the agent's RNG:
+
+* the hands: each seat keeps the tiles the view names in it (``known_hands``: its own hand,
+  tiles shown to everybody, Blind's misses and open hands), and the rest of its hand size is
+  dealt from the unseen tiles, put in canonical (sorted) order and then shuffled by the
+  agent's RNG; a seat gets no tile carrying a value it was seen unable to play (``voids``;
+  but the seat to move, which may have just drawn the tile that fits)
+  where the rules make that mean "holds none" (``ChainRules.voids_hold_none``; not in
+  Domino-Metro, where it means "could not legally lay"), falling back to any tile when the
+  constraint cannot be met;
+* the stock (boneyard, bazaar): the unseen tiles left, in the shuffled order;
+* Blind and Blind blitz: every row is rebuilt from what the seat knows (its own row from
+  ``view.private["row"]``, the others' from ``view.public["rows"]``), the places it cannot
+  name filled from that seat's dealt tiles, the rest of them outside the row (not yet
+  arranged); ``known`` and ``seen`` consistent with it; a first-round opening tile the seat
+  cannot name (Blind blitz's arrange phase) is chosen in the world by the opening rule;
+* the game's RNG (its state is a function of the deal) by one seeded from the agent's RNG,
+  the events by the view's (hidden draws as ``HIDDEN``: the rules read only lays from them),
+  and fixed deals of later rounds dropped.
+
+Nothing else in a game state depends on a hidden tile: ``tests/test_search.py`` checks that
+two deals differing only in what the seat cannot know give the same decisions with the same
+seed. Budget: ``search`` uses :data:`DEFAULT_WORLDS`, chosen with ``benchmarks/search_speed.py``
+so that a chain-game decision takes about 20 ms or less on one core; 3D dominoes, with its
+hundreds of placements, searches at most :data:`GRID_CANDIDATES` of them (the greedy rule's
+best first, ties at random).
+"""
+
+from __future__ import annotations
+
+import copy
+import random
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from domino_env.agents.baselines import legal_actions
+from domino_env.core.state import State, TableState
+from domino_env.core.tiles import mask_of
+from domino_env.core.view import SeatView
+from domino_env.envs.base import DominoEnv
+from domino_env.rules.chain import ChainRules
+from domino_env.rules.table import TableRules
+from domino_env.variants.blind import BlindBlitzRules
+
+NAME = "search"
+DEFAULT_WORLDS = 8  # the ``search`` budget: N sampled worlds per legal action
+GRID_CANDIDATES = 12  # 3D dominoes: the most placements one decision searches
+
+
+def parse_search_name(name: str) -> int | None:
+    """The budget N of ``search`` (the default) or ``search:N``; None for any other name.
+    A malformed ``search:...`` raises ValueError saying what is allowed."""
+    if name == NAME:
+        return DEFAULT_WORLDS
+    if not name.startswith(NAME + ":"):
+        return None
+    text = name[len(NAME) + 1 :]
+    if not text.isdigit() or int(text) < 1:
+        raise ValueError(
+            f"agent {name!r}: the search budget must be a positive integer, as in 'search:16' "
+            f"(N sampled worlds per legal action); plain 'search' uses {DEFAULT_WORLDS}"
+        )
+    return int(text)
+
+
+class SearchAgent:
+    """Determinized Monte Carlo search from the seat's information (see the module docstring)."""
+
+    def __init__(self, worlds: int = DEFAULT_WORLDS, seed: int | None = None) -> None:
+        if isinstance(worlds, bool) or not isinstance(worlds, int) or worlds < 1:
+            raise ValueError(f"worlds must be a positive integer, got {worlds!r}")
+        self.worlds = worlds
+        self.name = NAME if worlds == DEFAULT_WORLDS else f"{NAME}:{worlds}"
+        self.rng = random.Random(seed)
+
+    def __call__(self, env: DominoEnv, observation: dict[str, np.ndarray]) -> int:
+        legal = legal_actions(observation).tolist()
+        if len(legal) == 1:
+            return int(legal[0])
+        view = env.view(env.agent_selection)
+        return self.choose(env.rules, env.game, view)
+
+    def choose(self, rules: TableRules, game: Any, view: SeatView) -> int:
+        """The action to play for ``view.seat``; ``game`` is read only through
+        :func:`sample_world`, which keeps of it nothing the seat cannot know."""
+        legal = list(view.legal_actions)
+        if len(legal) == 1:
+            return legal[0]
+        rng = self.rng
+        side = rules.side_of[view.seat]
+        worlds = [(sample_world(rules, game, view, rng), rng.getrandbits(64)) for _ in range(self.worlds)]
+        if not isinstance(rules, ChainRules) and len(legal) > GRID_CANDIDATES:
+            legal = grid_candidates(rules, worlds[0][0], legal, rng)
+        totals = [0.0] * len(legal)
+        for world, seed in worlds:
+            before = standing(rules, world)
+            for i, action in enumerate(legal):
+                sim = branch(world)
+                rules.apply(sim, action)
+                totals[i] += rollout_value(rules, sim, side, before, random.Random(seed))
+        best = max(totals)
+        return legal[totals.index(best)]
+
+
+def branch(state: Any) -> Any:
+    """``state.clone()`` sharing ``state.rng`` instead of deep-copying it (a third of a rollout's
+    cost). Safe for rollouts: the rules draw from the game's RNG only to deal a round."""
+    shallow = copy.copy(state)
+    shallow.rng = None
+    other = shallow.clone()
+    other.rng = state.rng
+    return other
+
+
+def grid_candidates(rules: TableRules, world: Any, legal: list[int], rng: random.Random) -> list[int]:
+    """The :data:`GRID_CANDIDATES` placements the greedy rule rates best in a sampled ``world``
+    (what they score now, then the tile's pips: both public), ties in an order shuffled by ``rng``."""
+    shuffled = legal[:]
+    rng.shuffle(shuffled)
+    shuffled.sort(key=lambda a: rules.greedy_key(world, a), reverse=True)  # (stable: ties stay shuffled)
+    return sorted(shuffled[:GRID_CANDIDATES])
+
+
+def standing(rules: TableRules, state: Any) -> list[int]:
+    """Per side, the score a rollout's value compares: the written score, plus in Osel the
+    points remembered (written once the score opens)."""
+    scores: list[int] = state.scores[:]
+    remembered = getattr(getattr(state, "extra", None), "remembered", None)
+    if remembered is not None:
+        for seat, points in enumerate(remembered):
+            scores[rules.side_of[seat]] += points
+    return scores
+
+
+def rollout_value(rules: TableRules, sim: Any, side: int, before: list[int], rng: random.Random) -> float:
+    """Play ``sim`` to the end of its round by the greedy rule for every seat (ties by ``rng``),
+    and return its value to ``side`` (the module docstring): the score change against the
+    other sides' mean, signed, plus ``match_target`` times the match outcome if it ended."""
+    greedy_key, choice = rules.greedy_key, rng.choice
+    while not sim.round_over:
+        legal = sim.legal
+        if len(legal) == 1:
+            move = legal[0]
+        else:
+            keys = [greedy_key(sim, a) for a in legal]
+            best = max(keys)
+            ties = [a for a, k in zip(legal, keys, strict=True) if k == best]
+            move = ties[0] if len(ties) == 1 else choice(ties)
+        rules.apply(sim, move)
+    after = standing(rules, sim)
+    change = [a - b for a, b in zip(after, before, strict=True)]
+    others = (sum(change) - change[side]) / (len(change) - 1)
+    value = float(change[side] - others)
+    if rules.lower_score_wins:
+        value = -value
+    if sim.match_over:
+        value += rules.match_target * rules.outcome(rules.match_keys(sim))[side]
+    return value
+
+
+# --- the sampler ------------------------------------------------------------------------------
+
+
+def sample_world(rules: TableRules, game: TableState, view: SeatView, rng: random.Random) -> Any:
+    """A game state consistent with ``view`` (what ``view.seat`` knows), the hidden tiles dealt
+    by ``rng``: a clone of ``game`` whose every part that could hold hidden information is
+    overwritten from the view and ``rng`` alone (the module docstring lists them)."""
+    n = view.num_players
+    pool = sorted(view.unseen)  # canonical order first: then only rng decides
+    rng.shuffle(pool)
+    known = [mask_of(tiles) for tiles in view.known_hands]
+    need = [view.hand_sizes[p] - len(view.known_hands[p]) for p in range(n)]
+    banned = [0] * n
+    if isinstance(rules, ChainRules) and rules.voids_hold_none and view.voids:
+        suit = rules.tile_set.suit_mask
+        for p, values in enumerate(view.voids):
+            if p == view.current_player:
+                continue  # (the mover may just have drawn the tile that fits: its voids hold after it lays)
+            for v in range(len(suit)):
+                if values >> v & 1:
+                    banned[p] |= suit[v]
+    dealt = _deal(pool, need, banned)  # per seat, its tiles the seat cannot name, in dealt order
+    world = branch(game)  # (the rng, a function of the deal, is replaced below)
+    world.hands = [known[p] | mask_of(dealt[p]) for p in range(n)]
+    world.stock = pool  # what is left, in the shuffled order
+    world.rng = np.random.default_rng(rng.getrandbits(64))
+    world.events = list(view.events)
+    world.last_round_events = list(view.last_round_events)
+    if isinstance(world, State):
+        world.fixed_deals = []
+        if isinstance(rules, BlindBlitzRules):
+            _blind_rows(rules, world, view, dealt, rng)
+    # (for a seat not to move the mover's legal actions depend on its hidden tiles: none are
+    # listed, and such a world is a snapshot to inspect rather than to play on)
+    world.legal = list(view.legal_actions) if view.to_move else []
+    return world
+
+
+def _deal(pool: list[int], need: list[int], banned: list[int]) -> list[list[int]]:
+    """Take ``need[p]`` tiles for each seat from the front of ``pool`` (removed from it), none in
+    ``banned[p]``: the most constrained seats first; a seat short of allowed tiles swaps them
+    in from seats dealt before it (giving each a pool tile it allows), and takes any tile only
+    when that fails too."""
+    dealt: list[list[int]] = [[] for _ in need]
+    done: list[int] = []
+    for p in sorted(range(len(need)), key=lambda p: (-banned[p].bit_count(), p)):
+        want, ban = need[p], banned[p]
+        if not want:
+            continue
+        take = [t for t in pool if not ban >> t & 1][:want] if ban else pool[:want]
+        taken = set(take)
+        rest = [t for t in pool if t not in taken]
+        for q in done:
+            if len(take) == want:
+                break
+            hand = dealt[q]
+            for i, t in enumerate(hand):
+                if len(take) == want:
+                    break
+                if ban >> t & 1:
+                    continue
+                j = next((j for j, u in enumerate(rest) if not banned[q] >> u & 1), -1)
+                if j < 0:
+                    break
+                hand[i] = rest.pop(j)
+                take.append(t)
+        if len(take) < want:  # the constraint cannot be met: any tiles
+            short = want - len(take)
+            take += rest[:short]
+            del rest[:short]
+        pool[:] = rest
+        dealt[p] = take
+        done.append(p)
+    return dealt
+
+
+def _blind_rows(
+    rules: BlindBlitzRules, world: State, view: SeatView, dealt: list[list[int]], rng: random.Random
+) -> None:
+    """Blind and Blind blitz: rebuild every row from what the seat knows, the unnamed places
+    filled from that seat's dealt tiles (the rest of them outside its row)."""
+    ids, seat, x = rules.tile_set.ids, view.seat, world.extra
+    if not world.line.count and world.required_lead >= 0 and not known_tile(view, world.required_lead):
+        world.required_lead = _opening_tile(rules, world, view, dealt, rng)
+    listings: Sequence[Sequence[Any]] = [
+        view.private["row"] if p == seat else view.public["rows"][p] for p in range(view.num_players)
+    ]
+    rows = []
+    for p, listing in enumerate(listings):
+        fill = iter(dealt[p])
+        rows.append([ids[t] if t is not None else next(fill) for t in listing])
+    x.rows = rows
+    x.known = [
+        mask_of(view.hand) if p == seat else (x.seen[p] if rules.blind else world.hands[p])
+        for p in range(view.num_players)
+    ]
+    if view.public.get("arranging"):
+        x.left = world.hands[world.current] & ~mask_of(rows[world.current])
+
+
+def known_tile(view: SeatView, tile: int) -> bool:
+    """Can the seat name where ``tile`` is (in some hand, or on the table)?"""
+    return tile in view.table or any(tile in hand for hand in view.known_hands)
+
+
+def _opening_tile(
+    rules: BlindBlitzRules, world: State, view: SeatView, dealt: list[list[int]], rng: random.Random
+) -> int:
+    """The first round's opening tile of a world, when the seat cannot name it: the first
+    dealt tile in the rules' opening order must be the leader's (the leader is public); a
+    sampled holder other than the leader swaps it for one of the leader's dealt tiles."""
+    leader = world.leader
+    order = getattr(rules, "_opening_order", None) or sorted(range(rules.tile_set.size))
+    held = 0
+    for hand in world.hands:
+        held |= hand
+    first = next(t for t in order if held >> t & 1)
+    holder = next(p for p, hand in enumerate(world.hands) if hand >> first & 1)
+    if holder != leader and first in dealt[holder] and dealt[leader]:
+        i, j = dealt[holder].index(first), rng.randrange(len(dealt[leader]))
+        dealt[holder][i], dealt[leader][j] = dealt[leader][j], first
+        world.hands[holder] ^= 1 << first | 1 << dealt[holder][i]
+        world.hands[leader] ^= 1 << first | 1 << dealt[holder][i]
+        return first
+    mine = [t for t in order if world.hands[leader] >> t & 1]
+    return mine[0]
