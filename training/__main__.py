@@ -84,6 +84,34 @@ def ship_command(args: argparse.Namespace) -> int:
     return 0
 
 
+def benchmark_command(args: argparse.Namespace) -> int:
+    from training.benchmark import benchmark
+
+    try:
+        summary = benchmark(
+            args.agents,
+            args.variants,
+            args.games,
+            args.out,
+            args.group,
+            args.agents_dir,
+            not args.no_progress,
+        )
+    except ValueError as err:
+        return _fail(err)
+    except KeyboardInterrupt:
+        print("interrupted: nothing written", file=sys.stderr)
+        return 130
+    for label, entry in summary["agents"].items():
+        low, high = entry["iqm_ci"]
+        print(f"{label:<24} IQM score {entry['iqm']:+.2f}  95% CI [{low:+.2f}, {high:+.2f}]")
+    for agent, variants in summary["skipped"].items():
+        print(f"{agent}: not played on {', '.join(variants)} (a checkpoint plays only its own table)")
+    written = Path(args.out) / "benchmark.csv"
+    print(f"written: {written}, summary.json, benchmark.png (protocol {summary['protocol']})")
+    return 0
+
+
 def _fail(err: Exception) -> int:
     """A setup problem (unknown agent, bad checkpoint, wrong table) as one line, without a traceback."""
     print(f"error: {err}", file=sys.stderr)
@@ -295,6 +323,26 @@ def main(argv: list[str] | None = None) -> int:
         "--no-progress", action="store_true", help="no progress bars (the final table is still printed)"
     )
     ship.set_defaults(run=ship_command)
+
+    bench = commands.add_parser(
+        "benchmark",
+        help="agents against the ladder (random, greedy, search, the shipped agent) on every variant, "
+        "protocol v1 -> benchmark.csv, summary.json, benchmark.png",
+        description="Each agent plays the ladder on each variant's standard table, whole matches, "
+        "duplicate deals from the protocol's fixed deal seeds. Scores: 0 plays like random, 1 like "
+        "search; summary.json holds their interquartile mean with a stratified bootstrap interval.",
+    )
+    bench.add_argument(
+        "agents", nargs="+", metavar="AGENT", help="baselines, search[:N], checkpoints, run folders, shipped"
+    )
+    bench.add_argument("--variants", nargs="+", help="variants to play (default all)")
+    bench.add_argument("--games", type=positive_int, default=200, help="games per pairing (default 200)")
+    bench.add_argument("--out", default="runs/benchmark", help="output folder (default runs/benchmark)")
+    bench.add_argument("--group", help="the agents are runs (seeds) of one algorithm: aggregate them as NAME")
+    bench.add_argument("--agents-dir", default="agents", help="where the shipped agents are (default agents)")
+    bench.add_argument("--no-progress", action="store_true", help="no progress bar")
+    _threads_argument(bench)
+    bench.set_defaults(run=benchmark_command)
 
     args = parser.parse_args(argv)
     if getattr(args, "torch_threads", None):  # train, demo and ship take theirs from the config
