@@ -6,6 +6,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
+
 Tile = tuple[int, int]
 
 
@@ -82,3 +84,16 @@ def laid(rules: Any, action: int) -> str:
     computed from the action id."""
     a, b = rules.tile_set.tiles[rules.action_tile[action]]
     return f"{a}-{b}"
+
+
+def play_random(env, steps: int, rnd: Any) -> int:
+    """Make up to ``steps`` random legal moves (``rnd``: a ``random.Random``); stop at the end of
+    the episode. Returns the moves made."""
+    done = 0
+    for _ in range(steps):
+        if all(env.terminations.values()):
+            break
+        legal = np.flatnonzero(env.observe(env.agent_selection)["action_mask"])
+        env.step(int(rnd.choice(legal)))
+        done += 1
+    return done

@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from helpers import play_random
 from pettingzoo.test import api_test, render_test, seed_test
 from variant_configs import GRID_VARIANTS, configs, table_mask
 
@@ -55,17 +56,6 @@ def mask_of(env) -> np.ndarray:
 
 def legal(env) -> list[int]:
     return [int(a) for a in np.flatnonzero(mask_of(env))]
-
-
-def play_random(env, steps: int, rnd: random.Random) -> int:
-    """Make up to ``steps`` random legal moves; stop at the end of the episode. Returns moves made."""
-    done = 0
-    for _ in range(steps):
-        if all(env.terminations.values()):
-            break
-        env.step(rnd.choice(legal(env)))
-        done += 1
-    return done
 
 
 def play_to_table(env, steps: int, rnd: random.Random) -> None:

@@ -7,6 +7,7 @@ import random
 
 import numpy as np
 import pytest
+from helpers import play_random
 from variant_configs import GRID_VARIANTS, configs, tiles_on_table
 
 import domino_env
@@ -16,14 +17,6 @@ from domino_env.agents.search import parse_search_name, sample_world
 from domino_env.core.tiles import iter_bits, mask_of
 from domino_env.rules.chain import ChainRules
 from domino_env.variants.blind import BlindBlitzRules
-
-
-def play_random(env, steps: int, rnd: random.Random) -> None:
-    for _ in range(steps):
-        if all(env.terminations.values()):
-            return
-        legal = np.flatnonzero(env.observe(env.agent_selection)["action_mask"])
-        env.step(int(rnd.choice(legal)))
 
 
 def check_world(env, seat: int, rnd: random.Random) -> None:

@@ -7,18 +7,11 @@ import random
 
 import numpy as np
 import pytest
+from helpers import play_random
 from variant_configs import GRID_VARIANTS, configs
 
 import domino_env
 from domino_env.core.view import HIDDEN
-
-
-def play_random(env, steps: int, rnd: random.Random) -> None:
-    for _ in range(steps):
-        if all(env.terminations.values()):
-            return
-        legal = np.flatnonzero(env.observe(env.agent_selection)["action_mask"])
-        env.step(int(rnd.choice(legal)))
 
 
 def check_view(env, seat: int) -> None:
