@@ -232,25 +232,9 @@ def write_results(folder: Path, by_variant: list[VariantResults], summary: dict[
     rows = []
     for v in by_variant:
         for (player, opponent), r in v.results.items():
-            low, high = r.interval()
-            m_low, m_high = r.margin_interval()
-            rows.append(
-                {
-                    "agent": player,
-                    "variant": v.variant,
-                    "opponent": opponent,
-                    "games": r.games,
-                    "win_rate": r.win_rate,
-                    "ci_low": low,
-                    "ci_high": high,
-                    "margin": r.margin,
-                    "margin_ci_low": m_low,
-                    "margin_ci_high": m_high,
-                    "score": v.score(player),
-                    "protocol": PROTOCOL,
-                    "version": summary["version"],
-                }
-            )
+            row = {**r.row(), "agent": player, "opponent": opponent, "variant": v.variant}
+            row.update(score=v.score(player), protocol=PROTOCOL, version=summary["version"])
+            rows.append({column: row[column] for column in COLUMNS})
     write_rows(folder / "benchmark.csv", COLUMNS, rows)
     (folder / "summary.json").write_text(json.dumps(summary, indent=1, allow_nan=True) + "\n")
     plot(folder / "benchmark.png", by_variant, summary)
