@@ -6,6 +6,21 @@ interface: spaces, action masks, rewards, episode boundaries. What depends on th
 table - its encoder, describing an action, the public state, rendering - is in a small
 subclass per engine: :class:`~domino_env.envs.chain.ChainEnv` for the line of play,
 :class:`~domino_env.envs.grid.Domino3DEnv` for the grid.
+
+**Global state** (PettingZoo's ``state()`` and ``state_space``, for centralized critics): the
+whole table as one float32 vector, never part of any observation. ``state_layout`` names its
+blocks (T tiles, P players, O the observation size; seats counted in turn order from the
+player to move, so the vector reads alike whoever is to move):
+
+===========  =======  ===================================================================
+name         size     meaning
+===========  =======  ===================================================================
+hands        P*T      1 for each tile in each hand (the player to move first)
+stock        T        1 for each tile in the boneyard (a set: its order is chance's)
+seat_k       O        the observation of the k-th seat from the player to move (k = 0..P-1),
+                      laid out as ``observation_layout``: the layout, scores, hand sizes,
+                      voids, phase and variant blocks as each seat knows them
+===========  =======  ===================================================================
 """
 
 from __future__ import annotations
@@ -20,6 +35,7 @@ from gymnasium.utils import seeding
 from pettingzoo import AECEnv
 
 from domino_env.core.view import SeatView
+from domino_env.observation.chain import block_layout
 from domino_env.observation.observer import Observer
 from domino_env.render.moves import move_text
 from domino_env.rules.table import TableRules
@@ -119,6 +135,11 @@ class DominoEnv(AECEnv, Generic[RulesT]):
             for agent in self.possible_agents
         }
         self.action_spaces = {agent: spaces.Discrete(rules.num_actions) for agent in self.possible_agents}
+        tiles = rules.tile_set.size
+        seats = [(f"seat_{k}", self.encoder.size) for k in range(n)]
+        self._state_layout, size = block_layout([("hands", n * tiles), ("stock", tiles), *seats])
+        self.state_space = spaces.Box(0.0, max(1.0, obs_high), (size,), np.float32)
+        self._tile_bits = [1 << t for t in range(tiles)]
         self._zeros = dict.fromkeys(self.possible_agents, 0.0)  # copied at reset: cheaper than building
         self._falses = dict.fromkeys(self.possible_agents, False)
         self._zero_mask = np.zeros(rules.num_actions, dtype=np.int8)
@@ -142,6 +163,29 @@ class DominoEnv(AECEnv, Generic[RulesT]):
     def observation_layout(self) -> dict[str, slice]:
         """Name -> slice of the flat observation vector (see the encoder's docstring)."""
         return dict(self.encoder.layout)
+
+    @property
+    def state_layout(self) -> dict[str, slice]:
+        """Name -> slice of the :meth:`state` vector (the module docstring)."""
+        return dict(self._state_layout)
+
+    def state(self) -> np.ndarray:
+        """The whole table, every hand and the boneyard included (the module docstring): for
+        a critic that learns from what no player sees; a new array each call."""
+        game = self.game
+        if game is None:
+            raise ValueError("state() needs a game in progress: call reset() first")
+        n, bits, tiles = len(self.possible_agents), self._tile_bits, len(self._tile_bits)
+        out = np.zeros(self.state_space.shape, np.float32)
+        order = [(game.current + k) % n for k in range(n)]
+        hands = out[self._state_layout["hands"]].reshape(n, tiles)
+        for row, seat in enumerate(order):
+            hand = game.hands[seat]
+            hands[row] = [hand & bit != 0 for bit in bits]
+        out[self._state_layout["stock"]][game.stock] = 1.0
+        for k, seat in enumerate(order):
+            out[self._state_layout[f"seat_{k}"]] = self.encoder.observe(game, seat)
+        return out
 
     def reset(self, seed: int | None = None, options: Mapping[str, Any] | None = None) -> None:
         deals = self._read_options(options)  # validate before touching anything
