@@ -354,3 +354,43 @@ def test_all_fives_points_now_is_an_action_block_of_the_trained_model(tmp_path: 
         )
     )
     assert off.model.action_blocks == [] and off.model.gains is None and off.model.trait_gains is None
+
+
+def test_the_oracle_critic_reads_the_state_and_acting_never_does() -> None:
+    torch.manual_seed(0)
+    model = ActorCritic(12, 6, [16], state_size=20)
+    assert model.value is None and model.critic is not None
+    rng = np.random.default_rng(0)
+    obs = rng.random((5, 12), dtype=np.float32)
+    masks = random_masks(rng, 5, 6)
+    states = [rng.random((5, 20), dtype=np.float32) for _ in range(2)]
+    acted = []
+    for state in (*states, None):
+        torch.manual_seed(1)
+        acted.append(model.act(obs, masks, state))
+    for actions, logprobs, _ in acted[1:]:  # the same actions whatever the state, or none
+        np.testing.assert_array_equal(actions, acted[0][0])
+        np.testing.assert_array_equal(logprobs, acted[0][1])
+    assert not np.allclose(acted[0][2], acted[1][2])  # the values are the critic's of each state
+    np.testing.assert_array_equal(acted[2][2], np.zeros(5))  # no state: no value
+    np.testing.assert_array_equal(model.greedy(obs, masks), model.greedy(obs, masks))
+    # the update's gradient reaches the critic, which the policy's loss alone never does
+    policy, value = model.legal(torch.from_numpy(obs), torch.from_numpy(masks), torch.from_numpy(states[0]))
+    policy.log_prob(policy.mode()).sum().backward()
+    assert all(p.grad is None for p in model.critic.parameters())
+    value.sum().backward()
+    assert all(p.grad is not None for p in model.critic.parameters())
+
+
+def test_oracle_critic_trains_and_its_checkpoint_plays_from_observations(tmp_path: Path) -> None:
+    trainer = Trainer(tiny_config(tmp_path, "network.oracle_critic=true"))
+    env = trainer.collector.envs[0]
+    assert trainer.model.state_size == env.state_space.shape[0]
+    path = trainer.train(progress=False)
+    model, config = load_model(path)
+    assert config.network.oracle_critic and model.architecture() == trainer.model.architecture()
+    env.reset(seed=0)
+    observation = env.observe(env.agent_selection)
+    assert model.greedy(
+        observation["observation"][None], observation["action_mask"][None].astype(bool)
+    ).shape == (1,)

@@ -76,9 +76,10 @@ def test_update_splits_any_batch_into_exactly_num_minibatches_per_epoch() -> Non
     seen: list[list[float]] = []
     legal = model.legal
 
-    def recorded(obs: torch.Tensor, masks: torch.Tensor) -> Any:
+    def recorded(obs: torch.Tensor, masks: torch.Tensor, states: torch.Tensor | None) -> Any:
+        assert states is None  # (no perfect-information critic)
         seen.append(obs[:, 0].tolist())
-        return legal(obs, masks)
+        return legal(obs, masks, states)
 
     model.legal = recorded  # type: ignore[method-assign]
     update(model, torch.optim.Adam(model.parameters(), lr=1e-3), batch, cfg, np.random.default_rng(0))

@@ -24,7 +24,9 @@ class ScriptedModel:
     def __init__(self, tiles: list[str], rules: Any) -> None:
         self.tiles, self.rules, self.calls = list(tiles), rules, 0
 
-    def act(self, obs: np.ndarray, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def act(
+        self, obs: np.ndarray, mask: np.ndarray, state: np.ndarray | None = None
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         assert len(obs) == 1
         tile = self.tiles[self.calls]
         legal = np.flatnonzero(mask[0])
@@ -250,18 +252,20 @@ def test_pool_snapshots_play_the_other_side_and_are_not_learned_from() -> None:
     assert 0 <= stats.pool_wins <= stats.pool_games
 
 
-def test_pool_baselines_play_the_other_side_and_are_not_learned_from() -> None:
-    config = tiny_config(None, "pool.share=1.0", "pool.baselines=[greedy]")
+@pytest.mark.parametrize("name", ["greedy", "search:2"])
+def test_pool_baselines_play_the_other_side_and_are_not_learned_from(name: str) -> None:
+    config = tiny_config(None, "pool.share=1.0", f"pool.baselines=['{name}']")
     collector = Collector(config, np.random.default_rng(4))
-    greedy = collector.baselines["greedy"]
+    baseline = collector.baselines[name]
+    assert baseline.name == name
     calls = 0
 
     def counted(env: Any, observation: dict[str, np.ndarray]) -> int:
         nonlocal calls
         calls += 1
-        return greedy(env, observation)
+        return baseline(env, observation)
 
-    collector.baselines["greedy"] = counted  # type: ignore[assignment]
+    collector.baselines[name] = counted  # type: ignore[assignment]
     for e in range(len(collector.envs)):
         collector._new_game(e)
     assert all(o is counted for o in collector.opponent)  # no snapshots yet: the baseline plays
@@ -295,3 +299,16 @@ def test_pool_win_rate_counts_the_learner_sides_first_places(learner_side: int) 
         collector._record(0, env, stats)
         assert (stats.pool_games, stats.pool_wins) == (1, wins[-1])
     assert 0.0 < sum(wins) < len(wins)  # both results were seen
+
+
+def test_an_oracle_critic_gets_each_decision_s_global_state() -> None:
+    config = tiny_config(None, "network.oracle_critic=true")
+    collector = Collector(config, np.random.default_rng(6))
+    torch.manual_seed(0)
+    model = ActorCritic(**collector.architecture)
+    batch, _ = collector.collect(model, 20)
+    assert batch.states is not None and batch.states.shape == (len(batch.actions), model.state_size)
+    seat_0 = collector.envs[0].state_layout["seat_0"]  # the player to move's own observation
+    assert torch.equal(batch.states[:, seat_0], batch.obs)
+    plain, _ = Collector(tiny_config(None), np.random.default_rng(6)).collect(model, 4)
+    assert plain.states is None

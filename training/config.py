@@ -36,6 +36,7 @@ class NetworkConfig:
     action_traits: bool = True  # tell the policy each action's tile pips, double and face (rules' table)
     play_outlook: bool = True  # tell the policy what each play exposes and covers (chain games)
     board_channels: int = 0  # >0: a convolutional network with this many channels for board tables
+    oracle_critic: bool = False  # the value reads the env's global state() (every hand); the policy never
 
 
 @dataclass

@@ -88,7 +88,11 @@ class RolloutWorker:
 
 def merge(parts: list[tuple[Batch, EpisodeStats]]) -> tuple[Batch, EpisodeStats]:
     """The workers' batches end to end (each already has its advantages) and their summed stats."""
-    batch = Batch(**{f.name: torch.cat([getattr(b, f.name) for b, _ in parts]) for f in fields(Batch)})
+    merged: dict[str, Any] = {}
+    for f in fields(Batch):
+        part = [getattr(b, f.name) for b, _ in parts]
+        merged[f.name] = None if any(x is None for x in part) else torch.cat(part)  # (states: optional)
+    batch = Batch(**merged)
     stats = EpisodeStats()
     for _, s in parts:
         stats.self_play += s.self_play

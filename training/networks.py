@@ -29,6 +29,18 @@ def layer(inputs: int, outputs: int, std: float = float(np.sqrt(2))) -> nn.Linea
     return linear
 
 
+def mlp(inputs: int, hidden: Sequence[int], outputs: int = 0, std: float = 0.01) -> nn.Sequential:
+    """Tanh layers of the ``hidden`` sizes, then (``outputs`` > 0) a linear output layer."""
+    layers: list[nn.Module] = []
+    width = inputs
+    for size in hidden:
+        layers += [layer(width, size), nn.Tanh()]
+        width = size
+    if outputs:
+        layers.append(layer(width, outputs, std=std))
+    return nn.Sequential(*layers)
+
+
 class BoardNet(nn.Module):
     """Policy and value for a grid game (3D dominoes), convolutional so that what it learns
     about one cell holds on every cell.
@@ -283,6 +295,12 @@ class ActorCritic(nn.Module):
       rules' tile pips, double, face down), so "lay heavy tiles" is one weight, not one per id.
     * ``outlook``: a :class:`PlayOutlook` spec (a chain game's blocks and tiles): what each
       play exposes and covers, so "expose a value the next player lacks" is one weight.
+
+    With ``state_size`` the value comes from a **perfect-information critic** (as in
+    PerfectDou): its own MLP over the env's global ``state()`` (every hand, the boneyard), while
+    the policy reads only the seat's observation. Acting never needs the state (without one the
+    value reads 0), so a trained policy plays from what its seat knows; only training's value
+    targets see more.
     """
 
     def __init__(
@@ -294,9 +312,12 @@ class ActorCritic(nn.Module):
         action_traits: Sequence[Sequence[float]] | None = None,
         board: dict[str, int] | None = None,
         outlook: dict[str, Any] | None = None,
+        state_size: int | None = None,
     ) -> None:
         super().__init__()
         self.obs_size, self.num_actions, self.hidden = obs_size, num_actions, list(hidden)
+        self.state_size = state_size
+        self.critic = mlp(state_size, hidden, 1, std=1.0) if state_size else None
         self.outlook = PlayOutlook(outlook) if outlook else None
         self.action_blocks = [(int(start), int(stop)) for start, stop in action_blocks]
         self.board = board
@@ -305,14 +326,10 @@ class ActorCritic(nn.Module):
         self.board_net = BoardNet(obs_size, num_actions, **board) if board else None
         if self.board_net is not None:
             return
-        layers: list[nn.Module] = []
-        width = obs_size
-        for size in hidden:
-            layers += [layer(width, size), nn.Tanh()]
-            width = size
-        self.trunk = nn.Sequential(*layers)
+        self.trunk = mlp(obs_size, hidden)
+        width = hidden[-1] if hidden else obs_size
         self.policy = layer(width, num_actions, std=0.01)
-        self.value = layer(width, 1, std=1.0)
+        self.value = layer(width, 1, std=1.0) if self.critic is None else None  # (the critic's instead)
         self.gains = layer(width, len(self.action_blocks), std=0.01) if self.action_blocks else None
         if action_traits is not None:
             self.traits = torch.tensor(action_traits, dtype=torch.float32).T  # (K, num_actions)
@@ -329,6 +346,7 @@ class ActorCritic(nn.Module):
             "action_traits": None if self.traits is None else self.traits.T.tolist(),
             "board": self.board,
             "outlook": self.outlook.spec if self.outlook else None,
+            "state_size": self.state_size,
         }
 
     def copy(self) -> ActorCritic:
@@ -349,33 +367,55 @@ class ActorCritic(nn.Module):
             self.outlook.add_to(logits, obs, self.outlook_gains(features))
         return logits
 
-    def heads(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """(logits before masking, state value) for a batch."""
+    def heads(
+        self, obs: torch.Tensor, state: torch.Tensor | None = None
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """(logits before masking, state value) for a batch (the critic's value from ``state``)."""
         if self.board_net is not None:
-            return self.board_net(obs)
+            logits, value = self.board_net(obs)
+            return logits, self.critic_value(state, value)
         features = self.trunk(obs)
-        return self.logits(obs, features), self.value(features).squeeze(-1)
+        logits = self.logits(obs, features)
+        if self.value is not None:
+            return logits, self.value(features).squeeze(-1)
+        return logits, self.critic_value(state, obs.new_zeros(len(obs)))
 
-    def distribution(self, obs: torch.Tensor, mask: torch.Tensor) -> tuple[Categorical, torch.Tensor]:
+    def critic_value(self, state: torch.Tensor | None, own: torch.Tensor) -> torch.Tensor:
+        """The value: ``own`` (the network's), or the perfect-information critic's of ``state``
+        (zeros shaped like ``own`` without one: acting needs no value)."""
+        if self.critic is None:
+            return own
+        return torch.zeros_like(own) if state is None else self.critic(state).squeeze(-1)
+
+    def distribution(
+        self, obs: torch.Tensor, mask: torch.Tensor, state: torch.Tensor | None = None
+    ) -> tuple[Categorical, torch.Tensor]:
         """(masked action distribution over every action id, state value) for a batch."""
-        logits, value = self.heads(obs)
+        logits, value = self.heads(obs, state)
         return Categorical(logits=logits.masked_fill(~mask, MASKED_LOGIT), validate_args=False), value
 
-    def legal(self, obs: torch.Tensor, mask: torch.Tensor) -> tuple[LegalPolicy, torch.Tensor]:
+    def legal(
+        self, obs: torch.Tensor, mask: torch.Tensor, state: torch.Tensor | None = None
+    ) -> tuple[LegalPolicy, torch.Tensor]:
         """(the same masked distribution over each row's legal actions only, state value): what
         acting and the update use; a board network computes only the legal actions' logits."""
         rows, actions = mask.nonzero(as_tuple=True)
         if self.board_net is not None:
             logits, value = self.board_net.legal_logits(obs, rows, actions)
+            value = self.critic_value(state, value)
         else:
-            every, value = self.heads(obs)
+            every, value = self.heads(obs, state)
             logits = every[rows, actions]
         return LegalPolicy(rows, actions, logits, len(obs)), value
 
     @torch.no_grad()
-    def act(self, obs: np.ndarray, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Sample actions for a batch: (actions, log-probabilities, values) as numpy arrays."""
-        policy, value = self.legal(torch.from_numpy(obs), torch.from_numpy(mask).bool())
+    def act(
+        self, obs: np.ndarray, mask: np.ndarray, state: np.ndarray | None = None
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Sample actions for a batch: (actions, log-probabilities, values) as numpy arrays;
+        ``state`` feeds only the perfect-information critic's values."""
+        states = None if state is None else torch.from_numpy(state)
+        policy, value = self.legal(torch.from_numpy(obs), torch.from_numpy(mask).bool(), states)
         action, logprob = policy.sample()
         return action.numpy(), logprob.numpy(), value.numpy()
 

@@ -26,6 +26,7 @@ class Batch:
     values: torch.Tensor
     advantages: torch.Tensor
     returns: torch.Tensor
+    states: torch.Tensor | None = None  # the env's global state: the perfect-information critic's input
 
 
 def gae(
@@ -75,7 +76,8 @@ def update(
     for _epoch in range(cfg.update_epochs):
         for part in np.array_split(rng.permutation(size), parts):  # sizes differ by one at most
             idx = torch.from_numpy(part)
-            policy, new_values = model.legal(batch.obs[idx], batch.masks[idx])
+            states = None if batch.states is None else batch.states[idx]
+            policy, new_values = model.legal(batch.obs[idx], batch.masks[idx], states)
             new_logprob = policy.log_prob(batch.actions[idx])
             entropy = policy.entropy().mean()
             log_ratio = new_logprob - batch.logprobs[idx]

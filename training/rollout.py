@@ -86,6 +86,7 @@ class Collector:
             "action_traits": rules.action_traits().tolist() if network.action_traits and flat else None,
             "board": board,
             "outlook": play_outlook_spec(rules, layout) if network.play_outlook and flat else None,
+            "state_size": self.envs[0].state_space.shape[0] if network.oracle_critic else None,
         }
         self.pool: list[ActorCritic] = []
         self.baselines: dict[str, Agent] = {
@@ -132,6 +133,8 @@ class Collector:
         actions = np.zeros(cap, dtype=np.int64)
         logprobs = np.zeros(cap, dtype=np.float32)
         values = np.zeros(cap, dtype=np.float32)
+        state_size = self.architecture["state_size"]  # the perfect-information critic's input, if any
+        states = np.zeros((cap, state_size), dtype=np.float32) if state_size else None
         rewards = np.zeros(cap, dtype=np.float32)
         successor = np.full(cap, -1, dtype=np.int64)
         done = np.zeros(cap, dtype=bool)
@@ -156,10 +159,13 @@ class Collector:
             chosen = np.zeros(num_envs, dtype=np.int64)
             rows = np.flatnonzero(learner)
             if len(rows):
-                a, lp, v = model.act(step_obs[rows], step_masks[rows])
+                row_states = None if states is None else np.stack([self.envs[e].state() for e in rows])
+                a, lp, v = model.act(step_obs[rows], step_masks[rows], row_states)
                 chosen[rows] = a
                 start = count
                 count += len(rows)
+                if states is not None:
+                    states[start:count] = row_states
                 obs[start:count], masks[start:count] = step_obs[rows], step_masks[rows]
                 actions[start:count], logprobs[start:count], values[start:count] = a, lp, v
                 new = np.arange(start, count)
@@ -215,6 +221,7 @@ class Collector:
             values=torch.from_numpy(values[finished]),
             advantages=torch.from_numpy(advantages[finished]),
             returns=torch.from_numpy(returns[finished]),
+            states=None if states is None else torch.from_numpy(states[finished]),
         )
         return batch, stats
 
