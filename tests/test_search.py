@@ -136,16 +136,14 @@ def fixed_deal_envs(name, n, teams, arrangements=3):
     return envs
 
 
-@configs
-def test_search_does_not_peek(name, n, teams):
-    """Whenever seat 0's views are equal, search:2 with the same seed decides alike. The games
-    are played in lockstep: seat 0 by search, the others by the same action in every game,
-    while it is legal in all of them and seat 0's views stay equal."""
-    envs = fixed_deal_envs(name, n, teams)
+def decide_in_lockstep(envs, agents, steps: int = 60) -> int:
+    """Play games that differ only in what seat 0 cannot know in lockstep: seat 0 by its agent
+    in each game (seeded alike), the others by the same action in every game, while it is legal
+    in all of them and seat 0's views stay equal; assert that seat 0 decides alike in every
+    game. Returns the decisions with a choice checked."""
     raws = [env.unwrapped for env in envs]
-    searchers = [make_agent("search:2", seed=11) for _ in envs]
     decisions = 0
-    for _ in range(60):
+    for _ in range(steps):
         if any(all(env.terminations.values()) for env in envs):
             break
         views = [raw.view(0) for raw in raws]
@@ -155,7 +153,8 @@ def test_search_does_not_peek(name, n, teams):
         assert len(current) == 1  # (equal views: the same seat to move)
         if current == {0}:
             actions = [
-                s(raw, env.observe("player_0")) for s, raw, env in zip(searchers, raws, envs, strict=True)
+                agent(raw, env.observe("player_0"))
+                for agent, raw, env in zip(agents, raws, envs, strict=True)
             ]
             assert len(set(actions)) == 1, actions
             decisions += len(views[0].legal_actions) > 1
@@ -168,6 +167,14 @@ def test_search_does_not_peek(name, n, teams):
             action = min(common)
         for env in envs:
             env.step(action)
+    return decisions
+
+
+@configs
+def test_search_does_not_peek(name, n, teams):
+    """Whenever seat 0's views are equal, search:2 with the same seed decides alike."""
+    envs = fixed_deal_envs(name, n, teams)
+    decisions = decide_in_lockstep(envs, [make_agent("search:2", seed=11) for _ in envs])
     assert decisions >= 1 or name in ("blind",)  # (in Blind the first moves are forced)
 
 
@@ -221,9 +228,12 @@ def test_names_and_budgets(monkeypatch: pytest.MonkeyPatch):
     assert make_agent("search:16", seed=0).worlds == 16
     assert make_agent("search:16").name == "search:16"
     assert parse_search_name("greedy") is None
-    for bad in ("search:0", "search:-1", "search:x", "search:", "search:1.5"):
+    for bad in ("search:0", "search:-1", "search:", "search:1.5"):
         with pytest.raises(ValueError, match="positive integer"):
             make_agent(bad)
+    assert parse_search_name("search:agents/classic.pt") is None  # (a loader's: policy-guided search)
+    with pytest.raises(ValueError, match="unknown agent 'search:x'"):
+        make_agent("search:x")
     with pytest.raises(ValueError, match=r"search, search:N"):
         make_agent("serch")
     with pytest.raises(ValueError, match="positive integer"):

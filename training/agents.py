@@ -1,5 +1,5 @@
 """Agents from what a person or a config names: a baseline, ``search[:N]``, a checkpoint file,
-or a run folder.
+a run folder, or a policy-guided search ``search:[N:]<checkpoint>`` (:mod:`training.guided`).
 
 Every place that turns a name into an agent (the commands' contestants, the trainer's pool
 baselines, ``SingleAgentEnv``'s opponents, the tests) goes through
@@ -17,6 +17,7 @@ import numpy as np
 from domino_env import DominoEnv
 from domino_env.agents import AGENTS, SEARCH_NAMES, Agent, is_builtin, make_agent
 from training import checkpoint
+from training.guided import GuidedSearchAgent, check_table, parse_guided_name
 from training.networks import ActorCritic
 
 AgentName = str | os.PathLike[str]
@@ -38,14 +39,16 @@ class PolicyAgent:
 
 def checkpoint_file(spec: AgentName) -> Path | None:
     """None for a baseline name; else the checkpoint ``spec`` names (a run folder: its
-    ``checkpoints/latest.pt``). A name that is neither raises ValueError."""
+    ``checkpoints/latest.pt``; ``search:[N:]<checkpoint>``: that checkpoint). A name that is
+    neither raises ValueError."""
     if is_builtin(str(spec)):  # a baseline, search or search:N (a malformed search:... raises)
         return None
-    path = Path(spec)
+    guided = parse_guided_name(str(spec))
+    path = Path(spec if guided is None else guided[1])
     if not path.exists():
         raise ValueError(
-            f"agent {str(spec)!r} is not {' or '.join(AGENTS)} (nor {SEARCH_NAMES}), and no checkpoint "
-            "file or run folder of that name exists"
+            f"agent {str(spec)!r} is not {' or '.join(AGENTS)} (nor {SEARCH_NAMES}, nor "
+            "search:[N:]CHECKPOINT), and no checkpoint file or run folder of that name exists"
         )
     return checkpoint.resolve(path)
 
@@ -58,12 +61,18 @@ def resolve_agent(spec: AgentName, env: DominoEnv, seed: int | None = None) -> A
 
 
 def load_agent(spec: str, env: DominoEnv | None, seed: int | None = None) -> Agent | None:
-    """The policy of the checkpoint ``spec`` names (a run folder: its latest), for ``env``'s
-    table; None when no such file or folder exists (the name is not the trainer's to load)."""
-    if not Path(spec).exists():
+    """The policy of the checkpoint ``spec`` names (a run folder: its latest), or the
+    policy-guided search ``search:[N:]<checkpoint>``, for ``env``'s table; None when no such
+    file or folder exists (the name is not the trainer's to load)."""
+    guided = parse_guided_name(spec)
+    target = spec if guided is None else guided[1]
+    if not Path(target).exists():
         return None
     if env is None:
-        raise ValueError(f"agent {spec!r} is a checkpoint: loading it needs the environment it will play")
-    path = checkpoint.resolve(Path(spec))
+        raise ValueError(f"agent {spec!r} needs a checkpoint: loading it needs the environment it will play")
+    path = checkpoint.resolve(Path(target))
     model, _ = checkpoint.load_model(path, env.encoder.size, env.rules.num_actions)
+    if guided is not None:
+        check_table(env, spec)
+        return GuidedSearchAgent(model, guided[0], seed, name=spec)
     return PolicyAgent(model, name=path.stem)

@@ -24,6 +24,7 @@ from domino_env.agents import AGENTS, Agent
 from training import checkpoint
 from training.agents import checkpoint_file, resolve_agent
 from training.config import Config, load_config
+from training.guided import parse_guided_name
 from training.matches import Match, play_match, seatings
 from training.report import RESULT_COLUMNS, format_results, table_text, write_rows
 
@@ -51,6 +52,8 @@ def contestant(spec: str, label: str | None = None) -> Contestant:
     if path is None:
         return Contestant(spec, label or spec)
     data = checkpoint.load(path)
+    if parse_guided_name(spec) is not None:  # a policy-guided search: named as given
+        return Contestant(spec, label or spec, data["config"], data.get("iteration"), data.get("steps"))
     if label is None:  # <run>/checkpoints/iter_00010.pt -> <run>/iter_00010
         label = f"{path.parent.parent.name}/{path.stem}" if path.parent.name == "checkpoints" else path.stem
     return Contestant(str(path), label, data["config"], data.get("iteration"), data.get("steps"))

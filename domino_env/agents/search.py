@@ -72,19 +72,31 @@ GRID_CANDIDATES = 12  # 3D dominoes: the most placements one decision searches
 
 
 def parse_search_name(name: str) -> int | None:
-    """The budget N of ``search`` (the default) or ``search:N``; None for any other name.
-    A malformed ``search:...`` raises ValueError saying what is allowed."""
+    """The budget N of ``search`` (the default) or ``search:N``; None for any other name (a
+    loader may take ``search:<checkpoint>``, the trainer's policy-guided search). A budget
+    that is no positive integer (``search:0``, ``search:-2``, ``search:1.5``) raises
+    ValueError saying what is allowed."""
     if name == NAME:
         return DEFAULT_WORLDS
     if not name.startswith(NAME + ":"):
         return None
     text = name[len(NAME) + 1 :]
+    if text and not _looks_numeric(text):
+        return None
     if not text.isdigit() or int(text) < 1:
         raise ValueError(
             f"agent {name!r}: the search budget must be a positive integer, as in 'search:16' "
             f"(N sampled worlds per legal action); plain 'search' uses {DEFAULT_WORLDS}"
         )
     return int(text)
+
+
+def _looks_numeric(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
 
 
 class SearchAgent:

@@ -228,7 +228,7 @@ class ChainEncoder:
                 view[sizes + seat] = hands[seat].bit_count() * scale
             elif kind == DRAW:
                 seat, tile = event[1], event[2]
-                if follow:
+                if follow and tile >= 0:  # (a sampled world's draws may be hidden: its hands show them)
                     view[hand_at[seat] + tile] = 1.0
                 view[sizes + seat] = hands[seat].bit_count() * scale
                 view[self._stock] = len(state.stock) * self._stock_scale
