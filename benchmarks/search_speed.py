@@ -2,7 +2,7 @@
 
     python benchmarks/search_speed.py [--budgets 8 16 32 64] [--decisions 40] [--variants classic ...]
 
-For each variant (its first standard table: 2 players, Cross 4 with partners) and each budget
+For each variant (its benchmark table: 2 players, Cross 4 single players) and each budget
 N it plays seeded matches with ``search:N`` in seat 0 and ``greedy`` elsewhere, and times the
 search agent's decisions that have a choice (more than one legal action: with one the agent
 answers at once, which is not what this measures) until ``--decisions`` of them are timed.
@@ -24,7 +24,7 @@ from domino_env.agents.search import DEFAULT_WORLDS
 def decision_ms(name: str, budget: int, decisions: int, seed: int) -> float:
     """Mean milliseconds of ``search:budget``'s decisions with a choice, over ``decisions`` of them."""
     spec = domino_env.spec(name)
-    options = dict(spec.tables()[0])
+    options = dict(spec.benchmark_tables[0])
     env = domino_env.raw_env(name, **options)
     searcher = make_agent(f"search:{budget}", seed=seed)
     others = make_agent("greedy", seed=seed + 1)

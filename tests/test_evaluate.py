@@ -274,8 +274,9 @@ def test_demo_says_the_steps_it_trains(tmp_path: Path, capsys: pytest.CaptureFix
     [
         (["--games", "0"], "argument --games: must be a positive integer, got '0'"),
         (["--games", "-1"], "must be a positive integer"),
-        (["--first", "greddy"], "argument --first: invalid choice: 'greddy'"),
-        (["--second", "agents/classic.pt"], "argument --second: invalid choice"),
+        (["--first", "greddy"], "argument --first: 'greddy' is no built-in agent: random, greedy, search"),
+        (["--second", "agents/classic.pt"], "argument --second: 'agents/classic.pt' is no built-in agent"),
+        (["--first", "search:0"], "argument --first: agent 'search:0': the search budget must be a positive"),
         (["--variants"], "argument --variants: expected at least one argument"),
     ],
 )
@@ -286,6 +287,13 @@ def test_arena_refuses_bad_arguments(
         arena.main(args)
     assert exit_info.value.code == 2
     assert message in capsys.readouterr().err
+
+
+def test_arena_plays_search(capsys: pytest.CaptureFixture[str]) -> None:
+    arena.main(["--first", "search:1", "--second", "greedy", "--variants", "blind", "--games", "2"])
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith("search:1 vs greedy: 2 whole matches per line")
+    assert [line.split()[0] for line in lines[2:]] == ["blind", "blind"]  # heads-up and partners
 
 
 def test_help_shows_defaults_and_errors_read_well(capsys: pytest.CaptureFixture[str]) -> None:
@@ -300,7 +308,7 @@ def test_help_shows_defaults_and_errors_read_well(capsys: pytest.CaptureFixture[
     ship = help_text("ship")
     assert "(default 2000)" in ship and "--seed SEED deal seed" in ship
     assert "--seed SEED game g is dealt" in help_text("rate")
-    assert "only baselines" in " ".join(arena_help().split()).lower()
+    assert "built-in agents (baselines, search, search:n)" in " ".join(arena_help().split()).lower()
     for bad in ("x", "0"):
         with pytest.raises(SystemExit):
             main(["evaluate", "greedy", "random", "--games", bad])

@@ -62,13 +62,15 @@ def test_duplicate_seats_the_first_agent_once_per_seating(options, seats, monkey
     real = matches.play_game
 
     def spy(env, agents, seed):
-        calls.append(([s for s, agent in enumerate(agents) if agent is first], seed))
+        calls.append(([s for s, agent in enumerate(agents) if agent.agent is first], seed))  # (timed)
         return real(env, agents, seed)
 
     monkeypatch.setattr(matches, "play_game", spy)
     k = len(seats)
     match = play_match(env, first, second, 2 * k, seed=4, duplicate=True)
     assert match.per_deal == k and len(match.margins) == 2 * k
+    assert sum(match.decisions) == match.steps and min(match.seconds) > 0  # each agent's stopwatch
+    assert match.ms_per_decision(0) == pytest.approx(1000 * match.seconds[0] / match.decisions[0])
     assert calls == [(seat, 4) for seat in seats] + [(seat, 5) for seat in seats]
     calls.clear()
     play_match(env, first, second, 2 * k, seed=4)  # independent deals: one deal a game

@@ -85,7 +85,7 @@ def ship_command(args: argparse.Namespace) -> int:
 
 
 def benchmark_command(args: argparse.Namespace) -> int:
-    from training.benchmark import benchmark
+    from training.benchmark import REFERENCE, benchmark
 
     try:
         summary = benchmark(
@@ -96,6 +96,8 @@ def benchmark_command(args: argparse.Namespace) -> int:
             args.group,
             args.agents_dir,
             not args.no_progress,
+            args.workers,
+            None if args.fresh else args.reference or REFERENCE,
         )
     except ValueError as err:
         return _fail(err)
@@ -107,8 +109,12 @@ def benchmark_command(args: argparse.Namespace) -> int:
         print(f"{label:<24} IQM score {entry['iqm']:+.2f}  95% CI [{low:+.2f}, {high:+.2f}]")
     for agent, variants in summary["skipped"].items():
         print(f"{agent}: not played on {', '.join(variants)} (a checkpoint plays only its own table)")
+    pairings = summary["pairings"]
+    read = f", {pairings['read']} read from {pairings['reference']}" if pairings["read"] else ""
+    print(f"pairings: {pairings['played']} played{read}")
     written = Path(args.out) / "benchmark.csv"
-    print(f"written: {written}, summary.json, benchmark.png (protocol {summary['protocol']})")
+    also = "benchmark.md, summary.json, benchmark.png, pairings.json"
+    print(f"written: {written}, {also} (protocol {summary['protocol']})")
     return 0
 
 
@@ -240,9 +246,10 @@ def main(argv: list[str] | None = None) -> int:
         help="agents against each other, seats rotated: win rate with 95%% CI, reward, final score",
         description="Every pair of the agents plays --games seeded games with the seats rotated "
         "(both orders at 3-4 single seats, where one agent sits against copies of the other). "
-        "Agents: random, greedy, a checkpoint file or a run folder (its latest.pt).",
+        "Agents: random, greedy, search, search:N (N worlds per legal action), a checkpoint file "
+        "or a run folder (its latest.pt).",
     )
-    evaluate.add_argument("agent", help="random, greedy, a checkpoint file or a run folder")
+    evaluate.add_argument("agent", help="random, greedy, search[:N], a checkpoint file or a run folder")
     evaluate.add_argument("opponents", nargs="+", metavar="AGENT", help="more agents, the same kinds")
     _table_arguments(evaluate)
     evaluate.add_argument("--games", type=positive_int, default=100, help="games per pairing (default 100)")
@@ -275,7 +282,9 @@ def main(argv: list[str] | None = None) -> int:
 
     play = commands.add_parser("play", help="play in the terminal against an agent")
     _table_arguments(play)
-    play.add_argument("--opponent", default="greedy", help="greedy, random, checkpoint or run folder")
+    play.add_argument(
+        "--opponent", default="greedy", help="greedy, random, search[:N], checkpoint or run folder"
+    )
     play.add_argument("--seat", type=int, default=0, help="your seat, 0..players-1 (default 0)")
     play.add_argument("--seed", type=int, help="deal seed (default: a new deal each time)")
     _threads_argument(play)
@@ -340,6 +349,15 @@ def main(argv: list[str] | None = None) -> int:
     bench.add_argument("--out", default="runs/benchmark", help="output folder (default runs/benchmark)")
     bench.add_argument("--group", help="the agents are runs (seeds) of one algorithm: aggregate them as NAME")
     bench.add_argument("--agents-dir", default="agents", help="where the shipped agents are (default agents)")
+    bench.add_argument(
+        "--workers", type=positive_int, help="processes playing pairings at once (default: one per core)"
+    )
+    bench.add_argument(
+        "--reference",
+        help="a pairings.json whose pairings are read instead of played again (default: the shipped "
+        "training/benchmark_reference_v1.json, this version's ladder under the protocol)",
+    )
+    bench.add_argument("--fresh", action="store_true", help="play every pairing, reading none")
     bench.add_argument("--no-progress", action="store_true", help="no progress bar")
     _threads_argument(bench)
     bench.set_defaults(run=benchmark_command)

@@ -1,9 +1,11 @@
-"""Baselines against each other in every variant, and the head-to-head of two agents.
+"""Built-in agents against each other in every variant, and the head-to-head of two agents.
 
     python -m training.arena --games 50 --seed 0
+    python -m training.arena --first search:16 --second greedy --variants classic
 
-plays ``greedy`` against ``random`` in every variant (2 players, and 4 as partners where
-the variant allows it) and prints win rates with 95% Wilson intervals.
+plays ``--first`` (default ``greedy``) against ``--second`` (default ``random``) in every
+variant (2 players, and 4 as partners where the variant allows it) and prints win rates with
+95% Wilson intervals. Any built-in agent plays: the baselines, ``search`` and ``search:N``.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ import time
 from typing import Any
 
 from domino_env import VARIANTS, raw_env
-from domino_env.agents import AGENTS, Agent, make_agent
+from domino_env.agents import AGENTS, SEARCH_NAMES, Agent, is_builtin, make_agent
 from training.matches import Match, play_match
 
 
@@ -36,11 +38,23 @@ def positive_int(text: str) -> int:
     return value
 
 
+def builtin_agent(text: str) -> str:
+    """An argparse type: a built-in agent's name (a baseline, ``search``, ``search:N``)."""
+    try:
+        known = is_builtin(text)
+    except ValueError as err:  # a malformed search:N says what is allowed
+        raise argparse.ArgumentTypeError(str(err)) from err
+    if not known:
+        known_names = f"{', '.join(AGENTS)}, {SEARCH_NAMES}"
+        raise argparse.ArgumentTypeError(f"{text!r} is no built-in agent: {known_names}")
+    return text
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(
         prog="python -m training.arena",
-        description="Seeded games between the baseline agents in every variant. Only baselines are "
-        "accepted here; for checkpoints use python -m training evaluate.",
+        description="Seeded games between built-in agents (baselines, search, search:N) in every "
+        "variant; for checkpoints use python -m training evaluate.",
     )
     parser.add_argument("--games", type=positive_int, default=50, help="episodes per match-up (default 50)")
     parser.add_argument("--seed", type=int, default=0, help="game g is dealt from seed + g (default 0)")
@@ -52,12 +66,11 @@ def main(argv: list[str] | None = None) -> None:
         metavar="VARIANT",
         help=f"variants to play, one or more of {', '.join(VARIANTS)} (default all)",
     )
-    baselines = list(AGENTS)
     parser.add_argument(
-        "--first", default="greedy", choices=baselines, help="baseline measured (default greedy)"
+        "--first", default="greedy", type=builtin_agent, help="agent measured (default greedy)"
     )
     parser.add_argument(
-        "--second", default="random", choices=baselines, help="its opponents' baseline (default random)"
+        "--second", default="random", type=builtin_agent, help="its opponents' agent (default random)"
     )
     args = parser.parse_args(argv)
     print(

@@ -1,15 +1,27 @@
 """``python -m training benchmark``: agents against a fixed ladder on every variant, under a published
 protocol, with normalized scores and their aggregate.
 
-    python -m training benchmark search:64 runs/all_fives-1 --variants all_fives classic --games 200
+    python -m training benchmark runs/all_fives-1 search:32 --variants all_fives classic --games 200
 
 **Protocol v1** (``PROTOCOL``, written into every result): each variant at its first standard
 table (``spec.benchmark_tables[0]``), whole matches, **duplicate deals** from the fixed deal seeds
 ``DEAL_SEED + d`` (d = 0, 1, ...: every pairing plays the same deals), each deal once per seating,
-so ``--games`` is rounded up to whole deals. The ladder is ``random``, ``greedy``, ``search`` and
-the variant's shipped agent (``agents/<variant>.pt``, where there is one); the name ``shipped``
-stands for that agent as a contestant too. A checkpoint plays only the variant and table it was
-trained on (other variants are skipped for it, and the output says so).
+so ``--games`` is rounded up to whole deals. The first agent of a pairing is seeded ``DEAL_SEED``,
+the second ``DEAL_SEED + 1``. The ladder is ``random``, ``greedy``, ``search`` and the variant's
+shipped agent (``agents/<variant>.pt``); the name ``shipped`` stands for that agent as a
+contestant too. A checkpoint plays only the variant and table it was trained on (other variants
+are skipped for it, and the output says so).
+
+**Pairings played once.** Two agents that are the same agent (a name, or a checkpoint's content)
+are not played: by symmetry a mirror match is won 1/sides of the time, and that is what it counts.
+At a table of two sides (heads-up, partnerships) A against B is the same games as B against A
+seen from the other side, so it is played once and read both ways. And a pairing already in the
+**reference file** (``--reference``; by default :data:`REFERENCE`, this version's ladder played
+under the protocol) is read from it rather than played again, when it was played with the same
+table, games, agents (checkpoints by content) and protocol; ``--fresh`` plays everything. Every
+run writes what it played and read to ``pairings.json``, which a later run can take as its
+reference. ``tests/test_benchmark.py`` replays the start of every stored pairing, so the shipped
+file stays what the code plays.
 
 **Normalized score** of agent ``a`` on a variant: ``(W(a) - W(random)) / (W(search) - W(random))``,
 where ``W(x)`` is x's mean win rate against the ladder's opponents: 0 plays like ``random``, 1
@@ -21,14 +33,24 @@ references). Per deal the same formula gives each deal's contribution, whose mea
 (``scipy.stats.bootstrap``, deals resampled within each variant); with ``--group`` the listed
 agents are runs (training seeds) of one algorithm, the IQM is over every (run, variant) score and
 the runs are resampled within each variant - the rliable paper's convention.
+
+The pairings to play are shared out to ``--workers`` processes (default: every core); each is
+played whole by one process, so the numbers do not depend on how many there are.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
-from dataclasses import dataclass
+import os
+import queue
+from collections.abc import Callable
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from dataclasses import dataclass, field, fields
+from functools import cache, partial
 from importlib.metadata import version
+from multiprocessing import Manager, get_context
 from pathlib import Path
 from typing import Any
 
@@ -39,7 +61,8 @@ from tqdm import tqdm
 import domino_env
 from training import checkpoint
 from training.evaluate import Contestant, Result, check_fits, contestant, play_pairing
-from training.matches import seatings
+from training.guided import parse_guided_name
+from training.matches import Match, seatings
 from training.report import writable_folder, write_rows
 
 PROTOCOL = "v1"
@@ -47,6 +70,8 @@ DEAL_SEED = 1_000_000  # protocol v1's deals: seeds DEAL_SEED, DEAL_SEED + 1, ..
 LADDER = ("random", "greedy", "search")  # then the variant's shipped agent
 BOTTOM, TOP = "random", "search"  # the scores' 0 and 1
 SHIPPED = "shipped"  # a contestant name: the variant's agents/<variant>.pt
+REFERENCE_PLAYERS = ("random", "greedy", "search:2", "search", SHIPPED)  # the README's reference table
+REFERENCE = Path(__file__).with_name("benchmark_reference_v1.json")
 COLUMNS = (
     "agent",
     "variant",
@@ -59,22 +84,11 @@ COLUMNS = (
     "margin_ci_low",
     "margin_ci_high",
     "score",
+    "ms_per_decision",
+    "source",
     "protocol",
     "version",
 )
-
-
-@dataclass
-class VariantResults:
-    """One variant's pairings: ``results[(player, opponent)]``, and each player's per-deal score."""
-
-    variant: str
-    results: dict[tuple[str, str], Result]
-    deal_scores: dict[str, list[float]]  # player -> each deal's normalized contribution
-
-    def score(self, player: str) -> float:
-        values = self.deal_scores.get(player, [])
-        return float(np.mean(values)) if values else math.nan
 
 
 def standard_table(variant: str) -> dict[str, Any]:
@@ -94,18 +108,329 @@ def fits(c: Contestant, variant: str) -> bool:
     return True
 
 
-def deal_means(result: Result) -> list[float]:
+@cache
+def _digest(path: str) -> str:
+    return "sha256:" + hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+def identity(c: Contestant) -> str:
+    """What a pairing is filed under: a built-in agent's name, a checkpoint's content hash (a
+    policy-guided search: its worlds and its checkpoint's hash)."""
+    if c.config is None:
+        return c.spec
+    guided = parse_guided_name(c.spec)
+    if guided is None:
+        return _digest(c.spec)
+    worlds, path = guided
+    return f"search:{worlds}:{_digest(str(checkpoint.resolve(Path(path))))}"
+
+
+# --- pairings: what is played, stored and read ------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Task:
+    """A pairing to play: ``first`` (a spec ``contestant`` takes) against ``second``."""
+
+    variant: str
+    first: str
+    second: str
+    games: int
+    labels: tuple[str, str] = field(default=("", ""), compare=False)  # what the progress bar says
+
+
+def play_task(task: Task, on_game: Callable[[], object] | None = None) -> Match:
+    """Play one pairing under the protocol (in a worker process, or here)."""
+    env = domino_env.raw_env(task.variant, **standard_table(task.variant))
+    first, second = contestant(task.first), contestant(task.second)
+    played = play_pairing(env, first, second, task.games, DEAL_SEED, on_game, duplicate=True)
+    return Match(**{f.name: getattr(played, f.name) for f in fields(Match)})
+
+
+def swapped(match: Match, lower_score_wins: bool) -> Match:
+    """The same games of a two-sided table from the second agent's side."""
+    sign = -1.0 if lower_score_wins else 1.0
+    return Match(
+        games=match.games,
+        wins=match.games - match.wins,
+        mean_reward=-match.mean_reward,
+        mean_rounds=match.mean_rounds,
+        steps=match.steps,
+        mean_score=match.mean_score - sign * match.margin,
+        shares=[1.0 - s for s in match.shares],
+        margins=[-m for m in match.margins],
+        per_deal=match.per_deal,
+        decisions=match.decisions[::-1],
+        seconds=match.seconds[::-1],
+    )
+
+
+Key = tuple[str, str, str, str, int]  # variant, table, first identity, second identity, games
+
+
+def key_of(variant: str, first: str, second: str, games: int) -> Key:
+    return variant, json.dumps(standard_table(variant), sort_keys=True), first, second, games
+
+
+class Store:
+    """Pairings already played under the protocol (a reference file, and this run's games)."""
+
+    def __init__(self) -> None:
+        self.matches: dict[Key, Match] = {}
+        self.read: set[Key] = set()  # the keys that came from the file
+
+    @classmethod
+    def load(cls, path: str | Path | None) -> Store:
+        """Read a ``pairings.json``; one from another protocol or deal list gives nothing. A
+        file that is not one raises ValueError saying so."""
+        store = cls()
+        if path is None:
+            return store
+        try:
+            data = json.loads(Path(path).read_text())
+            if data["protocol"] != PROTOCOL or data["deal_seed"] != DEAL_SEED:
+                return store
+            for entry in data["pairings"]:
+                k = (entry["variant"], entry["table"], entry["first"], entry["second"], int(entry["games"]))
+                store.matches[k] = Match(**entry["match"])
+        except (OSError, ValueError, KeyError, TypeError) as err:
+            raise ValueError(
+                f"{path} is not a benchmark pairings file (pairings.json): {type(err).__name__}: {err}"
+            ) from err
+        store.read = set(store.matches)
+        return store
+
+    def save(self, path: Path, keys: set[Key]) -> None:
+        entries = [
+            {"variant": k[0], "table": k[1], "first": k[2], "second": k[3], "games": k[4], "match": vars(m)}
+            for k, m in sorted(self.matches.items())
+            if k in keys
+        ]
+        data = {
+            "protocol": PROTOCOL,
+            "deal_seed": DEAL_SEED,
+            "version": version("domino-env"),
+            "pairings": entries,
+        }
+        path.write_text(json.dumps(data, separators=(",", ":")) + "\n")
+
+
+# --- one variant's plan and results -----------------------------------------------------------
+
+
+@dataclass
+class VariantPlan:
+    """Who plays whom on one variant, and the pairings (by key) that answer it."""
+
+    variant: str
+    roster: dict[str, Contestant]  # label -> contestant
+    players: list[str]
+    opponents: list[str]
+    games: int  # per pairing: whole deals
+    per_deal: int
+    sides: int
+    two_sided: bool
+    lower_score_wins: bool
+    pairs: dict[tuple[str, str], tuple[Key, bool] | None] = field(default_factory=dict)
+    # (player, opponent) -> the stored key and whether to read it swapped; None: a mirror match
+
+    def plan_pairs(self) -> dict[Key, Task]:
+        """Fill ``pairs``; return the tasks behind them (what the store may lack)."""
+        tasks: dict[Key, Task] = {}
+        for p in self.players:
+            for o in self.opponents:
+                a, b = identity(self.roster[p]), identity(self.roster[o])
+                if a == b:
+                    self.pairs[(p, o)] = None
+                    continue
+                flip = self.two_sided and a > b  # two sides: one orientation, whoever asks
+                first, second = (o, p) if flip else (p, o)
+                k = key_of(self.variant, min(a, b) if flip else a, max(a, b) if flip else b, self.games)
+                self.pairs[(p, o)] = (k, flip)
+                specs = self.roster[first].spec, self.roster[second].spec
+                tasks[k] = Task(self.variant, *specs, self.games, (first, second))
+        return tasks
+
+
+@dataclass
+class VariantResults:
+    """One variant's pairings: ``results[(player, opponent)]`` (mirror matches left out), each
+    player's per-deal score, and where each pairing came from."""
+
+    variant: str
+    results: dict[tuple[str, str], Result]
+    deal_scores: dict[str, list[float]]  # player -> each deal's normalized contribution
+    sources: dict[tuple[str, str], str]
+    mirrors: set[tuple[str, str]]
+
+    def score(self, player: str) -> float:
+        values = self.deal_scores.get(player, [])
+        return float(np.mean(values)) if values else math.nan
+
+    def ms_per_decision(self, player: str) -> float:
+        """The player's mean decision time over its pairings here."""
+        mine = [r for (p, _), r in self.results.items() if p == player]
+        decisions = sum(r.decisions[0] for r in mine)
+        return 1000 * sum(r.seconds[0] for r in mine) / decisions if decisions else math.nan
+
+
+def deal_means(result: Match) -> list[float]:
     k = result.per_deal
     return [sum(result.shares[i : i + k]) / k for i in range(0, len(result.shares), k)]
 
 
-def normalized(results: dict[tuple[str, str], Result], players: list[str], opponents: list[str]) -> dict:
-    """Each player's per-deal normalized scores (see the module docstring); nan where ``search``
-    and ``random`` do equally well (the scale has no width)."""
-    per_deal = {p: np.mean([deal_means(results[(p, o)]) for o in opponents], axis=0) for p in players}
+def normalized(per_deal_shares: dict[str, list[list[float]]]) -> dict[str, list[float]]:
+    """Each player's per-deal normalized scores (see the module docstring) from its per-deal
+    win shares against each opponent; nan where ``search`` and ``random`` do equally well
+    (the scale has no width)."""
+    per_deal = {p: np.mean(shares, axis=0) for p, shares in per_deal_shares.items()}
     low, high = float(per_deal[BOTTOM].mean()), float(per_deal[TOP].mean())
     width = high - low
     return {p: ((values - low) / width).tolist() if width else [math.nan] for p, values in per_deal.items()}
+
+
+def collect(plan: VariantPlan, store: Store, source: str) -> VariantResults:
+    """The plan's results, read from the store (every pairing is in it by now)."""
+    results: dict[tuple[str, str], Result] = {}
+    sources: dict[tuple[str, str], str] = {}
+    mirrors = set()
+    shares: dict[str, list[list[float]]] = {p: [] for p in plan.players}
+    deals = plan.games // plan.per_deal
+    for (p, o), pair in plan.pairs.items():
+        if pair is None:
+            shares[p].append([1.0 / plan.sides] * deals)
+            mirrors.add((p, o))
+            continue
+        k, flip = pair
+        match = store.matches[k]
+        match = swapped(match, plan.lower_score_wins) if flip else match
+        results[(p, o)] = Result(**vars(match), agent=p, opponent=o)
+        sources[(p, o)] = source if k in store.read else "played"
+        shares[p].append(deal_means(match))
+    return VariantResults(plan.variant, results, normalized(shares), sources, mirrors)
+
+
+# --- running ----------------------------------------------------------------------------------
+
+
+def _worker_start() -> None:
+    import torch
+
+    torch.set_num_threads(1)  # the workers share the cores: one thread each
+
+
+def run_tasks(tasks: list[Task], workers: int, progress: bool) -> list[Match]:
+    """Play every task (in ``workers`` processes when more than one), a progress bar over the
+    games naming the pairing that last finished a game."""
+    total = sum(t.games for t in tasks)
+    with tqdm(total=total, unit="game", disable=not progress or not tasks) as bar:
+
+        def label(i: int) -> str:
+            t = tasks[i]
+            return f"{t.variant}: {t.labels[0]} vs {t.labels[1]}"
+
+        if workers <= 1 or len(tasks) <= 1:
+            played = []
+            for i, task in enumerate(tasks):
+                bar.set_description(label(i))
+                played.append(play_task(task, partial(bar.update, 1)))
+            return played
+        with Manager() as manager:
+            ticks = manager.Queue()
+            pool = ProcessPoolExecutor(min(workers, len(tasks)), get_context("spawn"), _worker_start)
+            try:
+                futures = [pool.submit(play_task, t, partial(ticks.put, i)) for i, t in enumerate(tasks)]
+                pending: set[Future[Match]] = set(futures)
+                while pending:
+                    _, pending = wait(pending, timeout=0.25, return_when=FIRST_COMPLETED)
+                    _drain(ticks, bar, label)
+                _drain(ticks, bar, label)
+                played = [f.result() for f in futures]  # a worker's error is raised here
+            except BaseException:  # (an interrupt too: drop what is queued, keep nothing)
+                pool.shutdown(wait=False, cancel_futures=True)
+                raise
+            pool.shutdown()
+            return played
+
+
+def _drain(ticks: Any, bar: tqdm, label: Callable[[int], str]) -> None:
+    last = None
+    while True:
+        try:
+            last = ticks.get_nowait()
+        except queue.Empty:
+            break
+        bar.update(1)
+    if last is not None:
+        bar.set_description(label(last))
+
+
+def benchmark(
+    agents: list[str],
+    variants: list[str] | None = None,
+    games: int = 200,
+    out: str | Path = "runs/benchmark",
+    group: str | None = None,
+    agents_dir: str | Path = "agents",
+    progress: bool = True,
+    workers: int | None = None,
+    reference: str | Path | None = REFERENCE,
+) -> dict[str, Any]:
+    """Play the protocol, write ``OUT/benchmark.csv``, ``benchmark.md``, ``summary.json``,
+    ``benchmark.png`` and ``pairings.json`` (only once every game is played: an interrupted run
+    writes nothing), and return the summary. ``reference`` None plays every pairing. Bad input
+    (an unknown variant or agent, games below 1, an unwritable ``out``, a broken reference)
+    raises ValueError before any game."""
+    variants = list(variants or domino_env.SPECS)
+    for name in variants:
+        domino_env.spec(name)  # an unknown variant: ValueError listing the known ones
+    if games < 1:
+        raise ValueError(f"games must be at least 1, got {games}")
+    workers = len(os.sched_getaffinity(0)) if workers is None else workers
+    if workers < 1:
+        raise ValueError(f"workers must be at least 1, got {workers}")
+    given = {a: contestant(a) for a in dict.fromkeys(agents) if a != SHIPPED}  # unknown agents fail here
+    store = Store.load(reference)
+    folder = writable_folder(out)
+    skipped: dict[str, list[str]] = {a: [] for a in [*given, *([SHIPPED] if SHIPPED in agents else [])]}
+    plans = []
+    for variant in variants:
+        roster = {name: contestant(name) for name in (*LADDER, BOTTOM, TOP)}
+        shipped = shipped_path(agents_dir, variant)
+        if shipped.exists() and fits(ship := contestant(str(shipped), SHIPPED), variant):
+            roster[SHIPPED] = ship
+        elif SHIPPED in agents:
+            skipped[SHIPPED].append(variant)
+        for name, c in given.items():
+            if fits(c, variant):
+                roster.setdefault(name, c)
+            else:
+                skipped[name].append(variant)
+        players = [BOTTOM, TOP, *(a for a in dict.fromkeys(agents) if a in roster and a not in (BOTTOM, TOP))]
+        opponents = [*LADDER, *([SHIPPED] if SHIPPED in roster else [])]
+        rules = domino_env.raw_env(variant, **standard_table(variant)).rules
+        k = seatings(rules.num_players, rules.teams)
+        sides = 2 if rules.teams else rules.num_players
+        per_pairing = -(-games // k) * k
+        plans.append(
+            VariantPlan(
+                variant, roster, players, opponents, per_pairing, k, sides, sides == 2, rules.lower_score_wins
+            )
+        )
+    tasks: dict[Key, Task] = {}
+    for plan in plans:
+        tasks.update(plan.plan_pairs())
+    missing = [key for key in tasks if key not in store.matches]
+    played = run_tasks([tasks[key] for key in missing], workers, progress)
+    store.matches.update(zip(missing, played, strict=True))
+    source = Path(reference).name if reference is not None else ""
+    by_variant = [collect(plan, store, source) for plan in plans]
+    summary = summarize(by_variant, agents, group, games)
+    summary["skipped"] = {a: v for a, v in skipped.items() if v}
+    summary["pairings"] = {"played": len(missing), "read": len(tasks) - len(missing), "reference": source}
+    write_results(folder, by_variant, summary)
+    store.save(folder / "pairings.json", set(tasks))
+    return summary
 
 
 def iqm_with_interval(samples: list[list[float]], pooled: bool) -> tuple[float, float, float]:
@@ -144,64 +469,10 @@ def iqm_with_interval(samples: list[list[float]], pooled: bool) -> tuple[float, 
     return centre, float(boot.confidence_interval.low), float(boot.confidence_interval.high)
 
 
-def benchmark(
-    agents: list[str],
-    variants: list[str] | None = None,
-    games: int = 200,
-    out: str | Path = "runs/benchmark",
-    group: str | None = None,
-    agents_dir: str | Path = "agents",
-    progress: bool = True,
-) -> dict[str, Any]:
-    """Play the protocol, write ``OUT/benchmark.csv``, ``summary.json`` and ``benchmark.png``
-    (only once every game is played: an interrupted run writes nothing), and return the summary.
-    Bad input (an unknown variant or agent, games below 1, an unwritable ``out``) raises
-    ValueError before any game."""
-    variants = list(variants or domino_env.SPECS)
-    for name in variants:
-        domino_env.spec(name)  # an unknown variant: ValueError listing the known ones
-    if games < 1:
-        raise ValueError(f"games must be at least 1, got {games}")
-    folder = writable_folder(out)
-    given = {a: contestant(a) for a in dict.fromkeys(agents) if a != SHIPPED}  # unknown agents fail here
-    skipped: dict[str, list[str]] = {a: [] for a in given}
-    plans = []
-    for variant in variants:
-        roster = {name: contestant(name) for name in (*LADDER, BOTTOM, TOP)}
-        shipped = shipped_path(agents_dir, variant)
-        if shipped.exists():
-            roster[SHIPPED] = contestant(str(shipped), SHIPPED)
-        for name, c in given.items():
-            if fits(c, variant):
-                roster.setdefault(name, c)
-            else:
-                skipped[name].append(variant)
-        players = [BOTTOM, TOP, *(a for a in dict.fromkeys(agents) if a in roster and a not in (BOTTOM, TOP))]
-        opponents = [*LADDER, *([SHIPPED] if SHIPPED in roster else [])]
-        env = domino_env.raw_env(variant, **standard_table(variant))
-        k = seatings(env.rules.num_players, env.rules.teams)
-        plans.append((variant, env, roster, players, opponents, -(-games // k) * k))
-    total = sum(len(players) * len(opponents) * n for *_, players, opponents, n in plans)
-    by_variant: list[VariantResults] = []
-    with tqdm(total=total, unit="game", disable=not progress) as bar:
-        for variant, env, roster, players, opponents, per_pairing in plans:
-            results: dict[tuple[str, str], Result] = {}
-            for p in players:
-                for o in opponents:
-                    bar.set_description(f"{variant}: {p} vs {o}")
-                    results[(p, o)] = play_pairing(
-                        env, roster[p], roster[o], per_pairing, DEAL_SEED, bar.update, duplicate=True
-                    )
-            by_variant.append(VariantResults(variant, results, normalized(results, players, opponents)))
-    summary = summarize(by_variant, agents, group, games)
-    summary["skipped"] = {a: v for a, v in skipped.items() if v}
-    write_results(folder, by_variant, summary)
-    return summary
-
-
 def summarize(by_variant: list[VariantResults], agents: list[str], group: str | None, games: int) -> dict:
-    """Scores per variant and their IQM, for each agent (or for the group and the references)."""
-    labels = [BOTTOM, TOP, *[a for a in agents if a not in (BOTTOM, TOP)]]
+    """Scores per variant and their IQM, for each agent (or for the group and the references),
+    and each agent's decision time per variant."""
+    labels = [*(a for a in (BOTTOM, TOP) if a not in agents), *dict.fromkeys(agents)]
     entries: dict[str, Any] = {}
     for label in labels:
         scores = {v.variant: round(v.score(label), 6) for v in by_variant if label in v.deal_scores}
@@ -211,6 +482,9 @@ def summarize(by_variant: list[VariantResults], agents: list[str], group: str | 
             "scores": scores,
             "iqm": round(centre, 6),
             "iqm_ci": [round(low, 6), round(high, 6)],
+            "ms_per_decision": {
+                v.variant: round(v.ms_per_decision(label), 3) for v in by_variant if label in v.deal_scores
+            },
         }
     if group:
         runs = [a for a in agents if a not in (BOTTOM, TOP)]
@@ -233,11 +507,56 @@ def write_results(folder: Path, by_variant: list[VariantResults], summary: dict[
     for v in by_variant:
         for (player, opponent), r in v.results.items():
             row = {**r.row(), "agent": player, "opponent": opponent, "variant": v.variant}
-            row.update(score=v.score(player), protocol=PROTOCOL, version=summary["version"])
+            row.update(
+                score=v.score(player),
+                ms_per_decision=r.ms_per_decision(),
+                source=v.sources[(player, opponent)],
+                protocol=PROTOCOL,
+                version=summary["version"],
+            )
             rows.append({column: row[column] for column in COLUMNS})
     write_rows(folder / "benchmark.csv", COLUMNS, rows)
+    (folder / "benchmark.md").write_text(markdown(by_variant, summary))
     (folder / "summary.json").write_text(json.dumps(summary, indent=1, allow_nan=True) + "\n")
     plot(folder / "benchmark.png", by_variant, summary)
+
+
+def markdown(by_variant: list[VariantResults], summary: dict[str, Any]) -> str:
+    """The results as two tables a person reads: scores per variant, then each pairing's win rate."""
+    labels = [a for a in summary["agents"] if "scores" in summary["agents"][a]]
+    ladder = summary["ladder"]
+    lines = [
+        f"Normalized scores, protocol {summary['protocol']} (0: plays like random, 1: like search):",
+        "",
+        "| variant | " + " | ".join(labels) + " |",
+        "|---" * (len(labels) + 1) + "|",
+    ]
+    for v in by_variant:  # (rounded first: a score of -0.0001 reads 0.00, not -0.00)
+        cells = [f"{round(v.score(a), 2) + 0.0:.2f}" if a in v.deal_scores else "" for a in labels]
+        lines.append(f"| {v.variant} | " + " | ".join(cells) + " |")
+    iqms = [f"{summary['agents'][a]['iqm']:.2f}" for a in labels]
+    lines += ["| **IQM** | " + " | ".join(iqms) + " |", ""]
+    lines += [
+        "Win rate of the row's agent against each opponent (95% interval over deals; a mirror match",
+        "counts as 1/sides), and its time per decision:",
+        "",
+        "| variant | agent | " + " | ".join(f"vs {o}" for o in ladder) + " | ms/decision |",
+        "|---" * (len(ladder) + 3) + "|",
+    ]
+    for v in by_variant:
+        for a in labels:
+            if a not in v.deal_scores:
+                continue
+            cells = []
+            for o in ladder:
+                r = v.results.get((a, o))
+                if r is None:
+                    cells.append("mirror" if (a, o) in v.mirrors else "")
+                else:
+                    low, high = r.interval()
+                    cells.append(f"{r.win_rate:.1%} [{low:.1%}, {high:.1%}]")
+            lines.append(f"| {v.variant} | {a} | " + " | ".join(cells) + f" | {v.ms_per_decision(a):.2f} |")
+    return "\n".join(lines) + "\n"
 
 
 def plot(path: Path, by_variant: list[VariantResults], summary: dict[str, Any]) -> None:

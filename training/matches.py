@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import math
 import statistics
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -77,6 +78,21 @@ def seats_of_first(num_players: int, teams: bool, game_index: int) -> list[int]:
     return [game_index % num_players]
 
 
+class Timed:
+    """An agent with a stopwatch: its decisions and the seconds they took."""
+
+    def __init__(self, agent: Agent) -> None:
+        self.agent, self.name = agent, getattr(agent, "name", "agent")
+        self.decisions, self.seconds = 0, 0.0
+
+    def __call__(self, env: Any, observation: Any) -> int:
+        start = time.perf_counter()
+        action = self.agent(env, observation)
+        self.seconds += time.perf_counter() - start
+        self.decisions += 1
+        return action
+
+
 def play_game(env: Any, agents: list[Agent], seed: int) -> tuple[int, int]:
     """Play one episode; returns (rounds played, decisions)."""
     env.reset(seed=seed)
@@ -105,12 +121,19 @@ def win_share(rules: Any, outcomes: list[float], mine: list[int]) -> float:
 class Match(Summary):
     """A match's :class:`Summary`, with the first agent's mean final score, and game by game its
     win share (1 won, 0 lost, a fraction for a shared first place) and margin; ``per_deal``
-    games in a row share a deal (1: every game its own deal; duplicate: the seatings)."""
+    games in a row share a deal (1: every game its own deal; duplicate: the seatings); each
+    agent's decisions and the seconds they took (``[first, second]``)."""
 
     mean_score: float = 0.0
     shares: list[float] = field(default_factory=list)
     margins: list[float] = field(default_factory=list)
     per_deal: int = 1
+    decisions: list[int] = field(default_factory=lambda: [0, 0])
+    seconds: list[float] = field(default_factory=lambda: [0.0, 0.0])
+
+    def ms_per_decision(self, side: int = 0) -> float:
+        """Milliseconds per decision of the first agent (``side`` 1: the second)."""
+        return 1000 * self.seconds[side] / self.decisions[side] if self.decisions[side] else math.nan
 
     def _by_deal(self, values: list[float]) -> list[float]:
         k = self.per_deal
@@ -152,13 +175,16 @@ def play_match(
     if games % k:
         raise ValueError(f"duplicate deals play each deal {k} times here: games must be a multiple of {k}")
     sign = -1.0 if rules.lower_score_wins else 1.0
+    timed = Timed(first), Timed(second)
     shares: list[float] = []
     margins: list[float] = []
     reward = score = rounds = steps = 0.0
     for g in range(games):
         deal, seating = (g // k, g % k) if duplicate else (g, g)
         mine = seats_of_first(n, rules.teams, seating)
-        played, decisions = play_game(env, [first if s in mine else second for s in range(n)], seed + deal)
+        played, decisions = play_game(
+            env, [timed[0] if s in mine else timed[1] for s in range(n)], seed + deal
+        )
         outcomes = env.outcomes()
         shares.append(win_share(rules, outcomes, mine))
         reward += outcomes[mine[0]]
@@ -181,4 +207,6 @@ def play_match(
         shares=shares,
         margins=margins,
         per_deal=k,
+        decisions=[t.decisions for t in timed],
+        seconds=[t.seconds for t in timed],
     )

@@ -90,7 +90,7 @@ SPECS = (
         rules=CrossRules,
         table="chain",
         summary="four players, all tiles dealt, four arms from the 6-6 that must each be started",
-        benchmark_tables=({"num_players": 4, "teams": True}, {"num_players": 4}),
+        benchmark_tables=({"num_players": 4}, {"num_players": 4, "teams": True}),
         observer=CrossObserver,
     ),
 )
