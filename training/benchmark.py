@@ -274,11 +274,6 @@ class VariantResults:
         return 1000 * sum(r.seconds[0] for r in mine) / decisions if decisions else math.nan
 
 
-def deal_means(result: Match) -> list[float]:
-    k = result.per_deal
-    return [sum(result.shares[i : i + k]) / k for i in range(0, len(result.shares), k)]
-
-
 def normalized(per_deal_shares: dict[str, list[list[float]]]) -> dict[str, list[float]]:
     """Each player's per-deal normalized scores (see the module docstring) from its per-deal
     win shares against each opponent; nan where ``search`` and ``random`` do equally well
@@ -306,7 +301,7 @@ def collect(plan: VariantPlan, store: Store, source: str) -> VariantResults:
         match = swapped(match, plan.lower_score_wins) if flip else match
         results[(p, o)] = Result(**vars(match), agent=p, opponent=o)
         sources[(p, o)] = source if k in store.read else "played"
-        shares[p].append(deal_means(match))
+        shares[p].append(match.deal_shares())
     return VariantResults(plan.variant, results, normalized(shares), sources, mirrors)
 
 

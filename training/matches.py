@@ -139,12 +139,16 @@ class Match(Summary):
         k = self.per_deal
         return [sum(values[i : i + k]) / k for i in range(0, len(values), k)]
 
+    def deal_shares(self) -> list[float]:
+        """Each deal's mean win share (a game's own, without duplicate deals)."""
+        return self._by_deal(self.shares)
+
     def interval(self) -> tuple[float, float]:
         """95% interval of the win rate: Wilson's over independent games; with duplicate deals a
         t-interval over the deals' mean shares (the games of one deal are not independent)."""
         if self.per_deal == 1:
             return wilson_interval(self.wins, self.games)
-        low, high = mean_interval(self._by_deal(self.shares))
+        low, high = mean_interval(self.deal_shares())
         return max(0.0, low), min(1.0, high)
 
     @property
