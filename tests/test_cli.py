@@ -116,9 +116,16 @@ def test_ship_exports_the_agent_with_its_config_and_records_its_win_rates(
     table = (agents / "README.md").read_text()
     assert "| classic |" in table and "vs greedy" in table
 
-    blitz = write(tmp_path, "env:\n  variant: blitz\n  options: {num_players: 2, episode: round}\n")
-    assert main(["ship", str(blitz), *common, *args]) == 0
+    blitz = write(
+        tmp_path, "env:\n  variant: blitz\n  options: {num_players: 2, episode: round}\n", "blitz.yaml"
+    )
+    assert main(["ship", str(blitz), *common, *args, "--opponents", "greedy", "search:1"]) == 0
     assert main(["ship", str(config), *common, "run.seed=5", *args]) == 0  # shipped again: replaced
     with (agents / "results.csv").open() as handle:
-        assert [r["variant"] for r in csv.DictReader(handle)] == ["blitz", "classic"]
+        rows = list(csv.DictReader(handle))
+    assert [r["variant"] for r in rows] == ["blitz", "classic"]
+    assert rows[0]["vs_random"] == "" and 0.0 <= float(rows[0]["vs_search:1"]) <= 1.0  # measured as asked
+    assert rows[1]["vs_search:1"] == "" and rows[1]["vs_random"] != ""
+    assert "| vs random | vs greedy | vs search:1 |" in (agents / "README.md").read_text()
+    assert main(["ship", str(config), *common, *args, "--opponents", "nobody"]) == 2  # before training
     assert main(["ship", str(tmp_path / "missing.yaml"), *args]) == 2

@@ -75,7 +75,15 @@ def ship_command(args: argparse.Namespace) -> int:
     from training.ship import ship
 
     try:
-        ship(args.config, args.overrides, args.agents_dir, args.games, args.seed, not args.no_progress)
+        ship(
+            args.config,
+            args.overrides,
+            args.agents_dir,
+            args.games,
+            args.seed,
+            not args.no_progress,
+            args.opponents,
+        )
     except ValueError as err:
         return _fail(err)
     except KeyboardInterrupt:
@@ -319,6 +327,13 @@ def main(argv: list[str] | None = None) -> int:
     ship.add_argument("config", help="a YAML file in configs/")
     ship.add_argument("overrides", nargs="*", help="dotted overrides, e.g. run.total_steps=2000000")
     ship.add_argument("--agents-dir", default="agents", help="where shipped agents live (default agents)")
+    ship.add_argument(
+        "--opponents",
+        nargs="+",
+        default=["random", "greedy"],
+        metavar="AGENT",
+        help="agents it is measured against, e.g. random greedy search (default random greedy)",
+    )
     ship.add_argument(
         "--games", type=positive_int, default=2000, help="matches against each baseline (default 2000)"
     )
