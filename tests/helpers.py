@@ -97,3 +97,14 @@ def play_random(env, steps: int, rnd: Any) -> int:
         env.step(int(rnd.choice(legal)))
         done += 1
     return done
+
+
+def check_seats_through_play(env, check: Any, games: int, rnd: Any, most_moves: int) -> None:
+    """Play ``games`` episodes (seeds 0, 1, ...) by random legal moves, calling ``check(seat)``
+    for every seat before each random run of 1 to ``most_moves - 1`` moves."""
+    for game in range(games):
+        env.reset(seed=game)
+        while not all(env.terminations.values()):
+            for seat in range(env.unwrapped.rules.num_players):
+                check(seat)
+            play_random(env, rnd.randrange(1, most_moves), rnd)

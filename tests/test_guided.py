@@ -5,7 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from test_search import decide_in_lockstep, fixed_deal_envs, play_with
+from test_search import decide_in_lockstep, play_with
+from variant_configs import fixed_deal_envs
 
 import domino_env
 from domino_env.agents import DEFAULT_WORLDS, make_agent

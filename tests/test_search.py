@@ -7,8 +7,8 @@ import random
 
 import numpy as np
 import pytest
-from helpers import play_random
-from variant_configs import GRID_VARIANTS, configs, tiles_on_table
+from helpers import check_seats_through_play
+from variant_configs import configs, fixed_deal_envs, tiles_on_table
 
 import domino_env
 from domino_env import agents as agents_module
@@ -77,12 +77,7 @@ def check_world(env, seat: int, rnd: random.Random) -> None:
 def test_sampled_worlds_agree_with_the_view(name, n, teams):
     env = domino_env.make(name, num_players=n, teams=teams)
     rnd = random.Random(5)
-    for game in range(2):
-        env.reset(seed=game)
-        while not all(env.terminations.values()):
-            for seat in range(n):
-                check_world(env, seat, rnd)
-            play_random(env, rnd.randrange(1, 8), rnd)
+    check_seats_through_play(env, lambda seat: check_world(env, seat, rnd), 2, rnd, 8)
 
 
 def voids_deal():
@@ -110,30 +105,6 @@ def test_voids_keep_values_out_of_a_hand():
         assert not world.hands[1] & rules.tile_set.suit_mask[6]
     metro = domino_env.make("metro")  # a void there means "could not legally lay": no exclusion
     assert not metro.unwrapped.rules.voids_hold_none
-
-
-def fixed_deal_envs(name, n, teams, arrangements=3):
-    """Games that differ only in the other hands and the boneyard (seat 0 leads): what seat 0
-    cannot know (as ``tests/test_view.py`` builds them), each with another env seed too."""
-    spec = domino_env.spec(name)
-    rules = spec.rules(num_players=n, teams=teams)
-    tiles = [f"{a}-{b}" for a, b in rules.tile_set.tiles]
-    if spec.table == "grid":
-        tiles = [t for t in tiles if t != "3-3"]  # the start tile, public and fixed
-    size = rules.hand_size
-    own, rest = tiles[:size], tiles[size:]
-    envs = []
-    for arrangement in range(arrangements):
-        others = rest[:]
-        random.Random(arrangement).shuffle(others)
-        hands = [own] + [others[i * size : (i + 1) * size] for i in range(n - 1)]
-        deal = {"hands": hands, "boneyard": others[(n - 1) * size :], "leader": 0}
-        if name in GRID_VARIANTS:
-            deal["start"] = (3, 3)
-        env = domino_env.make(name, num_players=n, teams=teams)
-        env.reset(seed=arrangement, options={"deal": deal})
-        envs.append(env)
-    return envs
 
 
 def decide_in_lockstep(envs, agents, steps: int = 60) -> int:

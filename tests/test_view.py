@@ -7,8 +7,8 @@ import random
 
 import numpy as np
 import pytest
-from helpers import play_random
-from variant_configs import GRID_VARIANTS, configs
+from helpers import check_seats_through_play, play_random
+from variant_configs import configs, fixed_deal_envs, seat_zero_deal, seat_zero_split
 
 import domino_env
 from domino_env.core.view import HIDDEN
@@ -50,46 +50,22 @@ def check_view(env, seat: int) -> None:
 @configs
 def test_view_is_consistent_through_play(name, n, teams):
     env = domino_env.make(name, num_players=n, teams=teams)
-    rnd = random.Random(7)
-    for game in range(3):
-        env.reset(seed=game)
-        while not all(env.terminations.values()):
-            for seat in range(n):
-                check_view(env, seat)
-            play_random(env, rnd.randrange(1, 6), rnd)
+    check_seats_through_play(env, lambda seat: check_view(env, seat), 3, random.Random(7), 6)
 
 
 @configs
 def test_view_depends_only_on_what_the_seat_knows(name, n, teams):
     """Deals that differ only in the other hands and the boneyard give seat 0 equal views."""
-    spec = domino_env.spec(name)
-    rules = spec.rules(num_players=n, teams=teams)
-    tiles = [f"{a}-{b}" for a, b in rules.tile_set.tiles]
-    if spec.table == "grid":
-        tiles = [t for t in tiles if t != "3-3"]  # the start tile, public and fixed
-    size = rules.hand_size
-    own, rest = tiles[:size], tiles[size:]
-    views = []
-    for arrangement in range(3):
-        others = rest[:]
-        random.Random(arrangement).shuffle(others)
-        hands = [own] + [others[i * size : (i + 1) * size] for i in range(n - 1)]
-        deal = {"hands": hands, "boneyard": others[(n - 1) * size :], "leader": 0}
-        if name in GRID_VARIANTS:
-            deal["start"] = (3, 3)
-        env = domino_env.make(name, num_players=n, teams=teams)
-        env.reset(seed=arrangement, options={"deal": deal})
-        views.append(env.unwrapped.view(0))
+    views = [env.unwrapped.view(0) for env in fixed_deal_envs(name, n, teams)]
     for other in views[1:]:
         assert other == views[0]
     # sanity: a different own hand changes it
+    own, rest = seat_zero_split(name, n, teams)
+    size = len(own)
     swapped = [rest[0], *own[1:]]
     env = domino_env.make(name, num_players=n, teams=teams)
     hands = [swapped] + [[own[0], *rest[1:size]]] + [rest[i * size : (i + 1) * size] for i in range(1, n - 1)]
-    deal = {"hands": hands, "boneyard": rest[(n - 1) * size :], "leader": 0}
-    if name in GRID_VARIANTS:
-        deal["start"] = (3, 3)
-    env.reset(seed=0, options={"deal": deal})
+    env.reset(seed=0, options={"deal": seat_zero_deal(name, hands, rest[(n - 1) * size :])})
     if name != "blind":  # in Blind the seat cannot name its own tiles either
         assert env.unwrapped.view(0) != views[0]
 

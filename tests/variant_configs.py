@@ -1,5 +1,7 @@
 """Every (variant, players, teams) table the generic tests run on, from ``domino_env.SPECS``."""
 
+import random
+
 import pytest
 
 import domino_env
@@ -30,3 +32,38 @@ def tiles_on_table(game) -> int:
 def table_mask(env) -> int:
     """The tiles on an environment's table, as a bitmask of tile ids."""
     return tiles_on_table(env.unwrapped.game)
+
+
+def seat_zero_split(name: str, n: int, teams: bool) -> tuple[list[str], list[str]]:
+    """Seat 0's hand (the first tiles in id order) and the rest, as ``"a-b"`` names; 3D
+    dominoes' start tile 3-3, public and fixed, in neither."""
+    spec = domino_env.spec(name)
+    rules = spec.rules(num_players=n, teams=teams)
+    tiles = [f"{a}-{b}" for a, b in rules.tile_set.tiles]
+    if spec.table == "grid":
+        tiles = [t for t in tiles if t != "3-3"]
+    return tiles[: rules.hand_size], tiles[rules.hand_size :]
+
+
+def seat_zero_deal(name: str, hands: list[list[str]], boneyard: list[str]) -> dict:
+    """A fixed deal in which seat 0 leads (3D dominoes: from the start tile 3-3)."""
+    deal = {"hands": hands, "boneyard": boneyard, "leader": 0}
+    if name in GRID_VARIANTS:
+        deal["start"] = (3, 3)
+    return deal
+
+
+def fixed_deal_envs(name: str, n: int, teams: bool, arrangements: int = 3) -> list:
+    """Games that differ only in the other hands and the boneyard (seat 0 leads): what seat 0
+    cannot know, each with another env seed too."""
+    own, rest = seat_zero_split(name, n, teams)
+    size = len(own)
+    envs = []
+    for arrangement in range(arrangements):
+        others = rest[:]
+        random.Random(arrangement).shuffle(others)
+        hands = [own] + [others[i * size : (i + 1) * size] for i in range(n - 1)]
+        env = domino_env.make(name, num_players=n, teams=teams)
+        env.reset(seed=arrangement, options={"deal": seat_zero_deal(name, hands, others[(n - 1) * size :])})
+        envs.append(env)
+    return envs
