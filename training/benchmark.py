@@ -229,7 +229,6 @@ class VariantPlan:
     games: int  # per pairing: whole deals
     per_deal: int
     sides: int
-    two_sided: bool
     lower_score_wins: bool
     pairs: dict[tuple[str, str], tuple[Key, bool] | None] = field(default_factory=dict)
     # (player, opponent) -> the stored key and whether to read it swapped; None: a mirror match
@@ -243,7 +242,7 @@ class VariantPlan:
                 if a == b:
                     self.pairs[(p, o)] = None
                     continue
-                flip = self.two_sided and a > b  # two sides: one orientation, whoever asks
+                flip = self.sides == 2 and a > b  # two sides: one orientation, whoever asks
                 first, second = (o, p) if flip else (p, o)
                 k = key_of(self.variant, min(a, b) if flip else a, max(a, b) if flip else b, self.games)
                 self.pairs[(p, o)] = (k, flip)
@@ -408,9 +407,7 @@ def benchmark(
         sides = 2 if rules.teams else rules.num_players
         per_pairing = -(-games // k) * k
         plans.append(
-            VariantPlan(
-                variant, roster, players, opponents, per_pairing, k, sides, sides == 2, rules.lower_score_wins
-            )
+            VariantPlan(variant, roster, players, opponents, per_pairing, k, sides, rules.lower_score_wins)
         )
     tasks: dict[Key, Task] = {}
     for plan in plans:
