@@ -233,18 +233,20 @@ def test_resume_from_a_run_folder_or_an_earlier_checkpoint(tmp_path: Path) -> No
     run = Trainer(tiny_config(tmp_path, *overrides))
     run.train(progress=False)
     log = run.run_dir / "evaluations.csv"
-    assert [row[0] for row in csv.reader(log.open())][1:] == ["1", "2", "3"]
+    assert [row[0] for row in csv.reader(log.open())][1:] == ["0", "1", "2", "3"]
     assert Trainer(tiny_config(tmp_path, *overrides), resume=run.run_dir).iteration == 3
     earlier = Trainer(tiny_config(tmp_path, *overrides), resume=run.run_dir / "checkpoints" / "iter_00001.pt")
-    assert [row[0] for row in csv.reader(log.open())][1:] == ["1", "2", "3"]  # nothing lost before work
+    assert [row[0] for row in csv.reader(log.open())][1:] == ["0", "1", "2", "3"]  # nothing lost before work
     earlier.train(progress=False)
-    assert [row[0] for row in csv.reader(log.open())][1:] == ["1", "2", "3"]
+    assert [row[0] for row in csv.reader(log.open())][1:] == ["0", "1", "2", "3"]
     with pytest.raises(
         CheckpointError, match=r"\(checkpoint -> this run\): env\.options\.num_players: 2 -> 3"
     ):
         Trainer(tiny_config(tmp_path, options="{num_players: 3, episode: round}"), resume=run.run_dir)
     for changed, kept in (("run.rollout_steps=8", "run.rollout_steps=16"), ("eval.opponents=[greedy]", "")):
-        with pytest.raises(CheckpointError, match=re.escape(kept or "eval.opponents=['random', 'greedy']")):
+        with pytest.raises(
+            CheckpointError, match=re.escape(kept or "eval.opponents=['random', 'greedy', 'search']")
+        ):
             Trainer(tiny_config(tmp_path, *overrides, changed), resume=run.run_dir)
     with pytest.raises(CheckpointError, match="not a training run folder"):
         Trainer(tiny_config(tmp_path), resume=tmp_path)

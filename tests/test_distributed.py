@@ -157,6 +157,7 @@ def test_cli_ray_run(ray_local: ModuleType, tmp_path: Path, capsys: pytest.Captu
             "network.hidden=[16]",
             "eval.every=2",
             "eval.games=2",
+            "eval.search_games=2",
             "--ray",
             "2",
             "--no-progress",

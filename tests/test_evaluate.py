@@ -32,6 +32,7 @@ TINY = [
     "ppo.update_epochs=1",
     "eval.every=2",
     "eval.games=2",
+    "eval.search_games=2",
 ]
 
 

@@ -24,6 +24,7 @@ TINY = [
     "ppo.update_epochs=2",
     "ppo.num_minibatches=2",
     "eval.every=0",
+    "eval.search_games=2",  # (when a test turns evaluations on)
 ]
 
 

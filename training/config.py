@@ -66,9 +66,10 @@ class PoolConfig:
 
 @dataclass
 class EvalConfig:
-    every: int = 10  # iterations between evaluations against the baselines (0: never)
-    games: int = 100
-    opponents: list[str] = field(default_factory=lambda: ["random", "greedy"])
+    every: int = 10  # iterations between evaluations (0: never); also at step 0 and iterations 1, 2, 4, ...
+    games: int = 100  # per baseline, on the same duplicate deals at every evaluation
+    search_games: int = 20  # per search opponent (a search game costs about 100 baseline games)
+    opponents: list[str] = field(default_factory=lambda: ["random", "greedy", "search"])
     episode: str = "match"  # evaluation games are whole matches, whatever the training episode
 
 
@@ -84,6 +85,9 @@ class RunConfig:
     name: str = ""  # run folder name; default <variant>-<seed>
     zero_sum: bool = True  # learn from each seat's reward minus the table's mean reward
     reward_scale: float = 1.0  # learned rewards are multiplied by this (points rewards are small)
+    # play whole matches, learn each round as an episode rewarded by the change in the side's
+    # match value (training/match_value.py; the env's own rewards are not used): two sides only
+    match_value: bool = False
 
 
 @dataclass
@@ -252,6 +256,7 @@ def validate(config: Config) -> None:
         "pool.snapshot_every": config.pool.snapshot_every,
         "pool.size": config.pool.size,
         "eval.games": config.eval.games,
+        "eval.search_games": config.eval.search_games,
     }
     for key, value in positive.items():
         if value < 1:
@@ -294,6 +299,17 @@ def validate(config: Config) -> None:
     if config.eval.episode not in ("match", "round"):
         raise ConfigError(f"eval.episode must be 'match' or 'round', got {config.eval.episode!r}")
     try:
-        raw_env(config.env.variant, **config.env.options)
+        table = raw_env(config.env.variant, **config.env.options)
     except (ValueError, TypeError) as err:
         raise ConfigError(f"env: {err}") from None
+    if run.match_value:
+        if config.env.options.get("episode", "match") != "match":
+            raise ConfigError(
+                "run.match_value plays whole matches and cuts them into rounds itself: "
+                "set env.options.episode to match"
+            )
+        if len(set(table.rules.side_of)) != 2:
+            raise ConfigError(
+                f"run.match_value needs a table of two sides (2 players or partners); "
+                f"{config.env.variant} with {config.env.options} has {len(set(table.rules.side_of))}"
+            )

@@ -168,12 +168,15 @@ def plot_ratings(run_dir: str | Path, ratings: list[Rating], games: int, path: P
                 )
         curve_ax.axhline(0.5, color="grey", lw=0.8, ls="--")
         curve_ax.legend(loc="best")
+        first = min((s for s in curve["steps"] if s > 0), default=0.0)
+        if first:  # step 0 and the log-spaced early evaluations stay apart from the later ones
+            curve_ax.set_xscale("symlog", linthresh=first)
     else:
         message = "no evaluations.csv in this run (trained with eval.every=0)"
         curve_ax.text(0.5, 0.5, message, ha="center", va="center", transform=curve_ax.transAxes, color="grey")
     curve_ax.set_ylim(0, 1)
     curve_ax.set_ylabel("win rate")
-    curve_ax.set_title(f"{Path(run_dir).resolve().name}: win rate against the baselines during training")
+    curve_ax.set_title(f"{Path(run_dir).resolve().name}: win rate during training")
     curve_ax.grid(alpha=0.3)
 
     trained = [r for r in ratings if r.contestant.steps is not None]

@@ -26,6 +26,7 @@ from domino_env import DominoEnv, raw_env
 from domino_env.agents import Agent
 from training.agents import resolve_agent
 from training.config import Config, ConfigError
+from training.match_value import MatchValue
 from training.matches import win_share
 from training.networks import ActorCritic, play_outlook_spec
 from training.ppo import Batch, gae
@@ -96,6 +97,11 @@ class Collector:
         self.opponent: list[Opponent | None] = [None] * len(self.envs)
         self.learner_side = [0] * len(self.envs)
         self.lengths = [0] * len(self.envs)
+        # run.match_value: each env's current round (its index, the sides' scores at its start)
+        self.match_value = (
+            MatchValue(config.env.variant, config.env.options) if config.run.match_value else None
+        )
+        self.round_starts: list[tuple[int, tuple[int, ...]]] = [(0, ())] * len(self.envs)
         for env in self.envs:
             self._new_game(self.envs.index(env))
 
@@ -111,8 +117,10 @@ class Collector:
         return (*shape, getattr(encoder, "action_planes", 0))
 
     def _new_game(self, e: int) -> None:
-        self.envs[e].reset(seed=int(self.rng.integers(2**31)))
+        env = self.envs[e]
+        env.reset(seed=int(self.rng.integers(2**31)))
         self.lengths[e] = 0
+        self.round_starts[e] = (env.round_index, env.side_scores)
         members: list[Opponent] = [*self.pool, *self.baselines.values()]
         if members and self.rng.random() < self.config.pool.share:
             self.opponent[e] = members[int(self.rng.integers(len(members)))]
@@ -186,15 +194,18 @@ class Collector:
             for e, env in enumerate(self.envs):
                 env.step(int(chosen[e]))
                 self.lengths[e] += 1
-                step_rewards = [env.rewards[agent] for agent in env.possible_agents]
-                if any(step_rewards):
+                over = all(env.terminations.values())
+                if self.match_value is not None:
+                    if over or env.round_index != self.round_starts[e][0]:
+                        self._end_round(e, over, rewards, pending, done)
+                elif any(step_rewards := [env.rewards[agent] for agent in env.possible_agents]):
                     offset = sum(step_rewards) / n if self.config.run.zero_sum else 0.0
                     for s in range(n):
                         if pending[e, s] >= 0:
                             rewards[pending[e, s]] += (
                                 step_rewards[s] - offset
                             ) * self.config.run.reward_scale
-                if all(env.terminations.values()):
+                if over:
                     self._record(e, env, stats)
                     for s in range(n):
                         if pending[e, s] >= 0:
@@ -224,6 +235,22 @@ class Collector:
             states=None if states is None else torch.from_numpy(states[finished]),
         )
         return batch, stats
+
+    def _end_round(
+        self, e: int, over: bool, rewards: np.ndarray, pending: np.ndarray, done: np.ndarray
+    ) -> None:
+        """Close every seat's last transition of env ``e``'s round that just ended, rewarded by
+        the change in its side's match value (at the match's end: to its outcome)."""
+        assert self.match_value is not None
+        env = self.envs[e]
+        before = self.match_value(self.round_starts[e][1])
+        after = env.outcomes() if over else [self.match_value(env.side_scores)[side] for side in self.side_of]
+        for s in range(self.num_players):
+            if pending[e, s] >= 0:
+                rewards[pending[e, s]] += (after[s] - before[self.side_of[s]]) * self.config.run.reward_scale
+                done[pending[e, s]] = True
+                pending[e, s] = -1
+        self.round_starts[e] = (env.round_index, env.side_scores)
 
     def _record(self, e: int, env: DominoEnv, stats: EpisodeStats) -> None:
         stats.lengths.append(self.lengths[e])
@@ -256,6 +283,7 @@ class Collector:
             },
             "learner_side": list(self.learner_side),
             "lengths": list(self.lengths),
+            "round_starts": list(self.round_starts),
         }
 
     def load_state_dict(self, state: dict, model: ActorCritic) -> None:
@@ -275,3 +303,6 @@ class Collector:
             random_stream(self.baselines[name]).setstate(rng_state)
         self.learner_side = list(state["learner_side"])
         self.lengths = list(state["lengths"])
+        # (a run saved before run.match_value existed: its rounds start where they stand)
+        starts = state.get("round_starts") or [(env.round_index, env.side_scores) for env in self.envs]
+        self.round_starts = [(r, tuple(scores)) for r, scores in starts]

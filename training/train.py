@@ -22,10 +22,11 @@ from torch.utils.tensorboard import SummaryWriter
 from tqdm import tqdm
 
 from domino_env import raw_env
+from domino_env.agents import parse_search_name
 from training import checkpoint, distributed
 from training.agents import PolicyAgent, resolve_agent
 from training.config import Config, ConfigError, config_differences
-from training.matches import play_match
+from training.matches import play_match, seatings
 from training.networks import ActorCritic
 from training.ppo import update
 from training.rollout import Collector
@@ -35,6 +36,19 @@ from training.rollout import Collector
 RUN_FILES = ("checkpoints", "tb", "evaluations.csv", "final_evaluation.csv", "ratings.csv", "ratings.png")
 # Settings the saved games in progress and the run's logs depend on: a resume keeps them.
 KEPT_ON_RESUME = ("run.num_envs", "run.rollout_steps", "pool.baselines", "eval.opponents")
+
+
+EVAL_SEED = 10_000  # the deals of every periodic evaluation
+
+
+def evaluation_iterations(every: int, iterations: int) -> set[int]:
+    """The iterations after which a run evaluates (0: before the first): none when ``every``
+    is 0; else step 0, the log-spaced 1, 2, 4, ... below ``every`` (learning is fastest
+    there), every ``every``-th iteration and the last."""
+    if not every:
+        return set()
+    early = {1 << k for k in range(every.bit_length()) if 1 << k < every}
+    return {i for i in (0, *early, *range(every, iterations + 1, every), iterations) if i <= iterations}
 
 
 class Trainer:
@@ -176,28 +190,45 @@ class Trainer:
     # --- the loop ---------------------------------------------------------------------------
 
     def evaluate(self) -> dict[str, float]:
-        """Win rates of the current policy against each baseline, seats rotated."""
+        """Win rates of the current policy against each opponent on duplicate deals (each deal
+        once per seating), the same deals at every evaluation: the curve's changes are the
+        policy's, not the deals'."""
         cfg = self.config
         agent = PolicyAgent(self.model)
         rates = {}
         for name in cfg.eval.opponents:
             env = raw_env(cfg.env.variant, **{**cfg.env.options, "episode": cfg.eval.episode})
             opponent = resolve_agent(name, env, cfg.run.seed)
+            games = cfg.eval.search_games if parse_search_name(name) is not None else cfg.eval.games
+            k = seatings(env.rules.num_players, env.rules.teams)
             rates[name] = play_match(
-                env, agent, opponent, cfg.eval.games, seed=10_000 + self.iteration
+                env, agent, opponent, -(-games // k) * k, seed=EVAL_SEED, duplicate=True
             ).win_rate
         return rates
+
+    def _evaluate_and_log(self, stats: dict[str, float], postfix: dict[str, str]) -> None:
+        self.model.eval()
+        rates = self.evaluate()
+        self._log_evaluation(self.run_dir / "evaluations.csv", rates)
+        for name, rate in rates.items():
+            stats[f"eval/win_rate_vs_{name}"] = rate
+            postfix[name] = f"{rate:.0%}"
 
     def train(self, progress: bool = True) -> Path:
         cfg = self.config
         writer = SummaryWriter(str(self.run_dir / "tb"))
-        eval_log = self.run_dir / "evaluations.csv"
+        evaluated = evaluation_iterations(cfg.eval.every, self.iterations)
         bar = tqdm(
             total=self.iterations * self.per_iteration, initial=self.steps, unit="step", disable=not progress
         )
         postfix: dict[str, str] = {}
         path = self.run_dir / "checkpoints" / "latest.pt"
         try:
+            if self.iteration == 0 and 0 in evaluated:  # the untrained policy: the curve's start
+                start_stats: dict[str, float] = {}
+                self._evaluate_and_log(start_stats, postfix)
+                for key, value in start_stats.items():
+                    writer.add_scalar(key, value, 0)
             while self.iteration < self.iterations:
                 start = time.perf_counter()
                 if cfg.ppo.anneal_lr:
@@ -218,15 +249,9 @@ class Trainer:
                     stats["charts/pool_win_rate"] = episodes.pool_wins / episodes.pool_games
                 if self.iteration % cfg.pool.snapshot_every == 0:
                     self.collector.add_snapshot(self.model)
-                if cfg.eval.every and (
-                    self.iteration % cfg.eval.every == 0 or self.iteration == self.iterations
-                ):
-                    self.model.eval()
-                    rates = self.evaluate()
-                    self._log_evaluation(eval_log, rates)
-                    for name, rate in rates.items():
-                        stats[f"eval/win_rate_vs_{name}"] = rate
-                        postfix[name] = f"{rate:.0%}"
+                if self.iteration in evaluated:
+                    bar.set_postfix_str("evaluating", refresh=True)
+                    self._evaluate_and_log(stats, postfix)
                 for key, value in stats.items():
                     writer.add_scalar(key, value, self.steps)
                 postfix["steps/s"] = f"{stats['speed/steps_per_second']:,.0f}"

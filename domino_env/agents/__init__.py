@@ -42,6 +42,7 @@ __all__ = [
     "is_builtin",
     "legal_actions",
     "make_agent",
+    "parse_search_name",
 ]
 
 AGENTS: dict[str, type[RandomAgent] | type[GreedyAgent]] = {"random": RandomAgent, "greedy": GreedyAgent}

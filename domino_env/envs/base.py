@@ -169,6 +169,16 @@ class DominoEnv(AECEnv, Generic[RulesT]):
         """Name -> slice of the :meth:`state` vector (the module docstring)."""
         return dict(self._state_layout)
 
+    @property
+    def round_index(self) -> int:
+        """Rounds finished in the match so far (``public_state()["round"]``, without building it)."""
+        return int(self.game.round_index)
+
+    @property
+    def side_scores(self) -> tuple[int, ...]:
+        """Each side's match score (seats: ``rules.side_of``), as ``public_state()`` shows it."""
+        return tuple(self.game.scores)
+
     def state(self) -> np.ndarray:
         """The whole table, every hand and the boneyard included (the module docstring): for
         a critic that learns from what no player sees; a new array each call."""
