@@ -94,7 +94,7 @@ def test_ship_exports_the_agent_with_its_config_and_records_its_win_rates(
     agents = tmp_path / "agents"
     overrides = [o for o in TINY if not o.startswith("run.total_steps")]
     common = [*overrides, "run.total_steps=64", f"run.out_dir={tmp_path.as_posix()}"]
-    args = ["--agents-dir", str(agents), "--games", "6", "--no-progress"]
+    args = ["--agents-dir", str(agents), "--games", "6", "--search-games", "2", "--no-progress"]
     (tmp_path / "classic-1" / "checkpoints").mkdir(parents=True)  # a `train` run of the same config
     assert main(["ship", str(config), *common, *args]) == 0
     assert "agents" in capsys.readouterr().out
@@ -105,8 +105,8 @@ def test_ship_exports_the_agent_with_its_config_and_records_its_win_rates(
     assert load_config(str(agents / "classic.yaml")) == trained
     with (agents / "results.csv").open() as handle:
         rows = list(csv.DictReader(handle))
-    assert [r["variant"] for r in rows] == ["classic"]
-    assert rows[0]["games"] == "6" and rows[0]["steps"] == "64"
+    assert [(r["variant"], r["agent"]) for r in rows] == [("classic", "policy")]
+    assert rows[0]["vs_random_games"] == "6" and rows[0]["steps"] == "64"
     assert (
         0.0
         <= float(rows[0]["vs_random_low"])
@@ -125,7 +125,29 @@ def test_ship_exports_the_agent_with_its_config_and_records_its_win_rates(
         rows = list(csv.DictReader(handle))
     assert [r["variant"] for r in rows] == ["blitz", "classic"]
     assert rows[0]["vs_random"] == "" and 0.0 <= float(rows[0]["vs_search:1"]) <= 1.0  # measured as asked
+    assert rows[0]["vs_search:1_games"] == "2" and rows[0]["vs_greedy_games"] == "6"  # per opponent
     assert rows[1]["vs_search:1"] == "" and rows[1]["vs_random"] != ""
     assert "| vs random | vs greedy | vs search:1 |" in (agents / "README.md").read_text()
+
+    # measured again without training (its other columns stay), and its guided search in a row of its own
+    shipped = (agents / "classic.pt").read_bytes()
+    assert main(["ship", str(config), *common, *args, "--measure-only", "--opponents", "search:1"]) == 0
+    assert main(["ship", str(config), *common, *args, "--guided", "--opponents", "search:1"]) == 0
+    assert (agents / "classic.pt").read_bytes() == shipped
+    with (agents / "results.csv").open() as handle:
+        rows = list(csv.DictReader(handle))
+    assert [(r["variant"], r["agent"]) for r in rows] == [
+        ("blitz", "policy"),
+        ("classic", "policy"),
+        ("classic", "guided"),
+    ]
+    assert rows[1]["vs_random"] != "" and rows[1]["vs_search:1"] != "" and rows[1]["steps"] == "64"
+    assert rows[2]["vs_random"] == "" and rows[2]["vs_search:1_games"] == "2" and rows[2]["steps"] == "64"
+    assert "| classic | guided |" in (agents / "README.md").read_text()
+    assert main(["ship", str(config), *common, *args]) == 0  # a new agent: its old guided row goes
+    with (agents / "results.csv").open() as handle:
+        assert [r["agent"] for r in csv.DictReader(handle)] == ["policy", "policy"]
+    missing = write(tmp_path, "env:\n  variant: osel\n  options: {num_players: 2}\n", "osel.yaml")
+    assert main(["ship", str(missing), *args, "--measure-only"]) == 2  # nothing shipped to measure
     assert main(["ship", str(config), *common, *args, "--opponents", "nobody"]) == 2  # before training
     assert main(["ship", str(tmp_path / "missing.yaml"), *args]) == 2

@@ -83,6 +83,9 @@ def ship_command(args: argparse.Namespace) -> int:
             args.seed,
             not args.no_progress,
             args.opponents,
+            search_games=args.search_games,
+            measure_only=args.measure_only,
+            guided=args.guided,
         )
     except ValueError as err:
         return _fail(err)
@@ -336,6 +339,22 @@ def main(argv: list[str] | None = None) -> int:
     )
     ship.add_argument(
         "--games", type=positive_int, default=2000, help="matches against each baseline (default 2000)"
+    )
+    ship.add_argument(
+        "--search-games",
+        type=positive_int,
+        default=1000,
+        help="matches against each search opponent (default 1000)",
+    )
+    ship.add_argument(
+        "--measure-only",
+        action="store_true",
+        help="no training: measure the agent already shipped against --opponents (its other columns stay)",
+    )
+    ship.add_argument(
+        "--guided",
+        action="store_true",
+        help="measure the policy-guided search search:agents/<variant>.pt instead (a row of its own)",
     )
     ship.add_argument(
         "--seed",

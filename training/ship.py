@@ -2,11 +2,16 @@
 
 ``python -m training ship configs/<variant>.yaml`` trains the config, exports the final
 checkpoint weights-only to ``agents/<variant>.pt`` (with its config, also written as
-``agents/<variant>.yaml``), plays it against ``--opponents`` (default ``random`` and
-``greedy``; any agent name, ``search`` too) on whole matches with seats rotated, and records
-the result in ``agents/results.csv`` (one row per variant, replaced when a variant is shipped
-again; three columns per opponent, ``vs_<name>`` and its interval, empty where a variant was
-not measured against it); ``agents/README.md`` is the same table for people.
+``agents/<variant>.yaml``) and measures it: against each of ``--opponents`` (default
+``random`` and ``greedy``; any agent name, ``search`` too) on whole matches and duplicate
+deals (each deal once per seating), ``--games`` matches against a baseline and
+``--search-games`` against a search agent (whose games cost about a hundred times more).
+``--measure-only`` skips the training and measures the agent already shipped, adding or
+replacing the columns of the opponents named; ``--guided`` measures the policy-guided search
+``search:agents/<variant>.pt`` instead, in a row of its own. ``agents/results.csv`` has one
+row per variant and agent (``policy`` or ``guided``) and four columns per opponent
+(``vs_<name>``, its 95% interval, its matches), empty where not measured; ``agents/README.md``
+is the same table for people.
 """
 
 from __future__ import annotations
@@ -18,12 +23,15 @@ from typing import Any
 
 import yaml
 
+from domino_env.agents import parse_search_name
 from training import checkpoint, evaluate, report
-from training.config import load_config
+from training.config import ConfigError, load_config
 from training.train import Trainer
 
-BASE_COLUMNS = ("variant", "players", "steps", "train_minutes", "games")
-ENDS = ("", "_low", "_high")  # an opponent's columns: vs_<name>, vs_<name>_low, vs_<name>_high
+BASE_COLUMNS = ("variant", "agent", "players", "steps", "train_minutes")
+ENDS = ("", "_low", "_high", "_games")  # an opponent's columns: vs_<name>, its interval, its matches
+POLICY, GUIDED = "policy", "guided"  # the agents of a variant's rows: its policy, the guided search
+TRAINING = ("steps", "train_minutes", "players")  # a guided row shows its policy's
 
 
 def opponents_of(rows: list[dict[str, Any]]) -> list[str]:
@@ -42,55 +50,97 @@ def ship(
     seed: int = 0,
     progress: bool = True,
     opponents: tuple[str, ...] | list[str] = evaluate.BASELINES,
+    search_games: int = 1000,
+    measure_only: bool = False,
+    guided: bool = False,
 ) -> dict[str, Any]:
-    """Train, export, evaluate; returns the row written to ``results.csv``. ``agents_dir`` is
-    checked (and made) before training, so a bad path does not throw the training away;
-    ``progress`` shows bars while training and evaluating (the final table is printed anyway)."""
+    """Train, export, measure (or only measure: ``measure_only``; the guided search:
+    ``guided``); returns the row written to ``results.csv``. ``agents_dir`` is checked (and
+    made) before training, so a bad path does not throw the training away; ``progress`` shows
+    bars while training and evaluating (the final table is printed anyway)."""
     config = load_config(config_path, overrides)
     folder = report.writable_folder(agents_dir)
     for name in opponents:  # an unknown name fails here, before training
         evaluate.contestant(name)
-    config.run.name = config.run.name or f"ship-{config.run_name}"  # never a `train` run's folder
-    trainer = Trainer(config, overwrite=True)  # shipping retrains from scratch, in a folder of its own
-    start = time.perf_counter()
-    final = trainer.train(progress=progress)
-    minutes = (time.perf_counter() - start) / 60
-    agent = checkpoint.export(final, folder / f"{config.env.variant}.pt")
-    (folder / f"{config.env.variant}.yaml").write_text(yaml.safe_dump(config.to_dict(), sort_keys=False))
-    plan = evaluate.prepare([str(agent), *opponents])
-    results = {
-        r.opponent: r for r in evaluate.evaluate(plan, games, seed, first_only=True, progress=progress)
-    }
-    print(plan.header(games, seed))
-    print(report.format_results(list(results.values()), plan.score_label))
-    row: dict[str, Any] = {
-        "variant": config.env.variant,
-        "players": players_text(plan.env().rules),
-        "steps": trainer.steps,
-        "train_minutes": round(minutes, 1),
-        "games": games,
-    }
-    for name, result in results.items():
-        low, high = result.interval()
-        row |= {f"vs_{name}": result.win_rate, f"vs_{name}_low": low, f"vs_{name}_high": high}
-    record(folder, row)
+    variant = config.env.variant
+    shipped = folder / f"{variant}.pt"
+    agent = GUIDED if guided else POLICY
+    if measure_only or guided:
+        if not shipped.is_file():
+            raise ConfigError(f"{shipped} does not exist: ship {variant} first (without --measure-only)")
+        trained = earlier_row(folder, variant, POLICY)
+        row = {**earlier_row(folder, variant, agent), **{k: v for k, v in trained.items() if k in TRAINING}}
+    else:
+        config.run.name = config.run.name or f"ship-{config.run_name}"  # never a `train` run's folder
+        trainer = Trainer(config, overwrite=True)  # shipping retrains from scratch, in a folder of its own
+        start = time.perf_counter()
+        final = trainer.train(progress=progress)
+        row = {"steps": trainer.steps, "train_minutes": round((time.perf_counter() - start) / 60, 1)}
+        checkpoint.export(final, shipped)
+        (folder / f"{variant}.yaml").write_text(yaml.safe_dump(config.to_dict(), sort_keys=False))
+    row |= {"variant": variant, "agent": agent}
+    spec = f"search:{shipped}" if guided else str(shipped)
+    measure(row, spec, opponents, games, search_games, seed, progress)
+    record(folder, row, new_agent=not (measure_only or guided))
     return row
 
 
-def record(folder: Path, row: dict[str, Any]) -> None:
-    """Put ``row`` into ``results.csv`` (replacing its variant's row) and rewrite ``README.md``."""
+def measure(
+    row: dict[str, Any],
+    spec: str,
+    opponents: tuple[str, ...] | list[str],
+    games: int,
+    search_games: int,
+    seed: int,
+    progress: bool,
+) -> None:
+    """Play ``spec`` against each opponent on duplicate deals and put the results in ``row``."""
+    for name in opponents:
+        plan = evaluate.prepare([spec, name])
+        count = search_games if parse_search_name(name) is not None else games
+        (result,) = evaluate.evaluate_pairings(
+            plan, count, seed, first_only=True, progress=progress, duplicate=True
+        )
+        print(plan.header(result.games, seed, duplicate=True))
+        print(report.format_results([result], plan.score_label))
+        low, high = result.interval()
+        row["players"] = players_text(plan.env().rules)
+        row |= {f"vs_{name}": result.win_rate, f"vs_{name}_low": low, f"vs_{name}_high": high}
+        row[f"vs_{name}_games"] = result.games
+
+
+def read_rows(folder: Path) -> list[dict[str, Any]]:
+    """The rows of ``results.csv`` (none if absent); rows of an older layout (without the base
+    columns) are dropped, not fatal."""
     path = folder / "results.csv"
-    rows = []
-    if path.exists():
-        with path.open(newline="") as handle:
-            rows = [  # rows of an older layout (without the base columns) are dropped, not fatal
-                {key: value for key, value in r.items() if value}
-                for r in csv.DictReader(handle)
-                if set(BASE_COLUMNS) <= set(r) and r["variant"] != row["variant"]
-            ]
-    rows = sorted([*rows, row], key=lambda r: str(r["variant"]))
+    if not path.exists():
+        return []
+    with path.open(newline="") as handle:
+        return [
+            {key: value for key, value in r.items() if value}
+            for r in csv.DictReader(handle)
+            if set(BASE_COLUMNS) <= set(r)
+        ]
+
+
+def earlier_row(folder: Path, variant: str, agent: str) -> dict[str, Any]:
+    """The row already recorded for ``variant``'s ``agent``, or {}."""
+    return next((r for r in read_rows(folder) if (r["variant"], r["agent"]) == (variant, agent)), {})
+
+
+def record(folder: Path, row: dict[str, Any], new_agent: bool = False) -> None:
+    """Put ``row`` into ``results.csv`` (replacing the row of its variant and agent; a
+    ``new_agent`` replaces every row of the variant: its guided search is another one now) and
+    rewrite ``README.md``."""
+    stale = (
+        (lambda r: r["variant"] == row["variant"])
+        if new_agent
+        else (lambda r: (r["variant"], r["agent"]) == (row["variant"], row["agent"]))
+    )
+    rows = [r for r in read_rows(folder) if not stale(r)]
+    rows = sorted([*rows, row], key=lambda r: (str(r["variant"]), r["agent"] != POLICY))
     columns = (*BASE_COLUMNS, *(f"vs_{name}{end}" for name in opponents_of(rows) for end in ENDS))
-    report.write_rows(path, columns, rows)
+    report.write_rows(folder / "results.csv", columns, rows)
     (folder / "README.md").write_text(markdown_table(rows))
 
 
@@ -99,33 +149,37 @@ def players_text(rules: Any) -> str:
 
 
 def percent(row: dict[str, Any], name: str) -> str:
-    """A win rate with its interval, or empty where the row was not measured against ``name``."""
+    """A win rate with its interval and matches, or empty where the row was not measured
+    against ``name``."""
     if f"vs_{name}" not in row:
         return ""
-    rate, low, high = (float(row[f"vs_{name}{end}"]) for end in ENDS)
-    return f"{rate:.1%} [{low:.1%}, {high:.1%}]"
+    rate, low, high, games = (float(row[f"vs_{name}{end}"]) for end in ENDS)
+    return f"{rate:.1%} [{low:.1%}, {high:.1%}] ({games:,.0f})"
 
 
 def markdown_table(rows: list[dict[str, Any]]) -> str:
-    """The shipped agents as a Markdown table (win rates with 95% Wilson intervals)."""
+    """The shipped agents as a Markdown table."""
     opponents = opponents_of(rows)
     lines = [
         "# Shipped agents",
         "",
         "Made by `python -m training ship configs/<variant>.yaml`; load one with "
-        "`python -m training evaluate agents/<variant>.pt random greedy`.",
+        "`python -m training evaluate agents/<variant>.pt random greedy`. A `guided` row is the "
+        "policy-guided search `search:agents/<variant>.pt` (`ship --guided`).",
         "",
-        "Whole matches, seats rotated; win rates with 95% Wilson intervals.",
+        "Whole matches on duplicate deals (each deal once per seating): win rate, its 95% "
+        "interval over the deals, and (matches).",
         "",
-        "| variant | players | training steps | training time | matches | "
+        "| variant | agent | players | training steps | training time | "
         + " | ".join(f"vs {name}" for name in opponents)
         + " |",
-        "|---|---|---:|---:|---:|" + "---|" * len(opponents),
+        "|---|---|---|---:|---:|" + "---|" * len(opponents),
     ]
     for row in rows:
+        steps = f"{int(row['steps']):,}" if "steps" in row else ""
+        minutes = f"{float(row['train_minutes']):.1f} min" if "train_minutes" in row else ""
         lines.append(
-            f"| {row['variant']} | {row['players']} | {int(row['steps']):,} | "
-            f"{float(row['train_minutes']):.1f} min | {int(row['games']):,} | "
+            f"| {row['variant']} | {row['agent']} | {row.get('players', '')} | {steps} | {minutes} | "
             + " | ".join(percent(row, name) for name in opponents)
             + " |"
         )
