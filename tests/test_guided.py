@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 from test_search import decide_in_lockstep, play_with
 from variant_configs import fixed_deal_envs
@@ -59,3 +60,17 @@ def test_guided_search_plays_a_whole_match_alike_with_the_same_seed() -> None:
         assert finished.unwrapped.game.match_over
         runs.append(played)
     assert runs[0] == runs[1]
+
+
+def test_an_action_overrules_the_policy_only_when_it_is_clearly_better() -> None:
+    """Worlds x searched actions (the policy's favourite first): a small gain buried in noise
+    keeps the favourite, a steady one in the same worlds wins, and the best of two sure ones."""
+    agent = make_agent(f"search:4:{SHIPPED['classic']}", seed=0, env=domino_env.raw_env("classic"))
+    assert isinstance(agent, GuidedSearchAgent) and agent.confidence == 1.0
+    noisy = np.array([[0.0, 9.0], [0.0, -8.0], [0.0, 7.0], [0.0, -6.0]])  # mean gain 0.5, se 4.3
+    steady = np.array([[0.0, 1.0], [5.0, 6.5], [-3.0, -2.0], [2.0, 3.0]])  # gain 1.0-1.5 in every world
+    assert agent.pick(noisy) == 0 and agent.pick(steady) == 1
+    both = np.hstack([steady, steady[:, 1:] + 0.5])
+    assert agent.pick(both) == 2
+    agent.confidence = 0.0  # no gate: the best mean, as plain search plays
+    assert agent.pick(noisy) == 1

@@ -13,7 +13,10 @@
 Worlds are sampled from the seat's view by the same :func:`~domino_env.agents.search.sample_world`,
 and a rollout is valued as ``search`` values it (the round's score change against the other
 sides, plus ``match_target`` times the match outcome when the round ends the match). The
-action with the best mean is played, ties to the more probable. So the decision is a function
+policy's favourite is played unless another searched action beats it in the same worlds by
+more than :data:`CONFIDENCE` standard errors of the paired differences (then the best such
+one by its mean): the search corrects the policy where the worlds agree, and leaves it alone
+where a handful of worlds cannot tell. So the decision is a function
 of the seat's information, its observation and the agent's seed only, as ``search``'s is
 (``tests/test_guided.py`` checks it the same way). Chain games only: 3D dominoes' placements
 are searched by ``search``.
@@ -35,6 +38,7 @@ from training.networks import ActorCritic
 
 PRIOR_MASS = 0.95  # the searched actions hold at least this much of the policy's probability
 MOST_ACTIONS = 4  # and are at most this many
+CONFIDENCE = 1.0  # standard errors by which a searched action must beat the policy's favourite
 PREFIX = "search:"
 
 
@@ -65,11 +69,16 @@ class GuidedSearchAgent:
     """Search with a policy as prior and rollout policy (see the module docstring)."""
 
     def __init__(
-        self, model: ActorCritic, worlds: int = DEFAULT_WORLDS, seed: int | None = None, name: str = ""
+        self,
+        model: ActorCritic,
+        worlds: int = DEFAULT_WORLDS,
+        seed: int | None = None,
+        name: str = "",
+        confidence: float = CONFIDENCE,
     ) -> None:
         if worlds < 1:
             raise ValueError(f"worlds must be a positive integer, got {worlds!r}")
-        self.model, self.worlds = model.eval(), worlds
+        self.model, self.worlds, self.confidence = model.eval(), worlds, confidence
         self.name = name or f"{PREFIX}{worlds}:policy"
         self.rng = random.Random(seed)
         self._encoders: list[Any] = []  # reused across decisions: each forgets its world first
@@ -101,11 +110,27 @@ class GuidedSearchAgent:
                 seeds.append(seed)
                 before.append(start)
         self.play_out(env, sims)
-        totals = [0.0] * len(searched)
-        for i, sim in enumerate(sims):
-            totals[i % len(searched)] += rollout_value(rules, sim, side, before[i], random.Random(seeds[i]))
-        best = max(totals)
-        return int(next(a for a, t in zip(searched, totals, strict=True) if t == best))
+        values = np.array(
+            [
+                rollout_value(rules, sim, side, before[i], random.Random(seeds[i]))
+                for i, sim in enumerate(sims)
+            ]
+        ).reshape(self.worlds, len(searched))
+        return int(searched[self.pick(values)])
+
+    def pick(self, values: np.ndarray) -> int:
+        """The column of ``values`` (worlds x searched actions, the policy's favourite first) to
+        play: the favourite, unless another action beats it in the same worlds by more than
+        ``confidence`` standard errors of the paired differences (then the best such by its
+        mean). Eight worlds cannot tell actions a few points apart; without this gate their
+        noise overrules the policy as often as it corrects it."""
+        gains = values[:, 1:] - values[:, :1]
+        means = gains.mean(axis=0)
+        errors = gains.std(axis=0, ddof=1) / np.sqrt(len(values)) if len(values) > 1 else np.zeros_like(means)
+        sure = means - self.confidence * errors > 0.0
+        if not sure.any():
+            return 0
+        return 1 + int(np.argmax(np.where(sure, means, -np.inf)))
 
     @torch.no_grad()
     def prior(self, observation: dict[str, np.ndarray]) -> np.ndarray:
