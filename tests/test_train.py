@@ -60,7 +60,7 @@ def test_short_training_run_beats_greedy_and_writes_its_run_folder(tmp_path: Pat
     assert any((folder / "tb").iterdir())
     with (folder / "evaluations.csv").open(newline="") as handle:
         rows = list(csv.DictReader(handle))
-    assert [r["iteration"] for r in rows] == ["0", "1", "2", "4", "8", "16", "32"]
+    assert [r["iteration"] for r in rows] == ["0", "1", "4", "16", "32"]
     assert rows[0]["steps"] == "0" and rows[-1]["steps"] == "32768"
     assert all(0.0 <= float(r["win_rate_vs_random"]) <= 1.0 for r in rows)
 
@@ -74,7 +74,8 @@ def test_short_training_run_beats_greedy_and_writes_its_run_folder(tmp_path: Pat
 
 
 def test_evaluations_start_at_step_0_and_are_log_spaced_before_the_first_period() -> None:
-    assert evaluation_iterations(10, 35) == {0, 1, 2, 4, 8, 10, 20, 30, 35}
+    assert evaluation_iterations(10, 35) == {0, 1, 4, 10, 20, 30, 35}
+    assert evaluation_iterations(40, 100) == {0, 1, 4, 16, 40, 80, 100}
     assert evaluation_iterations(1, 3) == {0, 1, 2, 3}
-    assert evaluation_iterations(100, 5) == {0, 1, 2, 4, 5}
+    assert evaluation_iterations(100, 5) == {0, 1, 4, 5}
     assert evaluation_iterations(0, 35) == set()

@@ -48,7 +48,9 @@ def demo_command(args: argparse.Namespace) -> int:
     from training import evaluate, ratings
     from training.train import Trainer
 
-    overrides = [f"run.total_steps={args.steps}", f"run.name={args.name}", *args.overrides]
+    # (100 matches per baseline at each evaluation: the curve, not the final verdict, which
+    # the 500-match evaluation gives)
+    overrides = [f"run.total_steps={args.steps}", f"run.name={args.name}", "eval.games=100", *args.overrides]
     try:
         config = load_config(args.config, overrides)
         trainer = Trainer(config, overwrite=True)  # the demo run is replaced each time

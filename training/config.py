@@ -66,7 +66,7 @@ class PoolConfig:
 
 @dataclass
 class EvalConfig:
-    every: int = 10  # iterations between evaluations (0: never); also at step 0 and iterations 1, 2, 4, ...
+    every: int = 10  # iterations between evaluations (0: never); also at step 0 and iterations 1, 4, 16, ...
     games: int = 100  # per baseline, on the same duplicate deals at every evaluation
     search_games: int = 20  # per search opponent (a search game costs about 100 baseline games)
     opponents: list[str] = field(default_factory=lambda: ["random", "greedy", "search"])

@@ -43,11 +43,11 @@ EVAL_SEED = 10_000  # the deals of every periodic evaluation
 
 def evaluation_iterations(every: int, iterations: int) -> set[int]:
     """The iterations after which a run evaluates (0: before the first): none when ``every``
-    is 0; else step 0, the log-spaced 1, 2, 4, ... below ``every`` (learning is fastest
+    is 0; else step 0, the log-spaced 1, 4, 16, ... below ``every`` (learning is fastest
     there), every ``every``-th iteration and the last."""
     if not every:
         return set()
-    early = {1 << k for k in range(every.bit_length()) if 1 << k < every}
+    early = {4**k for k in range(every.bit_length()) if 4**k < every}
     return {i for i in (0, *early, *range(every, iterations + 1, every), iterations) if i <= iterations}
 
 
