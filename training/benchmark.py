@@ -62,7 +62,7 @@ import domino_env
 from training import checkpoint
 from training.evaluate import Contestant, Result, check_fits, contestant, play_pairing
 from training.guided import parse_guided_name
-from training.matches import Match, seatings
+from training.matches import Match, seatings, whole_deals
 from training.report import writable_folder, write_rows
 
 PROTOCOL = "v1"
@@ -405,7 +405,7 @@ def benchmark(
         rules = domino_env.raw_env(variant, **standard_table(variant)).rules
         k = seatings(rules.num_players, rules.teams)
         sides = 2 if rules.teams else rules.num_players
-        per_pairing = -(-games // k) * k
+        per_pairing = whole_deals(games, rules)
         plans.append(
             VariantPlan(variant, roster, players, opponents, per_pairing, k, sides, rules.lower_score_wins)
         )

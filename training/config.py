@@ -308,8 +308,9 @@ def validate(config: Config) -> None:
                 "run.match_value plays whole matches and cuts them into rounds itself: "
                 "set env.options.episode to match"
             )
-        if len(set(table.rules.side_of)) != 2:
+        sides = len(set(table.rules.side_of))
+        if sides != 2:
             raise ConfigError(
                 f"run.match_value needs a table of two sides (2 players or partners); "
-                f"{config.env.variant} with {config.env.options} has {len(set(table.rules.side_of))}"
+                f"{config.env.variant} with {config.env.options} has {sides}"
             )

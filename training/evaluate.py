@@ -25,7 +25,7 @@ from training import checkpoint
 from training.agents import checkpoint_file, resolve_agent
 from training.config import Config, load_config
 from training.guided import parse_guided_name
-from training.matches import Match, play_match, seatings
+from training.matches import Match, play_match, whole_deals
 from training.report import RESULT_COLUMNS, format_results, table_text, write_rows
 
 BASELINES = tuple(AGENTS)
@@ -217,9 +217,7 @@ class Evaluation:
     def games(self, asked: int, duplicate: bool) -> int:
         """The games per pairing: ``asked``, rounded up to whole deals under duplicate deals
         (each deal is played once per seating)."""
-        env = self.env()
-        k = seatings(env.rules.num_players, env.rules.teams) if duplicate else 1
-        return -(-asked // k) * k
+        return whole_deals(asked, self.env().rules) if duplicate else asked
 
     def header(self, games: int, seed: int, duplicate: bool = False) -> str:
         how = "duplicate deals (each deal once per seating)" if duplicate else "seats rotated"

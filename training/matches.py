@@ -60,6 +60,12 @@ def seatings(num_players: int, teams: bool) -> int:
     return 2 if teams else num_players
 
 
+def whole_deals(games: int, rules: Any) -> int:
+    """``games`` rounded up to whole deals under duplicate deals (each deal once per seating)."""
+    k = seatings(rules.num_players, rules.teams)
+    return -(-games // k) * k
+
+
 def mean_interval(values: list[float], z: float = 0.95) -> tuple[float, float]:
     """Student-t interval of the mean of independent ``values`` (nan with fewer than two)."""
     count = len(values)

@@ -26,7 +26,7 @@ from domino_env.agents import parse_search_name
 from training import checkpoint, distributed
 from training.agents import PolicyAgent, resolve_agent
 from training.config import Config, ConfigError, config_differences
-from training.matches import play_match, seatings
+from training.matches import play_match, whole_deals
 from training.networks import ActorCritic
 from training.ppo import update
 from training.rollout import Collector
@@ -200,9 +200,8 @@ class Trainer:
             env = raw_env(cfg.env.variant, **{**cfg.env.options, "episode": cfg.eval.episode})
             opponent = resolve_agent(name, env, cfg.run.seed)
             games = cfg.eval.search_games if parse_search_name(name) is not None else cfg.eval.games
-            k = seatings(env.rules.num_players, env.rules.teams)
             rates[name] = play_match(
-                env, agent, opponent, -(-games // k) * k, seed=EVAL_SEED, duplicate=True
+                env, agent, opponent, whole_deals(games, env.rules), seed=EVAL_SEED, duplicate=True
             ).win_rate
         return rates
 
