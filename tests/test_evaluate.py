@@ -235,6 +235,27 @@ def test_ship_without_progress_still_prints_its_table(
     assert "game/s" not in err  # no evaluation bar
 
 
+def test_ship_records_one_run_at_a_time(tmp_path: Path) -> None:
+    """Two ``ship`` runs that finish together must not lose each other's rows."""
+    import fcntl
+    import threading
+
+    from training import ship
+
+    measured = {"vs_random": 0.5, "vs_random_low": 0.4, "vs_random_high": 0.6, "vs_random_games": 2}
+    row = {"variant": "blitz", "agent": "policy", "players": "2", **measured}
+    ship.record(tmp_path, {**row, "variant": "classic"})
+    with (tmp_path / ".results.lock").open("w") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)  # another run is writing
+        writer = threading.Thread(target=ship.record, args=(tmp_path, row))
+        writer.start()
+        writer.join(timeout=0.3)
+        assert writer.is_alive()  # it waits for the lock
+        assert [r["variant"] for r in ship.read_rows(tmp_path)] == ["classic"]
+    writer.join(timeout=10)
+    assert [r["variant"] for r in ship.read_rows(tmp_path)] == ["blitz", "classic"]
+
+
 def test_headers_leave_out_the_reward_and_name_the_score(capsys: pytest.CaptureFixture[str]) -> None:
     """Results are outcomes whatever reward the env gives; Classic's score is a penalty."""
     args = ["greedy", "random", "--games", "2", "--no-progress", "--option", "reward=points"]

@@ -17,6 +17,7 @@ is the same table for people.
 from __future__ import annotations
 
 import csv
+import fcntl
 import time
 from pathlib import Path
 from typing import Any
@@ -131,7 +132,14 @@ def earlier_row(folder: Path, variant: str, agent: str) -> dict[str, Any]:
 def record(folder: Path, row: dict[str, Any], new_agent: bool = False) -> None:
     """Put ``row`` into ``results.csv`` (replacing the row of its variant and agent; a
     ``new_agent`` replaces every row of the variant: its guided search is another one now) and
-    rewrite ``README.md``."""
+    rewrite ``README.md``. A lock file serialises the read-modify-write, so that several
+    ``ship`` runs (one variant each) can measure at once."""
+    with (folder / ".results.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        write_results(folder, row, new_agent)
+
+
+def write_results(folder: Path, row: dict[str, Any], new_agent: bool) -> None:
     stale = (
         (lambda r: r["variant"] == row["variant"])
         if new_agent
