@@ -132,7 +132,8 @@ def test_ship_exports_the_agent_with_its_config_and_records_its_win_rates(
     # measured again without training (its other columns stay), and its guided search in a row of its own
     shipped = (agents / "classic.pt").read_bytes()
     assert main(["ship", str(config), *common, *args, "--measure-only", "--opponents", "search:1"]) == 0
-    assert main(["ship", str(config), *common, *args, "--guided", "--opponents", "search:1"]) == 0
+    guided = ["--guided", "--opponents", "search:1", "policy"]  # policy: the shipped one it searches with
+    assert main(["ship", str(config), *common, *args, *guided]) == 0
     assert (agents / "classic.pt").read_bytes() == shipped
     with (agents / "results.csv").open() as handle:
         rows = list(csv.DictReader(handle))
@@ -143,6 +144,8 @@ def test_ship_exports_the_agent_with_its_config_and_records_its_win_rates(
     ]
     assert rows[1]["vs_random"] != "" and rows[1]["vs_search:1"] != "" and rows[1]["steps"] == "64"
     assert rows[2]["vs_random"] == "" and rows[2]["vs_search:1_games"] == "2" and rows[2]["steps"] == "64"
+    assert rows[2]["vs_policy_games"] == "2"  # a guided pairing costs --search-games
+    assert rows[1]["vs_policy"] == ""
     assert "| classic | guided |" in (agents / "README.md").read_text()
     assert main(["ship", str(config), *common, *args]) == 0  # a new agent: its old guided row goes
     with (agents / "results.csv").open() as handle:
@@ -150,4 +153,5 @@ def test_ship_exports_the_agent_with_its_config_and_records_its_win_rates(
     missing = write(tmp_path, "env:\n  variant: osel\n  options: {num_players: 2}\n", "osel.yaml")
     assert main(["ship", str(missing), *args, "--measure-only"]) == 2  # nothing shipped to measure
     assert main(["ship", str(config), *common, *args, "--opponents", "nobody"]) == 2  # before training
+    assert main(["ship", str(config), *common, *args, "--opponents", "policy"]) == 2  # guided rows only
     assert main(["ship", str(tmp_path / "missing.yaml"), *args]) == 2

@@ -8,10 +8,11 @@ deals (each deal once per seating), ``--games`` matches against a baseline and
 ``--search-games`` against a search agent (whose games cost about a hundred times more).
 ``--measure-only`` skips the training and measures the agent already shipped, adding or
 replacing the columns of the opponents named; ``--guided`` measures the policy-guided search
-``search:agents/<variant>.pt`` instead, in a row of its own. ``agents/results.csv`` has one
-row per variant and agent (``policy`` or ``guided``) and four columns per opponent
-(``vs_<name>``, its 95% interval, its matches), empty where not measured; ``agents/README.md``
-is the same table for people.
+``search:agents/<variant>.pt`` instead, in a row of its own, where the opponent ``policy`` is
+the shipped policy it searches with (and every pairing costs ``--search-games``).
+``agents/results.csv`` has one row per variant and agent (``policy`` or ``guided``) and four
+columns per opponent (``vs_<name>``, its 95% interval, its matches), empty where not
+measured; ``agents/README.md`` is the same table for people.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ import yaml
 from domino_env.agents import parse_search_name
 from training import checkpoint, evaluate, report
 from training.config import ConfigError, load_config
+from training.guided import parse_guided_name
 from training.train import Trainer
 
 BASE_COLUMNS = ("variant", "agent", "players", "steps", "train_minutes")
@@ -62,7 +64,10 @@ def ship(
     config = load_config(config_path, overrides)
     folder = report.writable_folder(agents_dir)
     for name in opponents:  # an unknown name fails here, before training
-        evaluate.contestant(name)
+        if name == POLICY and not guided:
+            raise ConfigError("the opponent 'policy' (the shipped policy) is for --guided rows only")
+        if name != POLICY:
+            evaluate.contestant(name)
     variant = config.env.variant
     shipped = folder / f"{variant}.pt"
     agent = GUIDED if guided else POLICY
@@ -81,7 +86,7 @@ def ship(
         (folder / f"{variant}.yaml").write_text(yaml.safe_dump(config.to_dict(), sort_keys=False))
     row |= {"variant": variant, "agent": agent}
     spec = f"search:{shipped}" if guided else str(shipped)
-    measure(row, spec, opponents, games, search_games, seed, progress)
+    measure(row, spec, opponents, games, search_games, seed, progress, policy=str(shipped))
     record(folder, row, new_agent=not (measure_only or guided))
     return row
 
@@ -94,11 +99,14 @@ def measure(
     search_games: int,
     seed: int,
     progress: bool,
+    policy: str,
 ) -> None:
-    """Play ``spec`` against each opponent on duplicate deals and put the results in ``row``."""
+    """Play ``spec`` against each opponent (``policy``: that checkpoint) on duplicate deals and
+    put the results in ``row``; a pairing with a search agent on either side plays
+    ``search_games``."""
     for name in opponents:
-        plan = evaluate.prepare([spec, name])
-        count = search_games if parse_search_name(name) is not None else games
+        plan = evaluate.prepare([spec, policy if name == POLICY else name])
+        count = search_games if searches(spec) or searches(name) else games
         (result,) = evaluate.evaluate_pairings(
             plan, count, seed, first_only=True, progress=progress, duplicate=True
         )
@@ -108,6 +116,12 @@ def measure(
         row["players"] = players_text(plan.env().rules)
         row |= {f"vs_{name}": result.win_rate, f"vs_{name}_low": low, f"vs_{name}_high": high}
         row[f"vs_{name}_games"] = result.games
+
+
+def searches(name: str) -> bool:
+    """Whether an agent name is a search (``search``, ``search:N``, ``search:<checkpoint>``):
+    its games cost about a hundred baseline games each."""
+    return parse_search_name(name) is not None or parse_guided_name(name) is not None
 
 
 def read_rows(folder: Path) -> list[dict[str, Any]]:
