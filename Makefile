@@ -7,15 +7,15 @@ STAMP := $(VENV)/.installed
 # gymnasium (1.2.2), the main venv gets the latest, and the core package is tested on both.
 EXTRAS := .venv-extras
 EXTRAS_STAMP := $(EXTRAS)/.installed
-EXTRAS_TESTS := tests/test_rllib.py tests/test_distributed.py tests/test_torchrl.py tests/test_api.py tests/test_wrappers.py
+EXTRAS_TESTS := tests/test_rllib.py tests/test_distributed.py tests/test_torchrl.py tests/test_api.py tests/test_wrappers.py tests/test_parallel.py
 
-.PHONY: demo test test-extras lint bench clean
+.PHONY: demo test test-extras lint docs bench clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet torch==2.13.0
-	$(BIN)/pip install --quiet -e ".[train,dev]"
+	$(BIN)/pip install --quiet -e ".[train,dev,docs]"
 	touch $(STAMP)
 
 $(EXTRAS_STAMP): pyproject.toml
@@ -34,14 +34,20 @@ lint: $(STAMP)
 	$(BIN)/mypy
 	$(BIN)/lint-imports
 
-test: lint
+test: lint docs
 	$(BIN)/python -m pytest -m "not ray and not torchrl"
 	$(MAKE) test-extras
 
-# RLlib and `--ray` on a local Ray instance (2 CPUs), TorchRL, and the core API and Gymnasium
-# wrapper on Ray's gymnasium; DOMINO_REQUIRE_EXTRAS turns a missing extra into a failure.
+# RLlib and `--ray` on a local Ray instance (2 CPUs), TorchRL, and the core API, the Gymnasium
+# wrapper and the registry entries on Ray's gymnasium; DOMINO_REQUIRE_EXTRAS turns a missing
+# extra into a failure.
 test-extras: $(EXTRAS_STAMP)
 	DOMINO_REQUIRE_EXTRAS=1 $(EXTRAS)/bin/python -m pytest $(EXTRAS_TESTS)
+
+# The documentation site, strict: a broken link, a griffe warning or a variant page that cannot be
+# generated (docs/hooks.py) fails the build.
+docs: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --site-dir build/site
 
 bench: $(STAMP)
 	$(BIN)/pip install --quiet -e ".[bench]"

@@ -4,6 +4,18 @@
 has a PettingZoo-style module, e.g. ``domino_env.classic_v0.env(num_players=4, teams=True)``.
 ``domino_env.SPECS`` describes every variant (title, tables, options with their types and
 defaults), as :class:`~domino_env.rules.spec.VariantSpec`.
+
+Importing the package also registers every variant with PettingZoo and Gymnasium (details
+and the version policy in :mod:`domino_env.registry`)::
+
+    pettingzoo.make("aec", "domino/all_fives-v0", num_players=4)       # = domino_env.make(...)
+    pettingzoo.make("parallel", "domino/all_fives-v0", num_players=4)  # the parallel API
+    gymnasium.make("domino_env/AllFives-v0", opponents=["greedy"])     # one seat, wrappers.SingleAgentEnv
+
+The parallel API is PettingZoo's ``turn_based_aec_to_parallel`` over the AEC env (also
+``domino_env.<name>_v0.parallel_env(**options)``): each ``step`` plays the action of the seat
+to move (``infos[agent]["active_agent"]``; the others' action masks are all zero) and ignores
+the others'.
 """
 
 import sys

@@ -1,7 +1,37 @@
-"""The variant registry, built once from the ``SPECS`` of the modules in :mod:`domino_env.variants`.
+"""The variant registry, built once from the ``SPECS`` of the modules in :mod:`domino_env.variants`,
+and every variant's entries in PettingZoo's and Gymnasium's registries.
 
 A new variant is a new module there: it is found, its spec read, and ``make``, the
-``<name>_v0`` module, the CLI's choices and the generic tests' tables follow from it.
+``<name>_v0`` module, the CLI's choices, the registry entries and the generic tests' tables
+follow from it.
+
+**Registry entries** (made when ``domino_env`` is imported):
+
+* PettingZoo (where it has a registry, ``pettingzoo.register``, as 1.27 has; else none):
+  ``pettingzoo.make("aec", "domino/all_fives-v0", num_players=4)`` is
+  ``domino_env.make("all_fives", num_players=4)``, and ``pettingzoo.make("parallel", ...)`` the
+  same env turned parallel. Options are those of :func:`make`; an unknown one raises its
+  ``ValueError``. ``pettingzoo.make(..., max_cycles=N)`` is refused: every episode ends by
+  the rules (a round when a hand is empty or play is blocked, a match at its target), so there
+  is nothing to truncate.
+* Gymnasium: ``gymnasium.make("domino_env/AllFives-v0", opponents=["greedy"])`` is
+  :class:`domino_env.wrappers.SingleAgentEnv` on ``all_fives`` (the id is the name in
+  CamelCase: ``Classic``, ``Domino3D``, ``BlindBlitz`` ...), options as for that class.
+  Without importing ``domino_env`` first, name the module in the id:
+  ``gymnasium.make("domino_env:domino_env/AllFives-v0")`` (Gymnasium 1.x reads no plugin
+  entry points).
+
+**The parallel API.** Dominoes are turn-based: the ``"parallel"`` entries are PettingZoo's
+``turn_based_aec_to_parallel`` over the AEC env (also ``domino_env.<name>_v0.parallel_env``).
+Each ``step(actions)`` plays the action of the seat to move (``infos[agent]["active_agent"]``
+names it; its observation's ``action_mask`` is its legal moves, the others' masks are all
+zero) and ignores the rest; observations, rewards and flags come for every seat.
+
+**Version policy.** ``spec.version`` is the ``vN`` of every name above (``classic_v0``,
+``domino/classic-v0``, ``domino_env/Classic-v0``). A change of the rules or of the
+observation (its layout or meaning) raises it, with a line in the variant module's
+``Version history``; older versions are not kept, so an id that names an old version fails
+to make instead of building a different game.
 """
 
 from __future__ import annotations
@@ -11,6 +41,11 @@ import pkgutil
 import sys
 from types import ModuleType
 from typing import Any
+
+import gymnasium
+import pettingzoo
+from pettingzoo.utils.conversions import turn_based_aec_to_parallel
+from pettingzoo.utils.env import ParallelEnv
 
 from domino_env import variants
 from domino_env.envs.base import DominoEnv
@@ -23,6 +58,8 @@ from domino_env.rules.table import TableRules
 # The environment class of each kind of table.
 ENV_CLASSES: dict[str, type[DominoEnv[Any]]] = {"chain": ChainEnv, "grid": Domino3DEnv}
 ENV_OPTIONS = ("episode", "reward", "render_mode", "illegal_action")
+PETTINGZOO_NAMESPACE = "domino"  # pettingzoo.make("aec", "domino/classic-v0")
+GYMNASIUM_NAMESPACE = "domino_env"  # gymnasium.make("domino_env/Classic-v0"), the package's name
 
 
 def _discover() -> dict[str, VariantSpec]:
@@ -59,6 +96,11 @@ def raw_env(name: str, **options: Any) -> DominoEnv[Any]:
     variant = spec(name)
     allowed = rules_options(name)
     unknown = set(options) - set(allowed) - set(ENV_OPTIONS)
+    if "max_cycles" in unknown:  # what pettingzoo.make passes when asked to
+        raise ValueError(
+            f"{name} takes no max_cycles: every episode ends by the rules (a round when a hand is "
+            "empty or play is blocked, a match at its target score); leave max_cycles unset"
+        )
     if unknown:
         raise ValueError(
             f"unknown option(s) {sorted(unknown)} for {name}; "
@@ -66,9 +108,11 @@ def raw_env(name: str, **options: Any) -> DominoEnv[Any]:
         )
     rules = variant.rules(**{k: v for k, v in options.items() if k in allowed})
     env_class = ENV_CLASSES[variant.table]
-    return env_class(
+    env = env_class(
         rules, observer=variant.observer, **{k: v for k, v in options.items() if k in ENV_OPTIONS}
     )
+    env.metadata["name"] = variant.module_name
+    return env
 
 
 def make(name: str, **options: Any) -> OrderEnforcing:
@@ -77,8 +121,9 @@ def make(name: str, **options: Any) -> OrderEnforcing:
 
 
 def variant_module(variant: VariantSpec) -> ModuleType:
-    """The PettingZoo-style ``domino_env.<name>_v<version>`` module of a variant: ``env`` and
-    ``raw_env`` (options as in :func:`make`), the rules' documentation as its docstring."""
+    """The PettingZoo-style ``domino_env.<name>_v<version>`` module of a variant: ``env``,
+    ``raw_env`` and ``parallel_env`` (options as in :func:`make`), the rules' documentation as
+    its docstring."""
     name = variant.name
     rules_doc = sys.modules[variant.rules.__module__].__doc__ or ""
     module = ModuleType(
@@ -92,7 +137,54 @@ def variant_module(variant: VariantSpec) -> ModuleType:
     def raw(**options: Any) -> DominoEnv[Any]:
         return raw_env(name, **options)
 
+    def parallel(**options: Any) -> ParallelEnv:
+        return turn_based_aec_to_parallel(make(name, **options))
+
     env.__doc__ = f"The {name} environment, wrapped; options as in domino_env.make."
     raw.__doc__ = f"The unwrapped {name} environment."
-    module.env, module.raw_env, module.SPEC = env, raw, variant  # type: ignore[attr-defined]
+    parallel.__doc__ = f"The {name} environment through PettingZoo's parallel API (turn-based)."
+    module.env, module.raw_env, module.parallel_env = env, raw, parallel  # type: ignore[attr-defined]
+    module.SPEC = variant  # type: ignore[attr-defined]
     return module
+
+
+# --- PettingZoo's and Gymnasium's registries ---------------------------------------------------
+
+
+def pettingzoo_id(variant: VariantSpec) -> str:
+    """The variant's id in PettingZoo's registry, e.g. ``domino/all_fives-v0``."""
+    return f"{PETTINGZOO_NAMESPACE}/{variant.name}-v{variant.version}"
+
+
+def gymnasium_id(variant: VariantSpec) -> str:
+    """The variant's id in Gymnasium's registry, its name in CamelCase, e.g. ``domino_env/AllFives-v0``
+    (``str.title`` also capitalizes after a digit: ``domino3d`` -> ``Domino3D``)."""
+    return f"{GYMNASIUM_NAMESPACE}/{variant.name.title().replace('_', '')}-v{variant.version}"
+
+
+def register_pettingzoo() -> bool:
+    """Register every variant's ``"aec"`` and ``"parallel"`` env with PettingZoo; False (and
+    nothing registered) where the installed PettingZoo has no registry (older releases)."""
+    register = getattr(pettingzoo, "register", None)
+    if register is None:
+        return False
+    for variant in SPECS.values():
+        module = f"domino_env.{variant.module_name}"  # the entry points load lazily, by name
+        register("aec", pettingzoo_id(variant), entry_point=f"{module}:env")
+        register("parallel", pettingzoo_id(variant), entry_point=f"{module}:parallel_env")
+    return True
+
+
+def register_gymnasium() -> None:
+    """Register every variant's single-agent view (:class:`domino_env.wrappers.SingleAgentEnv`,
+    a layer above, named and imported only when made) with Gymnasium."""
+    for variant in SPECS.values():
+        gymnasium.register(
+            gymnasium_id(variant),
+            entry_point="domino_env.wrappers:SingleAgentEnv",
+            kwargs={"variant": variant.name},
+        )
+
+
+register_pettingzoo()
+register_gymnasium()

@@ -1,4 +1,4 @@
-"""Scenario tests for All Fives (RULES.md section 0 and section 2), each on a hand-built deal.
+"""Scenario tests for All Fives (docs/rules/index.md and docs/rules/all_fives.md), each on a hand-built deal.
 
 Every scenario fixes the hands, the boneyard order and the leader, plays a scripted line of
 moves through the public AEC interface and checks what the rule book says must happen: who

@@ -422,7 +422,10 @@ def test_teams_need_four_players(name):
         if n == 4 and rules.teams_allowed:
             domino_env.make(name, num_players=4, teams=True)
             continue
-        with pytest.raises(ValueError, match="teams"):
+        message = (
+            "partners play only with 4 players" if rules.teams_allowed else "this variant has no partnerships"
+        )
+        with pytest.raises(ValueError, match=f"{name}: {message};.*teams must be False"):
             domino_env.make(name, num_players=n, teams=True)
     for bad in ("False", "yes", 2, None):  # a truthy word would have built a partnership game
         with pytest.raises(ValueError, match=r"teams must be True or False"):
@@ -847,6 +850,32 @@ def test_describe_action(name, n, teams):
     for bad in (-1, num, num + 5, 1.5, True, "1", None):
         with pytest.raises(ValueError):
             u.describe_action(bad)
+
+
+@variants
+def test_immediate_points_of_the_legal_moves(name):
+    """What front ends show beside a move: 3D dominoes' placement score, All Fives' count, else 0."""
+    raw = domino_env.raw_env(name, num_players=domino_env.VARIANTS[name].player_counts[0])
+    with pytest.raises(ValueError, match=r"call reset\(\) first"):
+        raw.immediate_points(0)
+    raw.reset(seed=3)
+    rnd = random.Random(0)
+    scored = []
+    while not all(raw.terminations.values()):
+        moves = raw.legal_moves()
+        points = [raw.immediate_points(np.int64(m["action"])) for m in moves]
+        if name in GRID_VARIANTS:
+            assert points == [m["scores"] for m in moves]
+        elif name != "all_fives":
+            assert not any(points)
+        scored += points
+        raw.step(rnd.choice(moves)["action"])
+    assert any(scored) == (name in GRID_VARIANTS or name == "all_fives")
+    raw.reset(seed=3)
+    illegal = next(a for a in range(raw.rules.num_actions) if a not in raw.game.legal)
+    for bad in (illegal, True, "1"):
+        with pytest.raises(ValueError, match="takes a legal action of the agent to move"):
+            raw.immediate_points(bad)
 
 
 @configs

@@ -1,4 +1,4 @@
-"""Scenario tests for Blind blitz and Blind (RULES.md section 5, seed 003), plus their invariants.
+"""Scenario tests for Blind blitz and Blind (docs/rules/blind_blitz.md and blind.md), plus their invariants.
 
 Every scenario fixes the rows (listed left to right: the last tile listed is turned up first)
 and the bazaar order, and plays a scripted line of moves through the public AEC interface.

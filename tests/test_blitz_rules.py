@@ -1,4 +1,4 @@
-"""Scenario tests for Blitz (RULES.md section 5, seed 003), plus Blitz-specific invariants.
+"""Scenario tests for Blitz (docs/rules/blitz.md), plus Blitz-specific invariants.
 
 Every scenario fixes the hands and the boneyard order and plays a scripted line of moves
 through the public AEC interface. Moves in a script are written ``"seat tile [arm]"`` (the

@@ -1,4 +1,4 @@
-"""Scenario tests for Classic dominoes (RULES.md section 0 and section 1).
+"""Scenario tests for Classic dominoes (docs/rules/index.md and docs/rules/classic.md).
 
 Every scenario uses a fixed deal (hands, boneyard order, optional leader/opening) and a
 scripted sequence of plays, so each test is deterministic and checks one rule. Moves in a

@@ -63,6 +63,29 @@ def test_cli_module_entry_point_exits_2() -> None:
     assert len(lines) == 1 and "ppo.bogus" in lines[0]
 
 
+@pytest.mark.parametrize(
+    ("missing", "start"),
+    [
+        # python -m training
+        ("yaml", "import runpy; runpy.run_module('training', run_name='__main__', alter_sys=True)"),
+        # the domino-train script's own lines
+        ("torch", "from training.__main__ import main; sys.exit(main())"),
+    ],
+    ids=["python-m-training", "domino-train"],
+)
+def test_without_the_train_extra_the_cli_says_how_to_install_it(missing: str, start: str) -> None:
+    """A plain ``pip install -e .`` lacks the extra: one line saying so and how to get it, exit 2."""
+    script = f"import sys; sys.modules[{missing!r}] = None; sys.argv = ['domino-train', 'demo']; {start}"
+    result = subprocess.run(
+        [sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=120
+    )
+    assert result.returncode == 2 and result.stdout == ""
+    assert result.stderr == (
+        f"error: the train extra is missing (no module {missing}): install it with "
+        'pip install -e ".[train]" in a checkout, or pip install "domino-env[train]"\n'
+    )
+
+
 def test_cli_trains_a_tiny_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     config = write(tmp_path, "env:\n  variant: classic\n  options: {num_players: 2, episode: round}\n")
     overrides = [o for o in TINY if not o.startswith("run.total_steps")]

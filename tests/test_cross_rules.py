@@ -1,4 +1,4 @@
-"""Scenario tests for Cross (RULES.md section 5, seed 003), plus Cross-specific invariants.
+"""Scenario tests for Cross (docs/rules/cross.md), plus Cross-specific invariants.
 
 Every scenario fixes all four hands (all 28 tiles are dealt, there is no boneyard) and plays a
 scripted line of moves through the public AEC interface. Moves in a script are written

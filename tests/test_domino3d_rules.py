@@ -1,4 +1,4 @@
-"""3D dominoes (RULES.md section 6): every rule on a fixed deal, options, errors, properties, rendering.
+"""3D dominoes (docs/rules/domino3d.md): every rule on a fixed deal, options, errors, properties, rendering.
 
 Board 16 unless said: the start tile lies on (8, 7) and (8, 8). ``at(x, y, r, c, d)`` is the
 action laying x on (r, c) and y to its right (d = RIGHT) or below it (d = DOWN).
@@ -19,6 +19,7 @@ import domino_env
 from domino_env.agents import GreedyAgent
 from domino_env.core.grid import DOWN, RIGHT
 from domino_env.observation.grid import BOARD_PLANES
+from domino_env.render import grid as grid_render
 
 START = (3, 5)  # 3 on (8, 7), 5 on (8, 8)
 
@@ -495,11 +496,11 @@ def test_rgb_array_draws_dominoes(tmp_path):
     env.step(at(env, 5, 6, 9, 8, DOWN))
     env.step(at(env, 6, 6, 10, 7, RIGHT))
     image = env.render()
-    assert isinstance(image, np.ndarray) and image.dtype == np.uint8 and image.shape == (544, 544, 3)
-    s, margin = 32, 16
+    assert isinstance(image, np.ndarray) and image.dtype == np.uint8 and image.shape == (730, 660, 3)
+    s, (top, left) = 32, grid_render.board_origin(env.unwrapped.rules)  # the board below the header
 
     def pixel(r, c, dy, dx):
-        return image[margin + r * s + dy, margin + c * s + dx].astype(int)
+        return image[top + r * s + dy, left + c * s + dx].astype(int)
 
     felt = pixel(2, 2, 10, 10)
     ivory = pixel(8, 8, 4, 16)  # the start's 5-half, between pips
@@ -517,7 +518,7 @@ def test_rgb_array_draws_dominoes(tmp_path):
 
 
 def brute_force_legal(u) -> set[int]:
-    """The placements RULES.md allows, worked out from the height and value maps alone."""
+    """The placements the rules allow, worked out from the height and value maps alone."""
     rules, game = u.rules, u.game
     n = rules.board_size
     heights = np.array(u.public_state()["heights"])
@@ -550,7 +551,7 @@ def brute_force_legal(u) -> set[int]:
 
 
 def brute_force_points_now(u) -> np.ndarray:
-    """Per edge (d * C + r * N + c): 1 where a tile RULES.md allows there scores - on two
+    """Per edge (d * C + r * N + c): 1 where a tile the rules allow there scores - on two
     occupied cells of equal height (on top; with stacking), or on two empty cells whose halves
     both touch a half (a legal tile's halves then touch their own values) - from the maps alone."""
     rules = u.rules
@@ -616,7 +617,7 @@ TABLES = st.fixed_dictionaries(
 @settings(max_examples=25, deadline=None, phases=(Phase.explicit, Phase.reuse, Phase.generate))
 @given(options=TABLES, seed=st.integers(0, 2**32 - 1), rnd=st.randoms(use_true_random=True))
 def test_random_games_keep_the_invariants(options, seed, rnd):
-    """Tiles conserved, the mask equals what RULES.md allows and what step accepts, the height
+    """Tiles conserved, the mask equals what the rules allow and what step accepts, the height
     map equals the tiles stacked, points as described and as ``points_now`` shows them, the
     incremental observation right."""
     env = domino_env.make("domino3d", **options)

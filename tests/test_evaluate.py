@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import csv
 import io
+import re
 from pathlib import Path
 from typing import Any
 
@@ -169,6 +170,12 @@ def test_rate_writes_table_and_figure(run_dir: Path, capsys: pytest.CaptureFixtu
     assert [r["agent"] for r in rows] == ["random", "greedy", "iter_00001", "iter_00003"]
     assert [r["steps"] for r in rows] == ["", "", "128", "384"]
     assert all(int(r["games"]) == 2 * 3 and float(r["sigma"]) > 0 for r in rows)
+    header = out.splitlines()[0]  # says what the games column counts: 2 games against each of 3 others
+    assert header.endswith(
+        ": round-robin of 4 agents, 2 games per pairing (6 per agent: the games column), "
+        "seats rotated, seed 0"
+    )
+    assert re.search(r"\n(iter_00003|random) +[-\d,]+ .* 6 +\d+\.\d%", out)
     assert (run_dir / "ratings.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert "ratings.csv" in out and "ratings.png" in out and "iter_00003" in out
 
@@ -281,15 +288,32 @@ def test_evaluate_and_rate_show_progress_unless_asked_not_to(
     assert capsys.readouterr().err == ""
 
 
-def test_demo_says_the_steps_it_trains(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """A run.total_steps= override wins over --steps, and the first line says so."""
+def test_demo_says_the_steps_it_trains_and_what_to_do_next(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A run.total_steps= override wins over --steps, and the first line says so; the demo keeps a
+    checkpoint every 40 iterations (and the last), which its rating reads; it ends with next steps."""
     config = str(ROOT / "configs" / "all_fives.yaml")
-    overrides = [*TINY, f"run.out_dir={tmp_path.as_posix()}"]  # run.total_steps=384
+    tiny = [o for o in TINY if not o.startswith("run.checkpoint_every=")]  # the demo's own cadence
+    overrides = [*tiny, f"run.out_dir={tmp_path.as_posix()}"]  # run.total_steps=384: 3 iterations
     args = ["--games", "1", "--rating-games", "1", "--no-progress"]
     assert main(["demo", "--config", config, *overrides, *args]) == 0
     out, err = capsys.readouterr()
-    assert " for 384 steps -> " in out.splitlines()[0]
-    assert (tmp_path / "demo" / "ratings.csv").is_file() and "game/s" not in err
+    lines = out.splitlines()
+    assert " for 384 steps -> " in lines[0]
+    run = tmp_path / "demo"
+    assert sorted(p.name for p in (run / "checkpoints").iterdir()) == ["iter_00003.pt", "latest.pt"]
+    assert (run / "ratings.csv").is_file() and "game/s" not in err
+    logdir = re.escape(str(run / "tb"))
+    assert re.fullmatch(
+        rf"next( \(source \S+activate first\))?: watch the curves with tensorboard --logdir {logdir},",
+        lines[-3],
+    )
+    assert lines[-2] == f"  play the agent with python -m training play --opponent {run},"
+    assert (
+        lines[-1]
+        == f"  or measure it against search with python -m training evaluate {run} search --games 20"
+    )
 
 
 @pytest.mark.parametrize(
@@ -402,8 +426,9 @@ def test_play_3d_dominoes_shows_the_grid_and_only_its_own_hand() -> None:
     text = stdout.getvalue()
     assert "join the halves of a tile" in text  # the grid's legend
     assert "start tile" in text and "P1 (greedy) lays" in text  # the running commentary
-    first_move = text[text.index("your moves:") :].splitlines()[1]
-    assert first_move.startswith("  1) ") and " on (" in first_move
+    tile, first_move = text[text.index("your moves:") :].splitlines()[1:3]  # grouped under their tile
+    assert re.fullmatch(r"  \d-\d:", tile)
+    assert first_move.startswith("    1) ") and " on (" in first_move
     assert "P1 (greedy): 4 tiles" in text  # the opponent's hand stays hidden
     assert text.rstrip().splitlines()[-1].startswith("match over: you ")
     assert env.game.round_over

@@ -1,4 +1,4 @@
-"""Scenario tests for Domino-Metro (RULES.md section 0 and section 4), each on a hand-built deal.
+"""Scenario tests for Domino-Metro (docs/rules/index.md and docs/rules/metro.md), each on a hand-built deal.
 
 Most scenarios use one of two shapes:
 

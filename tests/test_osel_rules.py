@@ -1,4 +1,4 @@
-"""Scenario tests for Osel / "Donkey" (RULES.md sections 0 and 3), each on a hand-built deal,
+"""Scenario tests for Osel / "Donkey" (docs/rules/index.md and docs/rules/osel.md), each on a hand-built deal,
 and Osel-specific hypothesis invariants over random matches.
 
 Every scenario fixes the hands, the bazaar order and (where the opening rule is not under test)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import re
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -65,13 +66,32 @@ class Person(io.StringIO):
         return self.script.pop(0) if self.script else "1\n"
 
 
+class Chooser(Person):
+    """A person who reads each new board and answers ``choose(board)`` (the checks still run)."""
+
+    def __init__(self, env: DominoEnv, seat: int, out: io.StringIO, choose: Callable[[str], int]) -> None:
+        super().__init__(env, seat, out)
+        self.choose = choose
+
+    def readline(self, size: int | None = -1) -> str:
+        seen = len(self.screens)
+        answer = super().readline(size)
+        return f"{self.choose(self.screens[-1])}\n" if len(self.screens) > seen else answer
+
+
 def session(
-    variant: str, options: dict[str, Any], seed: int, seat: int = 0, script: str = ""
+    variant: str,
+    options: dict[str, Any],
+    seed: int,
+    seat: int = 0,
+    script: str = "",
+    choose: Callable[[str], int] | None = None,
 ) -> tuple[Person, str]:
-    """One episode against greedy, the person laying its first legal move unless ``script`` says."""
+    """One episode against greedy, the person laying its first legal move unless ``script`` (or
+    ``choose``, from each board) says."""
     env = raw_env(variant, **options)
     out = io.StringIO()
-    person = Person(env, seat, out, script)
+    person = Person(env, seat, out, script) if choose is None else Chooser(env, seat, out, choose)
     agent = evaluate.contestant("greedy").agent(env, 1)
     finished = play(env, seat, agent, "greedy", seed=seed, stdin=person, stdout=out)
     assert finished == ("q\n" not in script)
@@ -182,3 +202,61 @@ def test_extras_of_osel_and_metro_read_as_words() -> None:
 
 def test_move_and_end_texts() -> None:
     assert move_text({"kind": "turn_up", "tile": None}) == "turn up"
+
+
+def test_all_fives_moves_say_what_they_score() -> None:
+    """Every move the menu says scores N scores N at once (its count), and the others score none."""
+    promised: list[int] = []
+
+    def first_scoring(board: str) -> int:
+        menu = re.findall(r"\n  (\d+)\) [^\n]*?(?:, scores (\d+))?(?=\n|$)", board)
+        choice, points = next(((k, p) for k, p in menu if p), menu[0])
+        promised.append(int(points or 0))
+        return int(choice)
+
+    _, text = session("all_fives", {}, seed=1, choose=first_scoring)
+    after = re.findall(
+        r"your move \(1-\d+, q quits\): \d+\nP0 \(you\) (?:leads|plays) [^\n]+\n([^\n]*)", text
+    )
+    counted = [
+        int(m[1]) if (m := re.match(r"P0 \(you\) scores (\d+) \(count\)$", line)) else 0 for line in after
+    ]
+    assert counted == promised and sum(p > 0 for p in promised) >= 3
+
+
+@pytest.mark.parametrize("variant", ["all_fives", "domino3d"])
+def test_the_log_names_the_tiles_you_draw_and_not_the_others(variant: str) -> None:
+    _, text = session(variant, {}, seed=1)
+    assert re.search(r"\nP0 \(you\) draws \d-\d\n", text)
+    assert re.search(r"\nP1 \(greedy\) draws\n", text)
+    assert not re.search(r"P1 \(greedy\) draws \d", text)
+
+
+def test_3d_placements_are_grouped_by_tile_then_by_cells() -> None:
+    chosen: list[str] = []
+
+    def last(board: str) -> int:
+        menu = board.split("\nyour moves:\n", 1)[1].splitlines()
+        groups: list[tuple[str, list[tuple[list[int], str]]]] = []
+        numbers = []
+        for line in menu:
+            if header := re.fullmatch(r"  (\d-\d):", line):
+                groups.append((header[1], []))
+                continue
+            item = re.fullmatch(r"    (\d+)\) (\d) on \((\d+),(\d+)\), (\d) on \((\d+),(\d+)\)(.*)", line)
+            assert item, line
+            numbers.append(int(item[1]))
+            cells = [int(item[i]) for i in (3, 4, 6, 7)]
+            groups[-1][1].append((cells, line.split(") ", 1)[1]))
+        assert numbers == list(range(1, len(numbers) + 1))
+        tiles = [tile for tile, _ in groups]
+        assert tiles == sorted(set(tiles))  # each tile once, in order
+        for _, placements in groups:
+            assert [cells for cells, _ in placements] == sorted(cells for cells, _ in placements)
+        chosen.append(f"{groups[-1][0]}: {groups[-1][1][-1][1]}")
+        return numbers[-1]
+
+    _, text = session("domino3d", {}, seed=2, choose=last)
+    laid = re.findall(r"your move \(1-\d+, q quits\): \d+\nP0 \(you\) lays ([^\n]+)", text)
+    # the label read is the placement made (the menu says "scores 1" where the log says "(+1)")
+    assert laid == [label.replace(", scores 1", " (+1)") for label in chosen] and len(laid) > 3

@@ -68,8 +68,13 @@ def test_gym_make_offers_each_tables_render_modes() -> None:
     frame = env.render()
     assert isinstance(frame, np.ndarray) and frame.ndim == 3
     assert env.unwrapped.metadata["render_modes"] == ["human", "ansi", "rgb_array"]
-    with pytest.raises(ValueError, match=r"render_mode must be one of 'human', 'ansi', got 'rgb_array'"):
-        SingleAgentEnv("classic", render_mode="rgb_array")  # the chain tables draw text only
+    chain = SingleAgentEnv("classic", render_mode="rgb_array")  # the chain tables draw pictures too
+    chain.reset(seed=0)
+    assert chain.render().shape == (600, 800, 3)
+    with pytest.raises(
+        ValueError, match=r"render_mode must be one of 'human', 'ansi', 'rgb_array', got 'rgb'"
+    ):
+        SingleAgentEnv("classic", render_mode="rgb")
 
 
 def test_copies_and_pickles_play_on_independently() -> None:

@@ -1,1 +1,2 @@
-"""Training and evaluation on top of :mod:`domino_env`: the baselines' arena for now."""
+"""Self-play PPO, evaluation, ratings and terminal play on top of :mod:`domino_env`; needs the
+train extra (``pip install -e ".[train]"``), which ``python -m training`` says when it is missing."""

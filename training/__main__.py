@@ -1,23 +1,36 @@
-"""Command line: ``python -m training {train,evaluate,rate,play,demo,ship} ...`` (also ``domino-train``)."""
+"""Command line: ``python -m training <command> ...`` (also ``domino-train``): train, evaluate,
+rate, play, record, demo, ship and benchmark.
+
+This module imports nothing of the train extra at its top, so that without it (a plain
+``pip install -e .``) :func:`main` can say so in one line instead of a traceback.
+"""
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import importlib.util
 import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import domino_env
-from training.arena import positive_int
-from training.config import ConfigError, load_config
+
+# The import names of the train extra's packages (pyproject.toml); every command needs some.
+TRAIN_EXTRA_MODULES = ("torch", "yaml", "tqdm", "tensorboard", "matplotlib", "openskill", "scipy")
+
+
+def missing_train_extra() -> list[str]:
+    """The train extra's modules that are not installed (looked up, not imported)."""
+    return [name for name in TRAIN_EXTRA_MODULES if importlib.util.find_spec(name) is None]
 
 
 def train_command(args: argparse.Namespace) -> int:
     import numpy as np
 
     from training.checkpoint import CheckpointError
-    from training.config import Config
+    from training.config import Config, ConfigError, load_config
     from training.rollout import Collector
     from training.train import Trainer
 
@@ -46,11 +59,19 @@ def train_command(args: argparse.Namespace) -> int:
 def demo_command(args: argparse.Namespace) -> int:
     """The README's main job: a short run on the default config, then its evaluation."""
     from training import evaluate, ratings
+    from training.config import load_config
     from training.train import Trainer
 
-    # (100 matches per baseline at each evaluation: the curve, not the final verdict, which
-    # the 500-match evaluation gives)
-    overrides = [f"run.total_steps={args.steps}", f"run.name={args.name}", "eval.games=100", *args.overrides]
+    # 100 matches per baseline at each evaluation: the curve, not the final verdict, which the
+    # 500-match evaluation gives. A checkpoint every 40 iterations, not 10: over the default
+    # 600,000 steps 8 (and latest.pt) of about 5 MB, 45 MB not 157, as many as the rating samples.
+    overrides = [
+        f"run.total_steps={args.steps}",
+        f"run.name={args.name}",
+        "eval.games=100",
+        "run.checkpoint_every=40",
+        *args.overrides,
+    ]
     try:
         config = load_config(args.config, overrides)
         trainer = Trainer(config, overwrite=True)  # the demo run is replaced each time
@@ -69,8 +90,22 @@ def demo_command(args: argparse.Namespace) -> int:
         ratings.rate_run(trainer.run_dir, games=args.rating_games, seed=args.seed, progress=progress)
     except KeyboardInterrupt:
         return 130
-    print(f"TensorBoard: tensorboard --logdir {trainer.run_dir / 'tb'}")
+    run = trainer.run_dir
+    print(f"next{_activate_hint()}: watch the curves with tensorboard --logdir {run / 'tb'},")
+    print(f"  play the agent with python -m training play --opponent {run},")
+    print(f"  or measure it against search with python -m training evaluate {run} search --games 20")
     return 0
+
+
+def _activate_hint() -> str:
+    """`` (source .venv/bin/activate first)`` when this runs in a virtual environment, so that the
+    commands suggested after it find this interpreter and its packages; empty otherwise."""
+    script = Path(sys.prefix) / "bin" / "activate"
+    if sys.prefix == sys.base_prefix or not script.is_file():
+        return ""
+    with contextlib.suppress(ValueError):  # shown relative to here when it is below here
+        script = script.relative_to(Path.cwd())
+    return f" (source {script} first)"
 
 
 def ship_command(args: argparse.Namespace) -> int:
@@ -204,6 +239,23 @@ def play_command(args: argparse.Namespace) -> int:
     return 0
 
 
+def record_command(args: argparse.Namespace) -> int:
+    from training import report
+    from training.record import prepare_recording, record
+
+    try:
+        path = report.writable_file(args.out)
+        recording = prepare_recording(args.variant, args.agents, args.option, args.seed)
+        print(f"recording {recording.header}")
+        frames = record(recording, path, args.fps, args.max_frames)
+    except ValueError as err:
+        return _fail(err)
+    except KeyboardInterrupt:
+        return 130
+    print(f"written: {path} ({frames} frames)")
+    return 0
+
+
 def _table_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--variant",
@@ -216,12 +268,24 @@ def _table_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _threads_argument(parser: argparse.ArgumentParser) -> None:
+    from training.arena import positive_int
+
     # Agents act on small batches, where more threads only fight over the cores (a 2,000-game
     # evaluation of a board agent took 8 minutes with torch's default threads, 25 s with one).
     parser.add_argument("--torch-threads", type=positive_int, default=1, help="torch threads (default 1)")
 
 
 def main(argv: list[str] | None = None) -> int:
+    missing = missing_train_extra()
+    if missing:
+        print(
+            f"error: the train extra is missing (no module {', '.join(missing)}): install it with "
+            'pip install -e ".[train]" in a checkout, or pip install "domino-env[train]"',
+            file=sys.stderr,
+        )
+        return 2
+    from training.arena import positive_int
+
     parser = argparse.ArgumentParser(
         prog="python -m training",
         description="Train, evaluate, rate, play and ship domino agents (also installed as domino-train).",
@@ -368,6 +432,34 @@ def main(argv: list[str] | None = None) -> int:
         "--no-progress", action="store_true", help="no progress bars (the final table is still printed)"
     )
     ship.set_defaults(run=ship_command)
+
+    record = commands.add_parser(
+        "record",
+        help="record a game between agents as an animated GIF, a frame per move",
+        description="One episode (a round; --option episode=match for a whole match) drawn as the "
+        "table's rgb_array picture after the deal and after every move. Agents take the seats in "
+        "turn: random, greedy, search[:N], a checkpoint file or a run folder.",
+    )
+    record.add_argument("variant", help=f"one of {', '.join(domino_env.SPECS)}")
+    record.add_argument(
+        "agents", nargs="+", metavar="AGENT", help="an agent per seat, or fewer taking the seats in turn"
+    )
+    record.add_argument("--out", required=True, help="the GIF file to write")
+    record.add_argument(
+        "--seed", type=int, default=0, help="deal seed; seat s's agent is seeded SEED+1+s (default 0)"
+    )
+    record.add_argument(
+        "--option",
+        action="append",
+        metavar="KEY=VALUE",
+        help="table option, repeatable (num_players=4, episode=match; default episode=round)",
+    )
+    record.add_argument("--fps", type=float, default=2.0, help="frames a second (default 2)")
+    record.add_argument(
+        "--max-frames", type=positive_int, help="stop the game after this many frames (default: all)"
+    )
+    _threads_argument(record)
+    record.set_defaults(run=record_command)
 
     bench = commands.add_parser(
         "benchmark",

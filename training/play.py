@@ -1,8 +1,9 @@
 """A person against agents in the terminal: ``python -m training play --opponent greedy``.
 
 Plain lines in and out (no curses): the layout (the line of play, or 3D dominoes' grid),
-your hand and your legal moves numbered; type a number, or ``q`` to quit. Tests and scripts
-drive it by feeding stdin.
+your hand and your legal moves numbered, each with the points it scores at once (All Fives'
+count, 3D dominoes' placements, grouped by tile); type a number, or ``q`` to quit. The log
+names the tiles you draw, not the others'. Tests and scripts drive it by feeding stdin.
 """
 
 from __future__ import annotations
@@ -77,6 +78,30 @@ def ask(count: int, stdin: TextIO, stdout: TextIO) -> int | None:
         if text.isdecimal() and 1 <= int(text) <= count:  # (isdigit also passes '²', which int refuses)
             return int(text) - 1
         stdout.write(f"{line.strip()!r} is not one of the moves: type a number from 1 to {count}, or q\n")
+
+
+def move_menu(env: DominoEnv) -> tuple[list[dict[str, Any]], list[str]]:
+    """The legal moves in the order offered, and the lines offering them numbered from 1, each
+    with the points it scores at once where it scores. 3D dominoes' placements (dozens a turn)
+    come grouped by tile, under a line naming it, then by the cells they cover, top left first."""
+    moves = env.legal_moves()
+
+    def points(move: dict[str, Any]) -> str:
+        scored = env.immediate_points(move["action"])
+        return f", scores {scored}" if scored else ""
+
+    if not any("cells" in move for move in moves):
+        return moves, [f"  {k}) {move_text(move)}{points(move)}" for k, move in enumerate(moves, 1)]
+    moves.sort(key=lambda move: (move["tile"], move["cells"], move["values"]))
+    lines: list[str] = []
+    for k, move in enumerate(moves, 1):
+        if k == 1 or move["tile"] != moves[k - 2]["tile"]:
+            lines.append(f"  {format_tile(move['tile'])}:")
+        (r1, c1), (r2, c2) = move["cells"]
+        x, y = move["values"]
+        floor = f", floor {move['level']}" if move["level"] > 1 else ""
+        lines.append(f"    {k}) {x} on ({r1},{c1}), {y} on ({r2},{c2}){floor}{points(move)}")
+    return moves, lines
 
 
 def board_text(env: DominoEnv, seat: int, names: list[str]) -> str:
@@ -233,9 +258,8 @@ def play(
         while not all(env.terminations.values()):
             agent = env.agent_selection
             if agent == me:
-                moves = env.legal_moves()
-                say(["", board_text(env, seat, names), "your moves:"])
-                say([f"  {k}) {move_text(move)}" for k, move in enumerate(moves, 1)])
+                moves, menu = move_menu(env)
+                say(["", board_text(env, seat, names), "your moves:", *menu])
                 choice = ask(len(moves), reader, out)
                 if choice is None:
                     say(["quit"])

@@ -124,6 +124,16 @@ def write_rows(path: Path, columns: tuple[str, ...], rows: list[dict[str, Any]])
             out.writerow({k: f"{v:.4f}" if isinstance(v, float) else v for k, v in row.items()})
 
 
+def rating_header(plan: Evaluation, games: int, seed: int) -> str:
+    """The rating table's first line: what each pairing played, and what its games column
+    counts (an agent's games against all the others, not a pairing's)."""
+    per_agent = games * sum(0 in pair for pair in plan.pairs())  # a round-robin: alike for every agent
+    return (
+        f"{table_text(plan.variant, plan.options)}: round-robin of {len(plan.contestants)} agents, "
+        f"{games} games per pairing ({per_agent} per agent: the games column), seats rotated, seed {seed}"
+    )
+
+
 def format_ratings(ratings: list[Rating]) -> str:
     """Baselines first, then the checkpoints by training step; mu-3σ is a conservative rating."""
     width = max(len("agent"), *(len(r.contestant.label) for r in ratings))
@@ -221,6 +231,6 @@ def report_ratings(
     write_rows(csv_path, RATING_COLUMNS, [r.row() for r in ratings])
     plot_ratings(run_dir, ratings, games, png_path)
     if not quiet:
-        print(plan.header(games, seed))
+        print(rating_header(plan, games, seed))
         print(format_ratings(ratings))
         print(f"written: {csv_path}\n         {png_path}")

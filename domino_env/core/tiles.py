@@ -21,7 +21,7 @@ _TILE_TEXT = re.compile(r"^\s*(\d+)\s*[-|:]\s*(\d+)\s*$")
 class TileSet:
     """A double-N set: every unordered pair ``a-b`` with ``0 <= a <= b <= N``.
 
-    Tile ids follow RULES.md: tiles sorted by ``(a, b)`` and numbered from 0.
+    Tile ids follow the rule book (docs/rules/index.md): tiles sorted by ``(a, b)`` and numbered from 0.
     """
 
     def __init__(self, max_pip: int) -> None:

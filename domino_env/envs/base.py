@@ -92,7 +92,7 @@ class DominoEnv(AECEnv, Generic[RulesT]):
     ``VariantSpec.observer``; None: no variant blocks), built here for the encoder.
     """
 
-    render_modes: ClassVar[tuple[str, ...]] = ("human", "ansi")
+    render_modes: ClassVar[tuple[str, ...]] = ("human", "ansi", "rgb_array")
     # The observation encoder of the kind of table (set by each engine's subclass), built from
     # the rules and the observer.
     encoder_class: ClassVar[type]
@@ -116,7 +116,7 @@ class DominoEnv(AECEnv, Generic[RulesT]):
         self.render_mode = render_mode
         self.metadata = {
             "render_modes": list(self.render_modes),
-            "name": f"{rules.name}_v0",
+            "name": rules.name,  # the registry adds the version: "<name>_v<N>"
             "is_parallelizable": False,
         }
         n = rules.num_players
@@ -343,7 +343,7 @@ class DominoEnv(AECEnv, Generic[RulesT]):
         if self.render_mode is None:
             return None
         if self.render_mode == "rgb_array":
-            return self._render_rgb()
+            return self.table_image()
         text = self.table_text()
         if self.render_mode == "ansi":
             return text
@@ -391,6 +391,12 @@ class DominoEnv(AECEnv, Generic[RulesT]):
         called ``names`` (default: the agent names)."""
         return self.renderer.render_text(self.rules, self.game, names or self.possible_agents)
 
+    def table_image(self, names: list[str] | None = None) -> np.ndarray:
+        """The whole table as a picture, a new (H, W, 3) uint8 array of one size all episode
+        (``render_mode="rgb_array"``'s frame), players called ``names`` (default: the agent
+        names) where the picture names them."""
+        return self._render_rgb(names or self.possible_agents)
+
     def seat_text(self, seat: int | str, names: list[str] | None = None) -> str:
         """The table in words as ``seat`` sees it (drawn from its :meth:`view`; no recent events),
         players called ``names`` (default: the agent names): what a person at that seat reads."""
@@ -398,7 +404,8 @@ class DominoEnv(AECEnv, Generic[RulesT]):
 
     def event_text(self, event: tuple[Any, ...], names: list[str] | None = None) -> str | None:
         """An event of this table (of a view's ``events``) in words; None for one it leaves
-        unsaid (the deal and the round's end, which the scores and the header tell)."""
+        unsaid (the deal and the round's end, which the scores and the header tell). A draw
+        names its tile where the event does (a view's: to the drawer, not to the others)."""
         return self.renderer.event_text(self.rules, event, names or self.possible_agents)
 
     def legal_moves(self) -> list[dict[str, Any]]:
@@ -416,6 +423,20 @@ class DominoEnv(AECEnv, Generic[RulesT]):
             raise ValueError(f"action must be an int in 0..{rules.num_actions - 1}, got {action!r}")
         return self._describe(int(action))
 
+    def immediate_points(self, action: Any) -> int:
+        """The points a legal action of the agent to move scores at once (All Fives' count of
+        the ends, 3D dominoes' placement), as the rules count them; 0 in games that score none
+        during play. Front ends show it beside the move; an action that is not legal now raises."""
+        if self.game is None:
+            raise ValueError("immediate_points() needs a game in progress: call reset() first")
+        legal = self.game.legal
+        if isinstance(action, bool) or action not in legal:
+            raise ValueError(
+                f"immediate_points() takes a legal action of the agent to move; {action!r} is not one "
+                f"(legal: {', '.join(map(str, sorted(legal))) or 'none'})"
+            )
+        return int(self.rules.immediate_points(self.game, int(action)))
+
     # --- what the kind of table decides (a subclass per engine) ------------------------------
 
     def _describe(self, action: int) -> dict[str, Any]:
@@ -426,5 +447,6 @@ class DominoEnv(AECEnv, Generic[RulesT]):
         """What everyone at the table can see, in plain Python types."""
         raise NotImplementedError
 
-    def _render_rgb(self) -> np.ndarray:
+    def _render_rgb(self, names: list[str]) -> np.ndarray:
+        """:meth:`table_image`'s picture."""
         raise NotImplementedError

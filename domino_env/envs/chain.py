@@ -1,14 +1,27 @@
 """A line-of-play game as a PettingZoo AEC environment: :class:`~domino_env.envs.base.DominoEnv`
-for the chain rules (moves are (tile, arm), the table is the line of play)."""
+for the chain rules (moves are (tile, arm), the table is the line of play).
+
+It draws the table in words (``render_mode="ansi"``, ``"human"``: every hand, the last events)
+and as a picture (``render_mode="rgb_array"``, :meth:`table_image`; drawn by
+:mod:`domino_env.render.chain_image`): an 800x600 frame at every table and position, with
+the scores and the boneyard, the line of play laid out on the felt as a person lays it (a
+snake turning before the table's edge, doubles across the line, a spinner's four arms,
+Metro's branches, face-down doubles as backs, closed ends capped), the last events, and a row
+per seat with its name, tile count, score and hand face up (the blind games: each row as the
+table shows it, face down where nobody can name a tile, the seat to move's own knowledge
+added)."""
 
 from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from domino_env.core.line import OPEN
 from domino_env.envs.base import DominoEnv
 from domino_env.observation.chain import ChainEncoder
 from domino_env.render import chain as chain_render
+from domino_env.render import chain_image
 from domino_env.rules.chain import ChainRules
 from domino_env.rules.table import PLAY
 
@@ -46,6 +59,9 @@ class ChainEnv(DominoEnv[ChainRules]):
             "end_value": end_value,
             "face_down": rules.action_face_down[a],
         }
+
+    def _render_rgb(self, names: list[str]) -> np.ndarray:
+        return chain_image.render_rgb(self.rules, self.game, names)
 
     def public_state(self) -> dict[str, Any]:
         """What everyone at the table can see, in plain Python types."""

@@ -1,13 +1,18 @@
 """3D dominoes as a PettingZoo AEC environment: :class:`~domino_env.envs.base.DominoEnv` on a grid.
 
 The generic environment does the RL interface (spaces, masks, rewards, episodes); this
-subclass says what an action means on the grid, what the table shows, and draws it.
+subclass says what an action means on the grid, what the table shows, and draws it: in words
+(``render_mode="ansi"``, ``"human"``) and as a picture (``render_mode="rgb_array"``,
+:meth:`table_image`; drawn by :mod:`domino_env.render.grid`): the board seen from above in the
+frame the chain tables' pictures have too (each seat's points, the bazaar, the last events or
+who won, and a row per seat with its name, the seat to move marked, and its hand face up), one
+size for a table all game (larger boards shrink the cells; a 64 board widens the frame).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, ClassVar
+from typing import Any
 
 import numpy as np
 
@@ -18,9 +23,8 @@ from domino_env.rules.grid import GridRules
 
 
 class Domino3DEnv(DominoEnv[GridRules]):
-    """3D dominoes; options as :class:`DominoEnv`, plus ``render_mode="rgb_array"``."""
+    """3D dominoes; options as :class:`DominoEnv`."""
 
-    render_modes: ClassVar[tuple[str, ...]] = ("human", "ansi", "rgb_array")
     encoder_class = GridEncoder
     renderer = grid_render
 
@@ -61,5 +65,6 @@ class Domino3DEnv(DominoEnv[GridRules]):
             state["hands"] = [rules.kinds_in(hand) for hand in game.hands]
         return state
 
-    def _render_rgb(self) -> np.ndarray:
-        return grid_render.render_rgb(self.rules, self.game)
+    def _render_rgb(self, names: list[str]) -> np.ndarray:
+        """The board in the frame every table shares: points, bazaar, last events, hands."""
+        return grid_render.render_rgb(self.rules, self.game, names)

@@ -23,7 +23,7 @@ Needs the ``ray`` extra (``pip install "domino-env[ray]"``). On RLlib's current 
   logits replaced by a large negative number (zero probability) when acting and in the loss.
 * :func:`ppo_config` puts it together: one shared module (``"shared"``) for every seat (self-play
   with parameter sharing), the masked module, and :class:`MaskedActionCounter`, which checks
-  each finished episode's actions against the masks they were sampled under and reports
+  every sampled action against the mask it was sampled under and reports
   ``masked_actions_sampled`` and ``actions_checked`` in ``result["env_runners"]``.
 """
 
@@ -192,19 +192,21 @@ class MaskedPPOTorchRLModule(DefaultPPOTorchRLModule):
 
 
 class MaskedActionCounter(RLlibCallback):
-    """Checks every action of a finished episode against the mask it was sampled under: its
-    last chunk and the chunks RLlib cut it into at earlier ``sample()`` calls.
+    """Checks every sampled action against the mask it was sampled under, in the episode chunks
+    each ``sample()`` returns (finished episodes and the pieces of running ones), each once.
 
-    Logs ``actions_checked`` and ``masked_actions_sampled`` (lifetime sums) to the env
-    runners' metrics: ``result["env_runners"]["masked_actions_sampled"]`` must stay 0.
+    It reads them as they leave the env runner: the learner then appends a bootstrap step to
+    every chunk (its last observation and action repeated, outside the loss), and with
+    ``num_env_runners=0`` it does so to the very objects the runner keeps for
+    ``on_episode_end``'s ``prev_episode_chunks`` - where the repeated action, the tile just
+    laid, would read as a masked one. Logs ``actions_checked`` and ``masked_actions_sampled``
+    (lifetime sums) to the env runners' metrics: ``result["env_runners"]["masked_actions_sampled"]``
+    must stay 0.
     """
 
-    def on_episode_end(
-        self, *, episode: Any, prev_episode_chunks: Any = None, metrics_logger: Any = None, **kwargs: Any
-    ) -> None:
+    def on_sample_end(self, *, samples: Any, metrics_logger: Any = None, **kwargs: Any) -> None:
         checked = masked = 0
-        chunks = [*(prev_episode_chunks or []), episode]
-        for agent_episode in (a for chunk in chunks for a in chunk.agent_episodes.values()):
+        for agent_episode in (a for chunk in samples for a in chunk.agent_episodes.values()):
             steps = len(agent_episode)
             if not steps:
                 continue

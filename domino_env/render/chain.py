@@ -1,4 +1,5 @@
-"""Text rendering of a chain game: the line of play as a person would lay it out."""
+"""Text rendering of a chain game: the line of play as a person would lay it out (its picture,
+``render_mode="rgb_array"``, is drawn by :mod:`domino_env.render.chain_image`)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from domino_env.core.events import DRAW, LAY, MISS, PASS, PLACE, REVEAL, SCORE, 
 from domino_env.core.line import CLOSED, EAST, NORTH, OPEN, SOUTH, UNUSED, WEST, Line
 from domino_env.core.state import RoundResult, State
 from domino_env.core.tiles import format_tile, iter_bits
-from domino_env.core.view import SeatView
+from domino_env.core.view import HIDDEN, SeatView
 from domino_env.rules.chain import ChainRules
 
 
@@ -72,8 +73,9 @@ def event_text(rules: ChainRules, event: tuple[Any, ...], agent_names: list[str]
         if end_value < 0:
             return f"{agent_names[seat]} leads {name}"
         return f"{agent_names[seat]} plays {name} on {rules.slot_names[slot]} ({end_value})"
-    if kind == DRAW:
-        return f"{agent_names[event[1]]} draws"
+    if kind == DRAW:  # the tile named where the event names it (a view's: to the drawer only)
+        drawn = "" if event[2] == HIDDEN else f" {format_tile(rules.tile_set.tiles[event[2]])}"
+        return f"{agent_names[event[1]]} draws{drawn}"
     if kind == PASS:
         return f"{agent_names[event[1]]} passes"
     if kind == SCORE:

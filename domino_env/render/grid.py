@@ -1,8 +1,18 @@
-"""Pictures of a 3D dominoes table: a text grid (``ansi``) and an image (``rgb_array``, numpy only)."""
+"""Pictures of a 3D dominoes table: a text grid (``ansi``) and an image (``rgb_array``, numpy only).
+
+The image is the board seen from above (green felt, a faint grid, each floor a shade darker)
+in the frame every table's picture shares (:mod:`domino_env.render.frame`): a header with the
+board size, each seat's points and the bazaar, a status bar with the last three events in
+:func:`event_text`'s words (or who won), and a row per seat with its name (the seat to move
+marked), tile count, points and hand face up. The frame is :func:`frame_of`'s size for a table
+in every position: the board's square, at least ``MIN_WIDTH`` wide. Tiles are drawn by
+:mod:`domino_env.render.drawing`, as on the chain tables.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from itertools import islice
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -10,8 +20,10 @@ import numpy as np
 from domino_env.core.grid import Grid
 from domino_env.core.state import DRAW, LAY, PASS, SCORE, RoundResult
 from domino_env.core.tiles import format_tile
-from domino_env.core.view import SeatView
+from domino_env.core.view import HIDDEN, SeatView
 from domino_env.render.chain import players_text, tiles_text
+from domino_env.render.drawing import draw_tile
+from domino_env.render.frame import Frame, Parts, SeatRow, SeatTiles, background, draw_parts
 
 if TYPE_CHECKING:
     from domino_env.rules.grid import GridRules, GridState
@@ -38,8 +50,10 @@ def event_text(rules: GridRules, event: tuple[Any, ...], names: list[str]) -> st
         if seat < 0:
             return f"start tile {name}: {where}"
         return f"{names[seat]} lays {name}: {where}" + (f" (+{points})" if points else "")
-    if kind == DRAW:
-        return f"{names[event[1]]} draws"
+    if kind == DRAW:  # the tile named where the event names it (a view's: to the drawer only)
+        tile = event[2]
+        drawn = "" if tile == HIDDEN else f" {format_tile(rules.tile_set.tiles[rules.kind_of[tile]])}"
+        return f"{names[event[1]]} draws{drawn}"
     if kind == PASS:
         return f"{names[event[1]]} passes"
     if kind == SCORE:
@@ -77,6 +91,14 @@ def grid_text(rules: GridRules, grid: Grid) -> list[str]:
     return lines
 
 
+def title_text(rules: GridRules) -> str:
+    return f"{rules.name} - board {rules.board_size}x{rules.board_size}"
+
+
+def winner_text(result: RoundResult, names: list[str]) -> str:
+    return "a tie" if result.winner is None else f"{names[result.winner]} wins"
+
+
 def table_lines(
     rules: GridRules,
     names: list[str],
@@ -91,13 +113,12 @@ def table_lines(
     """Scores, the grid, the hands, the bazaar, the last events and the winner: the picture both
     the whole table (``render_text``) and one seat's view (``seat_text``) draw."""
     points = ", ".join(f"{names[s]}: {score}" for s, score in enumerate(scores))
-    out = [f"{rules.name} - board {rules.board_size}x{rules.board_size} - points {points}"]
+    out = [f"{title_text(rules)} - points {points}"]
     out += grid_text(rules, grid)
     out.append("  (value, ^height from the second floor; - and | join the halves of a tile)")
     out += players_text(current, boneyard, names, hands, recent)
     if result is not None:
-        who = "a tie" if result.winner is None else f"{names[result.winner]} wins"
-        out.append(f"  game over: {who}")
+        out.append(f"  game over: {winner_text(result, names)}")
     return out
 
 
@@ -143,24 +164,10 @@ def seat_text(rules: GridRules, view: SeatView, names: list[str]) -> str:
 
 # --- image -------------------------------------------------------------------------------------
 
-FELT = (22, 96, 62)
 GRID_LINE = (30, 110, 74)
-IVORY = np.array((250, 244, 226), dtype=np.float32)
-EDGE = (60, 52, 44)  # the border around each tile
-DIVIDER = (150, 140, 125)
-PIP = (28, 24, 22)
 FLOOR_SHADE = 0.14  # each floor above the first is this much darker (down to half)
-
-# Pip centres in a half, as fractions of its width and height.
-PIPS: dict[int, tuple[tuple[float, float], ...]] = {
-    0: (),
-    1: ((0.5, 0.5),),
-    2: ((0.25, 0.25), (0.75, 0.75)),
-    3: ((0.25, 0.25), (0.5, 0.5), (0.75, 0.75)),
-    4: ((0.25, 0.25), (0.25, 0.75), (0.75, 0.25), (0.75, 0.75)),
-    5: ((0.25, 0.25), (0.25, 0.75), (0.5, 0.5), (0.75, 0.25), (0.75, 0.75)),
-    6: ((0.25, 0.25), (0.5, 0.25), (0.75, 0.25), (0.25, 0.75), (0.5, 0.75), (0.75, 0.75)),
-}
+MIN_WIDTH = 660  # pixels: the header's title and four players' scores fit, and the hands
+STATUS_LINES = 3  # the last events, one a line (a lay names its cells: one is a line's worth)
 
 
 def cell_pixels(board_size: int) -> int:
@@ -168,34 +175,66 @@ def cell_pixels(board_size: int) -> int:
     return 32 if board_size <= 16 else max(12, 512 // board_size)
 
 
-def render_rgb(rules: GridRules, state: GridState) -> np.ndarray:
-    """The table seen from above: green felt with a faint grid, ivory tiles with dark pips and a
-    dark border, each floor shaded darker; (H, W, 3) uint8."""
+def board_pixels(board_size: int) -> int:
+    """The board's square: the cells and half a cell of felt around them."""
+    s = cell_pixels(board_size)
+    return board_size * s + 2 * (s // 2)
+
+
+def frame_of(rules: GridRules) -> Frame:
+    """The frame of a table: the board's square on the felt, at least ``MIN_WIDTH`` wide."""
+    side = board_pixels(rules.board_size)
+    return Frame.around(side, max(side, MIN_WIDTH), rules.num_players, STATUS_LINES)
+
+
+def board_origin(rules: GridRules) -> tuple[int, int]:
+    """(top, left) of cell (0, 0) in the frame: the board in the middle of the felt."""
+    left, top, right, _ = frame_of(rules).felt_box
+    margin = cell_pixels(rules.board_size) // 2
+    return top + margin, left + (right - left - board_pixels(rules.board_size)) // 2 + margin
+
+
+def _draw_board(image: np.ndarray, rules: GridRules, state: GridState) -> None:
+    """The grid's faint lines, then every tile as it lies, each floor shaded darker."""
     n, s = rules.board_size, cell_pixels(rules.board_size)
-    margin = s // 2
-    side = n * s + 2 * margin
-    image = np.empty((side, side, 3), dtype=np.uint8)
-    image[:] = FELT
-    for k in range(n + 1):  # grid lines
-        at = margin + k * s
-        image[at, margin : margin + n * s + 1] = GRID_LINE
-        image[margin : margin + n * s + 1, at] = GRID_LINE
-    radius = max(1.0, s / 10)
-    yy, xx = np.mgrid[0:s, 0:s]
+    top, left = board_origin(rules)
+    for k in range(n + 1):
+        image[top + k * s, left : left + n * s + 1] = GRID_LINE
+        image[top : top + n * s + 1, left + k * s] = GRID_LINE
     for edge, x, y, level, _tile in state.grid.placed:  # in the order laid: upper floors last
-        (r1, c1), (r2, c2) = rules.geometry.edge_coordinates(edge)
-        top, left = margin + r1 * s, margin + c1 * s
-        bottom, right = margin + (r2 + 1) * s, margin + (c2 + 1) * s
+        (r1, c1), (r2, _) = rules.geometry.edge_coordinates(edge)
         shade = max(0.5, 1.0 - FLOOR_SHADE * (level - 1))
-        image[top:bottom, left:right] = EDGE
-        image[top + 2 : bottom - 2, left + 2 : right - 2] = (IVORY * shade).astype(np.uint8)
-        if r1 == r2:  # the line between the halves
-            image[top + 4 : bottom - 4, left + s - 1 : left + s + 1] = DIVIDER
-        else:
-            image[top + s - 1 : top + s + 1, left + 4 : right - 4] = DIVIDER
-        for (r, c), value in (((r1, c1), x), ((r2, c2), y)):
-            half = image[margin + r * s : margin + (r + 1) * s, margin + c * s : margin + (c + 1) * s]
-            for fy, fx in PIPS[value]:
-                dot = (yy - fy * (s - 1)) ** 2 + (xx - fx * (s - 1)) ** 2 <= radius * radius
-                half[dot] = PIP
+        draw_tile(image, top + r1 * s, left + c1 * s, s, (x, y), vertical=r1 != r2, shade=shade)
+
+
+def status_lines(rules: GridRules, state: GridState, names: list[str]) -> list[str]:
+    """The last events in words, one a line, and at the end who won."""
+    result = state.result if state.round_over else None
+    recent = filter(None, (event_text(rules, e, names) for e in reversed(state.events)))
+    said = list(islice(recent, STATUS_LINES - (result is not None)))[::-1]
+    return said if result is None else [*said, f"game over: {winner_text(result, names)}"]
+
+
+def render_rgb(rules: GridRules, state: GridState, names: list[str]) -> np.ndarray:
+    """The whole table, players called ``names``: the board seen from above (green felt with a
+    faint grid, the tiles drawn as every table picture draws them, each floor shaded darker)
+    in the frame every table shares (:mod:`domino_env.render.frame`: the points, the bazaar,
+    the last events, every hand); (H, W, 3) uint8, one size for a table all game."""
+    frame = frame_of(rules)
+    image = background(frame).copy()
+    _draw_board(image, rules, state)
+    seats = [
+        SeatRow(names[seat], SeatTiles(list(rules.kinds_in(hand))), hand.bit_count(), state.scores[seat])
+        for seat, hand in enumerate(state.hands)
+    ]
+    parts = Parts(
+        title=title_text(rules),
+        sides=[f"{names[seat]}: {points}" for seat, points in enumerate(state.scores)],
+        stock=len(state.stock),
+        status=status_lines(rules, state, names),
+        seats=seats,
+        to_move=None if state.round_over else state.current,
+        stock_name="bazaar",
+    )
+    draw_parts(image, frame, parts)
     return image

@@ -63,7 +63,7 @@ class GridRules(TableRules):
     :mod:`domino_env.variants.domino3d` documents them and registers the variant).
 
     Tiles are identified by *physical* ids ``copy * 28 + kind`` (``kind`` the double-six id
-    of RULES.md), so hands stay bitmasks with several sets; without extra sets the ids are the
+    of docs/rules/index.md), so hands stay bitmasks with several sets; without extra sets the ids are the
     usual tile ids.
     """
 

@@ -53,9 +53,13 @@ class TableRules:
         if not isinstance(teams, (bool, np.bool_)):
             raise ValueError(f"{self.name}: teams must be True or False, got {teams!r}")
         num_players = int(num_players)
-        if teams and not (self.teams_allowed and num_players == 4):
-            allowed = "only with num_players=4" if self.teams_allowed else "never (individual game)"
-            raise ValueError(f"{self.name}: teams=True is allowed {allowed}")
+        if teams and not self.teams_allowed:
+            raise ValueError(f"{self.name}: this variant has no partnerships; teams must be False")
+        if teams and num_players != 4:
+            raise ValueError(
+                f"{self.name}: partners play only with 4 players; with num_players={num_players} "
+                "teams must be False"
+            )
         self.num_players = num_players
         self.teams = bool(teams)
         self.side_of = [seat % 2 for seat in range(num_players)] if teams else list(range(num_players))

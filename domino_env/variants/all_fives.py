@@ -1,4 +1,4 @@
-"""All Fives / "straight dominoes" (RULES.md section 2, seed 002).
+"""All Fives / "straight dominoes" (docs/rules/all_fives.md).
 
 Double-six, 2-4 players (4 may play as partners), 7 tiles each, one tile a turn, draw
 until a tile fits. The first double is the spinner; its north and south arms open once
@@ -15,6 +15,10 @@ given so that a policy does not have to learn the count's arithmetic.
 First round: a random seat leads any tile. Later rounds: the previous round's winner
 leads (after a blocked team win, the partner with fewer pips - our choice, as in Classic;
 after a blocked tie, the seat after the previous leader).
+
+Version history:
+
+- ``all_fives_v0``: the first release (the rules as in docs/rules/all_fives.md).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Blind blitz and Blind (RULES.md section 5, seed 003): dominoes played from a face-down row.
+"""Blind blitz and Blind (docs/rules/blind_blitz.md, docs/rules/blind.md): dominoes from a face-down row.
 
 Double-six, 2-4 players (4 may play as partners: seats 0+2 against 1+3). 2-3 players get 8
 tiles, 4 players 7 (so 12, 4 or no tiles stay in the bazaar). A linear line of play; scoring
@@ -41,11 +41,11 @@ legal move). After a fitting tile the turn ends (no ``turn_up``): several tiles 
 from an open hand. In a fixed deal rows are listed left to right (a deal's ``opening`` must
 be the leader's rightmost tile; with the leader's hand left random it is put there).
 
-Decisions where RULES.md is silent:
+Decisions (also in docs/rules/blind_blitz.md and blind.md):
 
 - The arrange phase starts with the opener and goes clockwise; each round has one.
 - Laying the tile that leaves three in the row reveals them and ends the turn: the three are
-  played as an open hand from the next turn (seed: "in his next turn he may lay two or three").
+  played as an open hand from the next turn (the original rules: "in his next turn he may lay two or three").
 - The draw after a miss and the open-hand draw are offered (``draw`` or ``stop``) only when
   the bazaar has tiles; an open-hand draw ends the turn even when the drawn tile fits.
 - The blocked test "nothing fits anywhere and the bazaar is empty" is made before every
@@ -71,6 +71,11 @@ others see it once laid or sent to the left end, before their next decision) and
 (``draw`` or ``stop``). ``public_state()`` adds ``rows`` (left to right, a tile where
 everybody knows it, else None), ``open_hands``, ``turned_up``, ``quiet_turns``,
 ``arranging`` and ``laid_this_turn``.
+
+Version history:
+
+- ``blind_blitz_v0``: the first release (the rules as in docs/rules/blind_blitz.md).
+- ``blind_v0``: the first release (the rules as in docs/rules/blind.md).
 """
 
 from __future__ import annotations

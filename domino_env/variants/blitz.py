@@ -1,4 +1,4 @@
-"""Blitz (RULES.md section 5, seed 003): Classic with any number of tiles a turn.
+"""Blitz (docs/rules/blitz.md): Classic with any number of tiles a turn.
 
 Double-six, 2-4 players (4 may play as partners: seats 0+2 against 1+3), 7 tiles each, the
 rest is the boneyard; a linear line of play; scoring and match exactly as Classic (penalty
@@ -16,7 +16,7 @@ pips in hand to 101, lowest wins).
   boneyard is empty (pass). After the drawn tile is laid the player may go on from hand.
   ``draw=False`` gives a block game: a player who cannot lay passes.
 
-Decisions where RULES.md is silent: ``stop`` is offered only after at least one tile was laid
+Decisions (also in docs/rules/blitz.md): ``stop`` is offered only after at least one tile was laid
 this turn (a player who can lay must lay, as in Classic); the greedy baseline keeps laying
 while it can (``stop`` rates below every tile, so it lays its heaviest fitting tile each
 time). Observation: the phase flag ``continuing`` (the seat to move has laid a tile this
@@ -25,6 +25,10 @@ the current turn.
 
 Blind blitz (and Blind) build on :class:`BlitzRules`: the opening order and the multi-tile
 turn live here as hooks (``opening``, ``turn_continues``, ``phase_flags``).
+
+Version history:
+
+- ``blitz_v0``: the first release (the rules as in docs/rules/blitz.md).
 """
 
 from __future__ import annotations

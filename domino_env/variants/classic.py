@@ -1,4 +1,4 @@
-"""Classic dominoes (RULES.md section 1): the draw game, or block dominoes with ``draw=False``.
+"""Classic dominoes (docs/rules/classic.md): the draw game, or block dominoes with ``draw=False``.
 
 Double-six, 2-4 players (4 may play as partners: seats 0+2 against 1+3), 7 tiles each. A
 linear line of play (doubles keep one value), one tile a turn. A player who cannot play
@@ -9,6 +9,10 @@ to a penalty score, and the match ends when a player or team reaches 101: lowest
 First round: the lowest double leads (no double dealt: the lowest-pip tile). Later rounds:
 the previous winner leads any tile; after a blocked win by a team, the partner with fewer
 pips; after a blocked tie, the seat after that round's leader.
+
+Version history:
+
+- ``classic_v0``: the first release (the rules as in docs/rules/classic.md).
 """
 
 from __future__ import annotations

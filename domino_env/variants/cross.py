@@ -1,4 +1,4 @@
-"""Cross (RULES.md section 5, seed 003): four arms from the 6-6, each started by force.
+"""Cross (docs/rules/cross.md): four arms from the 6-6, each started by force.
 
 Four players (seats 0+2 against 1+3 with ``teams=True``), 7 tiles each: all 28 tiles are
 dealt, there is no boneyard. Scoring and match exactly as Classic (penalty pips in hand to
@@ -13,12 +13,16 @@ dealt, there is no boneyard. Scoring and match exactly as Classic (penalty pips 
   passes. The round ends when a player goes out (domino) or nobody can play (blocked: the
   fewest pips in hand wins, a team counting both hands; a tie has no winner).
 
-Decisions where RULES.md is silent: the must-start rule is general, "an open arm with no
+Decisions (also in docs/rules/cross.md): the must-start rule is general, "an open arm with no
 tile yet" (a fixed deal may name another opening tile; the first double then becomes the
 spinner and its north/south arms are the unstarted ones). ``RoundResult.next_leader`` is -1:
 the next round is led by whoever is dealt ``6-6``. Observation block ``arm_started`` (one
 flag per arm: it holds a tile beyond the lead); ``public_state()["unstarted_arms"]`` lists
 the open arms that hold no tile yet. Greedy baseline: the heaviest legal tile.
+
+Version history:
+
+- ``cross_v0``: the first release (the rules as in docs/rules/cross.md).
 """
 
 from __future__ import annotations

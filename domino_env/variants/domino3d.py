@@ -1,4 +1,4 @@
-"""3D dominoes (RULES.md section 6, seed 001): tiles on a square grid, and on top of each other.
+"""3D dominoes (docs/rules/domino3d.md): tiles on a square grid, and on top of each other.
 
 There is no line of play. Tiles lie on an ``board_size`` x ``board_size`` grid (default 16),
 each covering two edge-adjacent cells. Double-six (``sets=k``: k shuffled sets;
@@ -22,7 +22,7 @@ a random seat moves first.
   wins; equal points share. ``open_hands=True`` shows every hand to everybody. The game is
   the whole match (``episode="match"`` and ``"round"`` are the same).
 
-Decisions where RULES.md is silent (our choices):
+Decisions (also in docs/rules/domino3d.md):
 
 * **Actions** are every placement of a tile on the board, oriented: action
   ``(x * 7 + y) * 2C + d * C + cell`` lays a tile showing ``x`` on ``cell`` (``r * N + c``)
@@ -32,10 +32,10 @@ Decisions where RULES.md is silent (our choices):
   ``(7, 7, 2, N, N)``: 25,088 actions at board 16, 100,352 at 32. Placements that would
   leave the board have ids but are never legal. With ``sets > 1`` an action names the
   values, not which copy: the lowest-numbered copy in hand is laid.
-* **Touch at higher levels** does not arise: a tile on top needs no touch (RULES.md asks
+* **Touch at higher levels** does not arise: a tile on top needs no touch (the rules ask
   only for matching halves), and every floor of a cell shows the same value, so the value
   map is one per cell. A double laid on top is like any tile: 1 point, on two cells that
-  both show its value. A tile on top may bridge two tiles below (RULES.md asks only for
+  both show its value. A tile on top may bridge two tiles below (the rules ask only for
   two occupied cells of equal height).
 * **Opening.** The start tile is laid with its first value on cell
   ``(N // 2, N // 2 - 1)`` and its second on ``(N // 2, N // 2)``. At random it is the
@@ -53,13 +53,17 @@ Decisions where RULES.md is silent (our choices):
 * **Points rewards** (``reward="points"``) are points / 10, and the observation's scores
   block is points / 10 too (there is no target score: ``match_target`` is only this scale).
 * **Greedy baseline:** a placement that scores, then the heaviest tile (ties at random).
-* **Board size** (RULES.md's deviation: the table is bounded). 16 by default; the edge
+* **Board size** (a deviation from the game: the table is bounded). 16 by default; the edge
   removes a placement the player to move could otherwise make at 35% of decisions with
   random players (22% greedy) on a 16 board, 1.6% (0.2%) on 24 and 0.1% (0.0%) on 32
   (300 games each): use 24 or more to study the game as played on a whole table.
 
 The observation is documented in :mod:`domino_env.observation.grid`; the board engine in
 :mod:`domino_env.core.grid`.
+
+Version history:
+
+- ``domino3d_v0``: the first release (the rules as in docs/rules/domino3d.md).
 """
 
 from __future__ import annotations

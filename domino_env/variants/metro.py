@@ -1,4 +1,4 @@
-"""Domino-Metro (RULES.md section 4, seed 000): branching ends, places, and the forbidden Metro.
+"""Domino-Metro (docs/rules/metro.md): branching ends, places, and the forbidden Metro.
 
 Double-nine (55 tiles), 2-3 players, 10 tiles each, no teams; the rest is the bazaar. One
 tile a turn; a player who cannot lay draws until a tile fits (and lays it) or the bazaar is
@@ -30,17 +30,17 @@ empty (then passes).
   dealt: a random player leads any tile. Later games: the first loser in turn order leads
   any tile.
 - **Match.** Each loser gets 1 penalty point, a Metro maker ``metro_penalty`` instead
-  (default 1; 2 is the seed's "doubly, by agreement"). The match ends when a player reaches
+  (default 1; 2 is the original rules' "doubly, by agreement"). The match ends when a player reaches
   ``match_target`` points (default 5); fewest penalties wins, ties share the rank. With
   ``episode="round"`` players are ranked by places.
 
-Decisions where RULES.md is silent:
+Decisions (also in docs/rules/metro.md):
 
 - The first double counts as an ordinary tile everywhere: it is never face down, and it is a
   Metro move when its one new end is not live.
 - An open double laid as the player's last tile is a plain going out, never domino-Metro
   (an open double is never Metro); if it leaves no live end the game then ends as blocked.
-- Domino-Metro with 2 players is just first place (the seed clears Metros "when three play").
+- Domino-Metro with 2 players is just first place (the original rules clear Metros "when three play").
 - "First of the losers in turn order" counts from this game's leader. When every player
   still holding tiles ties (or all players tie), they all share the last place and all lose.
 - Every new end whose value is used up is closed at once (both ends of an open double too);
@@ -64,6 +64,10 @@ Observation blocks (seat-relative, the observer first): ``places`` (place / play
 in play), ``metros`` (uncleared Metros / match target), ``doubles_open`` (1 flag);
 penalties are the common ``scores`` block. Events: ``("place", seat, place, how)`` as
 players are placed (how: ``out``, ``domino_metro``, ``metro``, ``mole``, ``pips``).
+
+Version history:
+
+- ``metro_v0``: the first release (the rules as in docs/rules/metro.md).
 """
 
 from __future__ import annotations
@@ -425,7 +429,7 @@ SPECS = (
         table="chain",
         summary="double-nine, doubles branch the ends, places by going out; never leave no live end (Metro)",
         option_help={
-            "metro_penalty": "penalty points for making Metro (1; 2 is the seed's 'doubly, by agreement')",
+            "metro_penalty": "penalty points for making Metro (2: the original 'doubly, by agreement')",
             "match_target": "penalty points that end the match",
         },
         benchmark_tables=({"num_players": 2}, {"num_players": 3}),

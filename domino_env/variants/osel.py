@@ -1,4 +1,4 @@
-"""Osel / "Donkey" (RULES.md section 3, seed 004).
+"""Osel / "Donkey" (docs/rules/osel.md).
 
 Double-six, 2-4 players (individual game), 7 tiles each, the rest is the bazaar. The first
 double on the table is the spinner and opens all four arms at once (a late spinner when the
@@ -24,7 +24,7 @@ open loses all remembered points. ``state.scores`` are the written scores; the m
 after a round in which a written score reaches 125; the lowest written score wins (ties:
 fewer remembered points; still equal, they share the rank).
 
-Decisions where RULES.md is silent:
+Decisions (also in docs/rules/osel.md):
 
 * The "more than 12" test is on the round's points alone; remembered points may grow past
   12 without opening the score.
@@ -37,6 +37,10 @@ Decisions where RULES.md is silent:
   the player with the fewest round points (a tie: none). The next round is still led by the
   player who laid the last tile.
 * ``reward="points"`` pays written points only (remembered points are not a score yet).
+
+Version history:
+
+- ``osel_v0``: the first release (the rules as in docs/rules/osel.md).
 """
 
 from __future__ import annotations
