@@ -16,6 +16,10 @@ The parallel API is PettingZoo's ``turn_based_aec_to_parallel`` over the AEC env
 ``domino_env.<name>_v0.parallel_env(**options)``): each ``step`` plays the action of the seat
 to move (``infos[agent]["active_agent"]``; the others' action masks are all zero) and ignores
 the others'.
+
+Game records (:mod:`domino_env.records`): a :class:`GameRecorder` writes an episode down as
+versioned JSON (``write_record``, ``load_record``), and ``replay(record, step)`` rebuilds the
+env at any step of it exactly.
 """
 
 import sys
@@ -24,6 +28,7 @@ from domino_env.core import events
 from domino_env.core.tiles import format_tile
 from domino_env.core.view import SeatView
 from domino_env.envs.base import DominoEnv
+from domino_env.records import GameRecorder, load_record, replay, write_record
 from domino_env.registry import SPECS, VARIANTS, make, raw_env, spec, variant_module
 from domino_env.render.moves import move_text
 from domino_env.rules.spec import Option, VariantSpec
@@ -39,14 +44,18 @@ __all__ = [
     "SPECS",
     "VARIANTS",
     "DominoEnv",
+    "GameRecorder",
     "SeatView",
     "events",
     "format_tile",
+    "load_record",
     "Option",
     "VariantSpec",
     "make",
     "move_text",
     "raw_env",
+    "replay",
     "spec",
+    "write_record",
     *(variant.module_name for variant in SPECS.values()),
 ]

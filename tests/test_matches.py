@@ -61,9 +61,9 @@ def test_duplicate_seats_the_first_agent_once_per_seating(options, seats, monkey
     calls: list[tuple[list[int], int]] = []
     real = matches.play_game
 
-    def spy(env, agents, seed):
+    def spy(env, agents, seed, recorder=None):
         calls.append(([s for s, agent in enumerate(agents) if agent.agent is first], seed))  # (timed)
-        return real(env, agents, seed)
+        return real(env, agents, seed, recorder)
 
     monkeypatch.setattr(matches, "play_game", spy)
     k = len(seats)

@@ -11,6 +11,7 @@ import argparse
 import contextlib
 import importlib.util
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -146,6 +147,7 @@ def benchmark_command(args: argparse.Namespace) -> int:
             not args.no_progress,
             args.workers,
             None if args.fresh else args.reference or REFERENCE,
+            args.record,
         )
     except ValueError as err:
         return _fail(err)
@@ -163,6 +165,8 @@ def benchmark_command(args: argparse.Namespace) -> int:
     written = Path(args.out) / "benchmark.csv"
     also = "benchmark.md, summary.json, benchmark.png, pairings.json"
     print(f"written: {written}, {also} (protocol {summary['protocol']})")
+    if args.record:
+        print(f"game records: {args.record} (a JSON file per game played; --fresh plays every pairing)")
     return 0
 
 
@@ -178,13 +182,20 @@ def evaluate_command(args: argparse.Namespace) -> int:
     try:
         plan = evaluate.prepare([args.agent, *args.opponents], args.variant, args.option, args.config)
         csv_path = report.writable_file(args.csv) if args.csv else None  # before any game
+        record = report.writable_folder(args.record) if args.record else None
+        played = evaluate.evaluate_pairings(
+            plan,
+            args.games,
+            args.seed,
+            args.first_only,
+            progress=not args.no_progress,
+            duplicate=args.duplicate,
+            record=record,
+        )
     except ValueError as err:  # CheckpointError and ConfigError are ValueErrors too
         return _fail(err)
     print(plan.header(plan.games(args.games, args.duplicate), args.seed, args.duplicate))
     results: list[evaluate.Result] = []
-    played = evaluate.evaluate_pairings(
-        plan, args.games, args.seed, args.first_only, progress=not args.no_progress, duplicate=args.duplicate
-    )
     try:
         for result in played:
             results.append(result)
@@ -200,6 +211,8 @@ def evaluate_command(args: argparse.Namespace) -> int:
     if csv_path is not None:
         report.write_rows(csv_path, report.RESULT_COLUMNS, [r.row() for r in results])
         print(f"written: {csv_path}")
+    if record is not None:
+        print(f"game records: {record} (a JSON file per game)")
     return 0
 
 
@@ -221,7 +234,8 @@ def rate_command(args: argparse.Namespace) -> int:
 
 def play_command(args: argparse.Namespace) -> int:
     from training import evaluate, report
-    from training.play import check_seat, play
+    from training.matches import RecordFolder
+    from training.play import PERSON, check_seat, play
 
     try:
         plan = evaluate.prepare([args.opponent], args.variant, args.option, args.config)
@@ -229,13 +243,22 @@ def play_command(args: argparse.Namespace) -> int:
         opponent = plan.contestants[0]
         agent = opponent.agent(env, 0 if args.seed is None else args.seed + 1)
         check_seat(env, args.seat)
+        folder = report.writable_folder(args.record) if args.record else None
     except ValueError as err:
         return _fail(err)
+    records = recorder = None
+    if folder is not None:
+        records = RecordFolder(folder, plan.variant, plan.options, (PERSON, opponent.label))
+        recorder = records.recorder(env, [args.seat])
     print(f"{report.table_text(plan.variant, plan.options)}: you are P{args.seat}, against {opponent.label}")
     try:
-        play(env, args.seat, agent, opponent.label, args.seed)
+        play(env, args.seat, agent, opponent.label, args.seed, recorder=recorder)
     except (KeyboardInterrupt, EOFError):
         return 130
+    if records is not None and recorder is not None:  # a game left unfinished too (its result is null)
+        deal = time.strftime("%Y%m%d-%H%M%S") if args.seed is None else f"seed{args.seed}"
+        path = domino_env.write_record(recorder.record(), records.path(f"seat{args.seat}-{deal}"))
+        print(f"game record: {path}")
     return 0
 
 
@@ -339,6 +362,9 @@ def main(argv: list[str] | None = None) -> int:
         "cancels; --games is rounded up to whole deals, intervals are taken over deals",
     )
     evaluate.add_argument("--csv", help="also write the table to this CSV file")
+    evaluate.add_argument(
+        "--record", metavar="DIR", help="also write every game to DIR as a game record (a JSON file per game)"
+    )
     evaluate.add_argument("--no-progress", action="store_true", help="no progress bar")
     _threads_argument(evaluate)
     evaluate.set_defaults(run=evaluate_command)
@@ -364,6 +390,11 @@ def main(argv: list[str] | None = None) -> int:
     )
     play.add_argument("--seat", type=int, default=0, help="your seat, 0..players-1 (default 0)")
     play.add_argument("--seed", type=int, help="deal seed (default: a new deal each time)")
+    play.add_argument(
+        "--record",
+        metavar="DIR",
+        help="write the game to DIR as a game record (a JSON file), finished or not",
+    )
     _threads_argument(play)
     play.set_defaults(run=play_command)
 
@@ -486,6 +517,12 @@ def main(argv: list[str] | None = None) -> int:
         "training/benchmark_reference_v1.json, this version's ladder under the protocol)",
     )
     bench.add_argument("--fresh", action="store_true", help="play every pairing, reading none")
+    bench.add_argument(
+        "--record",
+        metavar="DIR",
+        help="also write every game played to DIR as a game record, a JSON file per game (pairings "
+        "read from the reference are not played: add --fresh to record them)",
+    )
     bench.add_argument("--no-progress", action="store_true", help="no progress bar")
     _threads_argument(bench)
     bench.set_defaults(run=benchmark_command)

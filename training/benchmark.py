@@ -36,6 +36,11 @@ the runs are resampled within each variant - the rliable paper's convention.
 
 The pairings to play are shared out to ``--workers`` processes (default: every core); each is
 played whole by one process, so the numbers do not depend on how many there are.
+
+**Game records** (``--record DIR``): every game played is also written there, one JSON file
+each (see :class:`training.matches.RecordFolder`), by the process that plays it. Pairings read
+from the reference and mirror matches are not played, so they have none (``--fresh`` plays
+every pairing).
 """
 
 from __future__ import annotations
@@ -47,7 +52,7 @@ import os
 import queue
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from functools import cache, partial
 from importlib.metadata import version
 from multiprocessing import Manager, get_context
@@ -62,7 +67,7 @@ import domino_env
 from training import checkpoint
 from training.evaluate import Contestant, Result, check_fits, contestant, play_pairing
 from training.guided import parse_guided_name
-from training.matches import Match, seatings, whole_deals
+from training.matches import Match, RecordFolder, seatings, whole_deals
 from training.report import writable_folder, write_rows
 
 PROTOCOL = "v1"
@@ -137,13 +142,18 @@ class Task:
     second: str
     games: int
     labels: tuple[str, str] = field(default=("", ""), compare=False)  # what the progress bar says
+    record: str | None = field(default=None, compare=False)  # a folder to write the games to
 
 
 def play_task(task: Task, on_game: Callable[[], object] | None = None) -> Match:
-    """Play one pairing under the protocol (in a worker process, or here)."""
-    env = domino_env.raw_env(task.variant, **standard_table(task.variant))
-    first, second = contestant(task.first), contestant(task.second)
-    played = play_pairing(env, first, second, task.games, DEAL_SEED, on_game, duplicate=True)
+    """Play one pairing under the protocol (in a worker process, or here), writing its games to
+    ``task.record`` when it names a folder (the agents named by ``task.labels``)."""
+    table = standard_table(task.variant)
+    env = domino_env.raw_env(task.variant, **table)
+    first = contestant(task.first, task.labels[0] or None)
+    second = contestant(task.second, task.labels[1] or None)
+    records = None if task.record is None else RecordFolder(Path(task.record), task.variant, table)
+    played = play_pairing(env, first, second, task.games, DEAL_SEED, on_game, duplicate=True, records=records)
     return Match(**{f.name: getattr(played, f.name) for f in fields(Match)})
 
 
@@ -369,12 +379,14 @@ def benchmark(
     progress: bool = True,
     workers: int | None = None,
     reference: str | Path | None = REFERENCE,
+    record: str | Path | None = None,
 ) -> dict[str, Any]:
     """Play the protocol, write ``OUT/benchmark.csv``, ``benchmark.md``, ``summary.json``,
     ``benchmark.png`` and ``pairings.json`` (only once every game is played: an interrupted run
-    writes nothing), and return the summary. ``reference`` None plays every pairing. Bad input
-    (an unknown variant or agent, games below 1, an unwritable ``out``, a broken reference)
-    raises ValueError before any game."""
+    writes nothing), and return the summary. ``reference`` None plays every pairing; ``record``:
+    a folder where every game played is written as a game record. Bad input (an unknown variant
+    or agent, games below 1, an unwritable ``out`` or ``record``, a broken reference) raises
+    ValueError before any game."""
     variants = list(variants or domino_env.SPECS)
     for name in variants:
         domino_env.spec(name)  # an unknown variant: ValueError listing the known ones
@@ -386,6 +398,7 @@ def benchmark(
     given = {a: contestant(a) for a in dict.fromkeys(agents) if a != SHIPPED}  # unknown agents fail here
     store = Store.load(reference)
     folder = writable_folder(out)
+    records = None if record is None else str(writable_folder(record))
     skipped: dict[str, list[str]] = {a: [] for a in [*given, *([SHIPPED] if SHIPPED in agents else [])]}
     plans = []
     for variant in variants:
@@ -413,7 +426,7 @@ def benchmark(
     for plan in plans:
         tasks.update(plan.plan_pairs())
     missing = [key for key in tasks if key not in store.matches]
-    played = run_tasks([tasks[key] for key in missing], workers, progress)
+    played = run_tasks([replace(tasks[key], record=records) for key in missing], workers, progress)
     store.matches.update(zip(missing, played, strict=True))
     source = Path(reference).name if reference is not None else ""
     by_variant = [collect(plan, store, source) for plan in plans]

@@ -25,7 +25,7 @@ from training import checkpoint
 from training.agents import checkpoint_file, resolve_agent
 from training.config import Config, load_config
 from training.guided import parse_guided_name
-from training.matches import Match, play_match, whole_deals
+from training.matches import Match, RecordFolder, play_match, whole_deals
 from training.report import RESULT_COLUMNS, format_results, table_text, write_rows
 
 BASELINES = tuple(AGENTS)
@@ -156,13 +156,23 @@ def play_pairing(
     seed: int,
     on_game: Callable[[], object] | None = None,
     duplicate: bool = False,
+    records: RecordFolder | None = None,
 ) -> Result:
     """``first`` against ``second`` as :func:`~training.matches.play_match` plays them (with
     ``duplicate``: each deal once per seating); the deals depend on ``seed`` only, whoever plays,
     so pairings share them. Each contestant is a fresh agent (seeded ``seed`` and ``seed + 1``),
-    so no pairing depends on an earlier one."""
+    so no pairing depends on an earlier one. ``records``: each game is written there, the
+    agents named by their labels."""
+    pairing_records = None if records is None else records.pairing(first.label, second.label)
     match = play_match(
-        env, first.agent(env, seed), second.agent(env, seed + 1), games, seed, on_game, duplicate
+        env,
+        first.agent(env, seed),
+        second.agent(env, seed + 1),
+        games,
+        seed,
+        on_game,
+        duplicate,
+        pairing_records,
     )
     return Result(**vars(match), agent=first.label, opponent=second.label)
 
@@ -184,14 +194,17 @@ def play_all(
     seed: int,
     progress: bool = False,
     duplicate: bool = False,
+    records: RecordFolder | None = None,
 ) -> Iterator[Result]:
     """Every pairing on the same deals (common random numbers: less noise between pairings), one at
     a time, so a caller that is interrupted keeps the finished ones; ``progress`` shows a bar over
-    all the games (hundreds of matches take minutes)."""
+    all the games (hundreds of matches take minutes); ``records``: every game is written there."""
     with tqdm(total=len(pairs) * games, unit="game", disable=not progress, leave=False) as bar:
         for i, j in pairs:
             bar.set_description(f"{contestants[i].label} vs {contestants[j].label}")
-            yield play_pairing(env, contestants[i], contestants[j], games, seed, bar.update, duplicate)
+            yield play_pairing(
+                env, contestants[i], contestants[j], games, seed, bar.update, duplicate, records
+            )
 
 
 @dataclass
@@ -248,12 +261,25 @@ def evaluate_pairings(
     first_only: bool = False,
     progress: bool = False,
     duplicate: bool = False,
+    record: str | Path | None = None,
 ) -> Iterator[Result]:
     """Play the plan's pairings (see :func:`pairings`), ``games`` each (whole deals under
-    ``duplicate``: see :meth:`Evaluation.games`), yielding each as it ends."""
+    ``duplicate``: see :meth:`Evaluation.games`), yielding each as it ends; ``record``: a folder
+    to write every game to as a game record (two pairings that would name their files alike,
+    one agent given twice, raise ValueError before any game)."""
     env = plan.env()  # one table serves the pairings and the games
     pairs = pairings(len(plan.contestants), env.rules, first_only)
-    return play_all(env, plan.contestants, pairs, plan.games(games, duplicate), seed, progress, duplicate)
+    records = None
+    if record is not None:
+        records = RecordFolder(Path(record), plan.variant, plan.options)
+        stems = [records.pairing(plan.contestants[i].label, plan.contestants[j].label).stem for i, j in pairs]
+        if len(set(stems)) < len(stems):
+            raise ValueError(
+                "the records of two pairings would have the same file names (an agent given twice?): "
+                "give each agent once to record them"
+            )
+    games = plan.games(games, duplicate)
+    return play_all(env, plan.contestants, pairs, games, seed, progress, duplicate, records)
 
 
 def evaluate(

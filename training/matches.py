@@ -11,22 +11,26 @@ the same shuffles whatever is played, so the luck of the deal falls on both agen
 cancels. Its intervals are then taken over deals (each deal's mean), not over games.
 Wins and rewards are outcomes (the rank at the end), whatever reward the env is built with;
 the margin is the first agent's final score less the mean of the other sides', signed so
-that more is better.
+that more is better. With a :class:`RecordFolder` every game is also written down as a game
+record (:mod:`domino_env.records`), one JSON file each.
 """
 
 from __future__ import annotations
 
 import math
+import re
 import statistics
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any
 
 from scipy import stats
 
-from domino_env import DominoEnv
+from domino_env import DominoEnv, GameRecorder, write_record
 from domino_env.agents import Agent
+from domino_env.records import start_game
 
 
 @dataclass
@@ -99,9 +103,12 @@ class Timed:
         return action
 
 
-def play_game(env: Any, agents: list[Agent], seed: int) -> tuple[int, int]:
-    """Play one episode; returns (rounds played, decisions)."""
-    env.reset(seed=seed)
+def play_game(
+    env: Any, agents: list[Agent], seed: int, recorder: GameRecorder | None = None
+) -> tuple[int, int]:
+    """Play one episode (through ``recorder``, a recorder of ``env``, to write it down); returns
+    (rounds played, decisions)."""
+    move = start_game(env, seed, recorder)
     raw = env.unwrapped
     steps = 0
     for agent in env.agent_iter():
@@ -109,9 +116,43 @@ def play_game(env: Any, agents: list[Agent], seed: int) -> tuple[int, int]:
         if terminated or truncated:
             env.step(None)
             continue
-        env.step(agents[raw.possible_agents.index(agent)](raw, env.observe(agent)))
+        move(agents[raw.possible_agents.index(agent)](raw, env.observe(agent)))
         steps += 1
     return raw.public_state()["round"] + 1, steps
+
+
+@dataclass(frozen=True)
+class RecordFolder:
+    """Where a pairing's games are written as game records, one JSON file a game, named so that
+    they sort and say what they are: ``<variant>-<first>-vs-<second>-<game>.json``, e.g.
+    ``classic-greedy-vs-random-deal0003-seat1.json`` (deal 3, dealt from seed + 3, the first
+    agent in seat 1)."""
+
+    folder: Path
+    variant: str
+    options: dict[str, Any]  # the table's, as the env was made with them
+    labels: tuple[str, str] = ("first", "second")  # the two agents' names
+
+    def pairing(self, first: str, second: str) -> RecordFolder:
+        """The same folder and table for the games of ``first`` against ``second``."""
+        return replace(self, labels=(first, second))
+
+    @property
+    def stem(self) -> str:
+        """The pairing's part of the file names (a name's characters outside letters, digits,
+        ``.``, ``_``, ``+`` and ``-`` become ``_``)."""
+        first, second = (re.sub(r"[^\w.+-]+", "_", label, flags=re.ASCII) for label in self.labels)
+        return f"{self.variant}-{first}-vs-{second}"
+
+    def recorder(self, env: Any, mine: list[int]) -> GameRecorder:
+        """A recorder of a game where the first agent holds the seats ``mine``."""
+        first, second = self.labels
+        names = [first if seat in mine else second for seat in range(len(env.possible_agents))]
+        return GameRecorder(env, self.options, names)
+
+    def path(self, game: str) -> Path:
+        """The file of the pairing's game ``game`` (``deal0003-seat1``)."""
+        return self.folder / f"{self.stem}-{game}.json"
 
 
 def win_share(rules: Any, outcomes: list[float], mine: list[int]) -> float:
@@ -174,11 +215,12 @@ def play_match(
     seed: int,
     on_game: Callable[[], object] | None = None,
     duplicate: bool = False,
+    records: RecordFolder | None = None,
 ) -> Match:
     """``first`` (one seat, or one partnership) against ``second`` in every other seat over
     ``games`` seeded episodes, seats rotated (``duplicate``: each deal once per seating, so
     ``games`` must be a multiple of :func:`seatings`); ``on_game`` is called after every game (a
-    progress bar's tick)."""
+    progress bar's tick); ``records``: each game is written there too."""
     rules = env.rules
     n = rules.num_players
     k = seatings(n, rules.teams) if duplicate else 1
@@ -192,9 +234,12 @@ def play_match(
     for g in range(games):
         deal, seating = (g // k, g % k) if duplicate else (g, g)
         mine = seats_of_first(n, rules.teams, seating)
+        recorder = None if records is None else records.recorder(env, mine)
         played, decisions = play_game(
-            env, [timed[0] if s in mine else timed[1] for s in range(n)], seed + deal
+            env, [timed[0] if s in mine else timed[1] for s in range(n)], seed + deal, recorder
         )
+        if records is not None and recorder is not None:
+            write_record(recorder.record(), records.path(f"deal{deal:04d}-seat{mine[0]}"))
         outcomes = env.outcomes()
         shares.append(win_share(rules, outcomes, mine))
         reward += outcomes[mine[0]]

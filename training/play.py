@@ -3,7 +3,8 @@
 Plain lines in and out (no curses): the layout (the line of play, or 3D dominoes' grid),
 your hand and your legal moves numbered, each with the points it scores at once (All Fives'
 count, 3D dominoes' placements, grouped by tile); type a number, or ``q`` to quit. The log
-names the tiles you draw, not the others'. Tests and scripts drive it by feeding stdin.
+names the tiles you draw, not the others'. Tests and scripts drive it by feeding stdin. With
+``--record DIR`` the game is also written down as a game record (:mod:`domino_env.records`).
 """
 
 from __future__ import annotations
@@ -12,8 +13,11 @@ import sys
 from collections.abc import Callable
 from typing import Any, TextIO
 
-from domino_env import DominoEnv, SeatView, events, format_tile, move_text
+from domino_env import DominoEnv, GameRecorder, SeatView, events, format_tile, move_text
 from domino_env.agents import Agent
+from domino_env.records import start_game
+
+PERSON = "person"  # who plays the person's seat, in a game record
 
 # The entries of public_state() that the table's own text already draws; the rest are the
 # variant's (Blitz's laid_this_turn, Osel's remembered, Blind's rows ...), said below in words.
@@ -238,14 +242,16 @@ def play(
     seed: int | None = None,
     stdin: TextIO | None = None,
     stdout: TextIO | None = None,
+    recorder: GameRecorder | None = None,
 ) -> bool:
     """One episode with a person in ``seat`` and ``opponent`` in every other seat; False if they quit.
-    Reads ``stdin`` and writes ``stdout`` (default: the process's, looked up at the call)."""
+    Reads ``stdin`` and writes ``stdout`` (default: the process's, looked up at the call); every
+    move goes through ``recorder`` (a recorder of ``env``) when there is one."""
     reader, out = stdin or sys.stdin, stdout or sys.stdout
     check_seat(env, seat)
     n = env.rules.num_players
     names = [f"P{s} (you)" if s == seat else f"P{s} ({opponent_label})" for s in range(n)]
-    env.reset(seed=seed)
+    move = start_game(env, seed, recorder)
     feed = EventFeed(env, seat, names)
     me = env.possible_agents[seat]
 
@@ -264,9 +270,9 @@ def play(
                 if choice is None:
                     say(["quit"])
                     return False
-                env.step(moves[choice]["action"])
+                move(moves[choice]["action"])
             else:
-                env.step(opponent(env, env.observe(agent)))
+                move(opponent(env, env.observe(agent)))
             say(feed.news())
     except KeyboardInterrupt:  # Ctrl-C, at the prompt too: end the prompt's line, then the caller exits 130
         say(["", "interrupted: bye"])

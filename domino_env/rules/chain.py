@@ -7,7 +7,7 @@ when the match ends. The turn loop (forced draws, passes, blocked rounds) lives 
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -154,6 +154,24 @@ class ChainRules(TableRules):
             if holder != leader and (holder is not None or hands[leader] is not None):
                 raise ValueError(f"the leader (seat {leader}) does not hold the opening tile {name}")
         return DealSpec(tuple(hands), boneyard, None if leader is None else int(leader), opening)
+
+    def dealt(self, state: State) -> dict[str, Any]:
+        """The round's deal whole (see :meth:`TableRules.dealt`): hands in id order, the
+        boneyard, the leader, and the tile it must lead when there is one."""
+        hands, boneyard = self.undrawn(state)
+        deal: dict[str, Any] = {
+            "hands": [self.tile_names(iter_bits(hand)) for hand in hands],
+            "boneyard": self.tile_names(boneyard),
+            "leader": state.leader,
+        }
+        if state.required_lead >= 0:
+            deal["opening"] = format_tile(self.tile_set.tiles[state.required_lead])
+        return deal
+
+    def tile_names(self, tiles: Iterable[int]) -> list[str]:
+        """Tile ids as ``"a-b"``, in the order given."""
+        names = self.tile_set.tiles
+        return [format_tile(names[t]) for t in tiles]
 
     def shuffled_tiles(self, state: State) -> list[int]:
         """Every tile id in random order: the stream of ``rng.permutation``, at half its cost."""

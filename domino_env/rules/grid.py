@@ -195,6 +195,19 @@ class GridRules(TableRules):
             raise ValueError(f"deal['leader'] must be a seat 0..{n - 1}, got {leader!r}")
         return GridDeal(tuple(hands), boneyard, start, start_values, int(leader))
 
+    def dealt(self, state: GridState) -> dict[str, Any]:
+        """The game's deal whole (see :meth:`TableRules.dealt`): hands sorted, the bazaar in
+        draw order, the start tile as it lies (left value first) and who moved first."""
+        hands, boneyard = self.undrawn(state)
+        _, left, right, _, _ = state.grid.placed[0]  # the start tile: the first on the board
+        tiles, kind_of = self.tile_set.tiles, self.kind_of
+        return {
+            "hands": [[format_tile(tile) for tile in self.kinds_in(hand)] for hand in hands],
+            "boneyard": [format_tile(tiles[kind_of[t]]) for t in boneyard],
+            "start": f"{left}-{right}",
+            "leader": state.leader,
+        }
+
     def kind_id(self, tile: Any) -> int:
         """The kind id of a tile written ``(a, b)``, ``[a, b]`` or ``"a-b"``, if it is in play."""
         k = self.tile_set.id_of(tile)
@@ -351,8 +364,9 @@ class GridRules(TableRules):
         return list(state.hands) if self.open_hands else [0] * self.num_players
 
     def kinds_in(self, hand: int) -> list[tuple[int, int]]:
-        """The tiles of a hand (physical ids) as value pairs, in id order."""
-        return [self.tile_set.tiles[self.kind_of[t]] for t in iter_bits(hand)]
+        """The tiles of a hand (physical ids) as value pairs, sorted: with ``sets > 1`` copies
+        of a tile are alike, so which copy a hand holds changes nothing shown."""
+        return sorted(self.tile_set.tiles[self.kind_of[t]] for t in iter_bits(hand))
 
 
 def _int_option(name: str, value: Any, allowed: range) -> int:

@@ -13,7 +13,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from domino_env.core.events import SCORE
+from domino_env.core.events import DRAW, SCORE
 from domino_env.core.tiles import DOUBLE_SIX, TileSet
 
 PLAY = "play"  # the kind of an action that lays a tile
@@ -87,6 +87,25 @@ class TableRules:
     def start_round(self, state: Any) -> None:
         """Deal the next round of a match whose round is over."""
         raise NotImplementedError
+
+    def dealt(self, state: Any) -> dict[str, Any]:
+        """The round's deal whole, as :meth:`parse_deal` reads it (tiles as ``"a-b"``, every
+        hand, the boneyard in draw order, the leader and what else the table needs), so that a
+        reset with it deals this round again: what a game record keeps. Read it at the round's
+        first decision, before a move changes the hands."""
+        raise NotImplementedError
+
+    def undrawn(self, state: Any) -> tuple[list[int], list[int]]:
+        """The hands (bitmasks) and the boneyard (tile ids, first drawn first) with the round's
+        forced draws so far put back: as dealt, at the round's first decision (3D dominoes'
+        first player may draw before it)."""
+        hands = list(state.hands)
+        drawn = []
+        for event in state.events:
+            if event[0] == DRAW:
+                hands[event[1]] &= ~(1 << event[2])
+                drawn.append(event[2])
+        return hands, drawn + state.stock[::-1]
 
     def apply(self, state: Any, action: int) -> None:
         """Apply a legal action of ``state.current`` and run forced moves to the next decision."""

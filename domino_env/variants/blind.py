@@ -205,6 +205,18 @@ class BlindBlitzRules(ClassicRules):
                 rows[seat] = row
         state.extra.rows = rows
 
+    def dealt(self, state: State[BlindState]) -> dict[str, Any]:
+        """The round's deal whole; with dealt rows the hands are the rows left to right, the
+        leader's turned-up tile back at its right end."""
+        deal = super().dealt(state)
+        if self.arrange == "dealt":
+            x = state.extra
+            rows = [list(row) for row in x.rows]
+            if x.up >= 0:
+                rows[state.current].append(x.up)
+            deal["hands"] = [self.tile_names(row) for row in rows]
+        return deal
+
     def new_extra(self) -> BlindState:
         return BlindState()
 
