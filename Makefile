@@ -15,7 +15,7 @@ $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet torch==2.13.0
-	$(BIN)/pip install --quiet -e ".[train,dev,docs]"
+	$(BIN)/pip install --quiet -e ".[train,dev,docs,serve]"
 	touch $(STAMP)
 
 $(EXTRAS_STAMP): pyproject.toml

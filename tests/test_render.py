@@ -323,3 +323,21 @@ def test_record_bad_input_exits_2_with_one_line(
     err = capsys.readouterr().err
     assert err.startswith("error:") and len(err.strip().splitlines()) == 1 and words in err
     assert not out.exists()
+
+
+@pytest.mark.parametrize("name", ["classic", "all_fives"])
+def test_a_seats_picture_shows_nothing_it_cannot_know(name: str) -> None:
+    """``table_image(seat=...)`` is what a person at that seat may see: two deals that differ
+    only in the other hand and the boneyard draw the same picture, unless ``reveal`` (or the
+    whole table) shows them."""
+    mine = "0-0 0-1 0-2 0-3 0-4 0-5 0-6"
+    theirs = ["1-1 1-2 1-3 1-4 1-5 1-6 2-2", "3-3 3-4 3-5 3-6 4-4 4-5 4-6"]
+    pictures = {}
+    for k, other in enumerate(theirs):
+        env = domino_env.make(name, num_players=2)
+        env.reset(seed=k, options={"deal": deal([mine, other], leader=0)})
+        raw = env.unwrapped
+        pictures[k] = (raw.table_image(seat=0), raw.table_image(seat=0, reveal=True), raw.table_image())
+    assert np.array_equal(pictures[0][0], pictures[1][0])
+    assert not np.array_equal(pictures[0][1], pictures[1][1])  # revealed: the hidden hand, dimmed
+    assert not np.array_equal(pictures[0][2], pictures[1][2])  # the whole table shows every hand

@@ -279,6 +279,16 @@ def record_command(args: argparse.Namespace) -> int:
     return 0
 
 
+def serve_command(args: argparse.Namespace) -> int:
+    try:
+        from training.serve import serve
+    except ImportError as err:
+        missing = f"the serve extra is missing ({err}): install it with pip install -e '.[serve]'"
+        return _fail(ValueError(missing))
+    serve(args.host, args.port, args.agents_dir)
+    return 0
+
+
 def _table_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--variant",
@@ -526,6 +536,14 @@ def main(argv: list[str] | None = None) -> int:
     bench.add_argument("--no-progress", action="store_true", help="no progress bar")
     _threads_argument(bench)
     bench.set_defaults(run=benchmark_command)
+
+    serve = commands.add_parser(
+        "serve", help="a local web app to watch agents, replay game records and play against agents"
+    )
+    serve.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1: this host)")
+    serve.add_argument("--port", type=int, default=8000, help="port (default 8000)")
+    serve.add_argument("--agents-dir", default="agents", help="where shipped agents are (default agents)")
+    serve.set_defaults(run=serve_command)
 
     args = parser.parse_args(argv)
     if getattr(args, "torch_threads", None):  # train, demo and ship take theirs from the config

@@ -37,6 +37,7 @@ from pettingzoo import AECEnv
 from domino_env.core.view import SeatView
 from domino_env.observation.chain import block_layout
 from domino_env.observation.observer import Observer
+from domino_env.render.frame import Sight
 from domino_env.render.moves import move_text
 from domino_env.rules.table import TableRules
 from domino_env.rules.view import seat_view
@@ -391,11 +392,19 @@ class DominoEnv(AECEnv, Generic[RulesT]):
         called ``names`` (default: the agent names)."""
         return self.renderer.render_text(self.rules, self.game, names or self.possible_agents)
 
-    def table_image(self, names: list[str] | None = None) -> np.ndarray:
+    def table_image(
+        self, names: list[str] | None = None, seat: int | str | None = None, reveal: bool = False
+    ) -> np.ndarray:
         """The whole table as a picture, a new (H, W, 3) uint8 array of one size all episode
         (``render_mode="rgb_array"``'s frame), players called ``names`` (default: the agent
-        names) where the picture names them."""
-        return self._render_rgb(names or self.possible_agents)
+        names) where the picture names them. Given a ``seat``, drawn as that seat sees it (its
+        :meth:`view`): the tiles it cannot name as backs, or with ``reveal`` face up but dimmed
+        (marked unseen), and the events as it saw them; a front end shows a person this."""
+        if seat is None:
+            return self._render_rgb(names or self.possible_agents, None)
+        view = self.view(seat)
+        sight = Sight(view.seat, view.known_hands, view.events, reveal)
+        return self._render_rgb(names or self.possible_agents, sight)
 
     def seat_text(self, seat: int | str, names: list[str] | None = None) -> str:
         """The table in words as ``seat`` sees it (drawn from its :meth:`view`; no recent events),
@@ -447,6 +456,6 @@ class DominoEnv(AECEnv, Generic[RulesT]):
         """What everyone at the table can see, in plain Python types."""
         raise NotImplementedError
 
-    def _render_rgb(self, names: list[str]) -> np.ndarray:
-        """:meth:`table_image`'s picture."""
+    def _render_rgb(self, names: list[str], sight: Sight | None) -> np.ndarray:
+        """:meth:`table_image`'s picture (``sight``: drawn as that seat sees it)."""
         raise NotImplementedError

@@ -22,6 +22,7 @@ from domino_env.envs.base import DominoEnv
 from domino_env.observation.chain import ChainEncoder
 from domino_env.render import chain as chain_render
 from domino_env.render import chain_image
+from domino_env.render.frame import Sight
 from domino_env.rules.chain import ChainRules
 from domino_env.rules.table import PLAY
 
@@ -60,8 +61,8 @@ class ChainEnv(DominoEnv[ChainRules]):
             "face_down": rules.action_face_down[a],
         }
 
-    def _render_rgb(self, names: list[str]) -> np.ndarray:
-        return chain_image.render_rgb(self.rules, self.game, names)
+    def _render_rgb(self, names: list[str], sight: Sight | None) -> np.ndarray:
+        return chain_image.render_rgb(self.rules, self.game, names, sight)
 
     def public_state(self) -> dict[str, Any]:
         """What everyone at the table can see, in plain Python types."""

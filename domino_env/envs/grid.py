@@ -19,6 +19,7 @@ import numpy as np
 from domino_env.envs.base import DominoEnv
 from domino_env.observation.grid import GridEncoder
 from domino_env.render import grid as grid_render
+from domino_env.render.frame import Sight
 from domino_env.rules.grid import GridRules
 
 
@@ -65,6 +66,6 @@ class Domino3DEnv(DominoEnv[GridRules]):
             state["hands"] = [rules.kinds_in(hand) for hand in game.hands]
         return state
 
-    def _render_rgb(self, names: list[str]) -> np.ndarray:
+    def _render_rgb(self, names: list[str], sight: Sight | None) -> np.ndarray:
         """The board in the frame every table shares: points, bazaar, last events, hands."""
-        return grid_render.render_rgb(self.rules, self.game, names)
+        return grid_render.render_rgb(self.rules, self.game, names, sight)

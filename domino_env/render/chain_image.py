@@ -30,7 +30,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -48,8 +48,10 @@ from domino_env.render.frame import (
     SeatRow,
     SeatTiles,
     Shown,
+    Sight,
     background,
     draw_parts,
+    hand_as_seen,
 )
 from domino_env.rules.chain import ChainRules
 
@@ -363,25 +365,35 @@ def _draw_layout(image: np.ndarray, layout: Layout, half: int, centre: tuple[int
 # --- the seats --------------------------------------------------------------------------------
 
 
-def seat_tiles(rules: ChainRules, state: State) -> list[SeatTiles]:
-    """Each seat's tiles as the picture shows them: the hand face up; in the blind games the row
-    as everybody sees it, with the seat to move's own knowledge added."""
+def seat_tiles(rules: ChainRules, state: State, sight: Sight | None = None) -> list[SeatTiles]:
+    """Each seat's tiles as the picture shows them: the hand face up (drawn for a seat: the tiles
+    it cannot name as backs, or revealed and dimmed); in the blind games the row as everybody
+    sees it, with the seat to move's own knowledge added (drawn for a seat: that seat's)."""
     tiles = rules.tile_set.tiles
     public = rules.public_extra(state)
     if "rows" not in public:
-        return [SeatTiles([tiles[t] for t in iter_bits(hand)]) for hand in state.hands]
-    current = state.current
-    own_row = rules.private_view(state, current)["row"]
-    up = public["turned_up"]
+        if sight is None:
+            return [SeatTiles([tiles[t] for t in iter_bits(hand)]) for hand in state.hands]
+        return [
+            hand_as_seen(
+                [tiles[t] for t in iter_bits(hand) if t in known],
+                [tiles[t] for t in iter_bits(hand) if t not in known],
+                sight.reveal,
+            )
+            for hand, known in zip(state.hands, sight.known_hands, strict=True)
+        ]
+    knower = state.current if sight is None else sight.seat
+    own_row = rules.private_view(state, knower)["row"]
+    up = public["turned_up"]  # (everybody sees the tile turned up by the seat to move)
     out = []
     for seat, row in enumerate(public["rows"]):
         shown: list[Shown] = list(row)
-        if seat == current:
+        if seat == knower:
             shown = [mine if mine is not None else theirs for mine, theirs in zip(own_row, row, strict=True)]
-        turned = up if seat == current else None
+        turned = up if seat == state.current else None
         missing = state.hands[seat].bit_count() - len(row) - (turned is not None)
         unplaced: list[Shown] = [None] * missing
-        if seat == current and missing:
+        if seat == knower and missing:
             placed = {*own_row, turned}
             unplaced = [tiles[t] for t in iter_bits(state.hands[seat]) if tiles[t] not in placed]
         out.append(SeatTiles(shown, unplaced, turned))
@@ -391,15 +403,18 @@ def seat_tiles(rules: ChainRules, state: State) -> list[SeatTiles]:
 # --- the frame ----------------------------------------------------------------------------------
 
 
-def status_text(rules: ChainRules, state: State, names: list[str]) -> str:
-    """How the round ended; else the last events said in words (the previous round's end on a
-    new deal)."""
+def status_text(
+    rules: ChainRules, state: State, names: list[str], seen: Sequence[tuple[Any, ...]] | None = None
+) -> str:
+    """How the round ended; else the last events said in words (``seen``: the events as a seat
+    saw them, default the game's), the previous round's end on a new deal."""
     result = state.result
     if state.round_over and result is not None:
         how = "blocked" if result.blocked else "domino"
         who = "no winner (tie)" if result.winner is None else f"{names[result.winner]} wins"
         return f"round over ({how}): {who}"
-    said = [text for e in state.events if (text := event_text(rules, e, names))]
+    events = state.events if seen is None else seen
+    said = [text for e in events if (text := event_text(rules, e, names))]
     if not state.line.count and state.last_round_events:
         ended = next((e for e in reversed(state.last_round_events) if e[0] == ROUND_END), None)
         if ended is not None:
@@ -409,9 +424,9 @@ def status_text(rules: ChainRules, state: State, names: list[str]) -> str:
     return "; ".join(said[-3:]) or "tiles dealt"
 
 
-def render_rgb(rules: ChainRules, state: State, names: list[str]) -> np.ndarray:
-    """The whole table (the module docstring), players called ``names``; a new
-    (FRAME_HEIGHT, FRAME_WIDTH, 3) uint8 array."""
+def render_rgb(rules: ChainRules, state: State, names: list[str], sight: Sight | None = None) -> np.ndarray:
+    """The whole table (the module docstring), players called ``names``, drawn as ``sight``'s
+    seat sees it where given; a new (FRAME_HEIGHT, FRAME_WIDTH, 3) uint8 array."""
     frame = _frame(rules.num_players)
     image = background(frame).copy()
     layout, half, centre = table_layout(rules, state)
@@ -421,13 +436,13 @@ def render_rgb(rules: ChainRules, state: State, names: list[str]) -> np.ndarray:
         draw_text(image, centre[0] - text_width(empty, 14) // 2, centre[1] - 8, empty, 14, DIM_TEXT)
     seats = [
         SeatRow(names[seat], tiles, state.hands[seat].bit_count(), state.scores[rules.side_of[seat]])
-        for seat, tiles in enumerate(seat_tiles(rules, state))
+        for seat, tiles in enumerate(seat_tiles(rules, state, sight))
     ]
     parts = Parts(
         title=f"{rules.name} - round {state.round_index + 1}",
         sides=[f"{side_name(rules, side, names)}: {points}" for side, points in enumerate(state.scores)],
         stock=len(state.stock),
-        status=[status_text(rules, state, names)],
+        status=[status_text(rules, state, names, None if sight is None else sight.events)],
         seats=seats,
         to_move=None if state.round_over else state.current,
     )

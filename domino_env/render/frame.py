@@ -9,6 +9,10 @@
   tiles it holds, its side's score and its tiles standing (a back for a tile nobody may name,
   tiles not in a row yet after a gap, a tile just turned up lifted and outlined).
 
+A picture drawn for one seat (:class:`Sight`) draws the tiles that seat cannot name as backs,
+or, revealed, face up but dimmed after a gap (marked as unseen), and says the events as the
+seat saw them (another's drawn tile unnamed).
+
 A renderer says what goes in each part (:class:`Parts`) and where the felt lies
 (:class:`Frame`); :func:`draw_parts` draws them, so every table's frame looks alike. The empty
 frame of one :class:`Frame` is drawn once (cached) and copied.
@@ -19,6 +23,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cache
+from typing import Any
 
 import numpy as np
 
@@ -35,6 +40,7 @@ STATUS_BAR = (16, 74, 48)
 TEXT = (240, 236, 222)
 DIM_TEXT = (178, 196, 180)
 HIGHLIGHT = (246, 196, 66)  # the seat to move, the tile it turned up
+UNSEEN_SHADE = 0.6  # a revealed tile the seat could not see: its ivory this much darker
 
 Rect = tuple[int, int, int, int]  # left, top, right, bottom
 Shown = tuple[int, int] | None  # a tile face up, or None for its back
@@ -79,6 +85,26 @@ class SeatTiles:
     tiles: list[Shown]
     unplaced: list[Shown] = field(default_factory=list)
     turned_up: Shown = None
+    unseen: list[tuple[int, int]] = field(default_factory=list)  # revealed tiles the seat could not see
+
+
+@dataclass(frozen=True)
+class Sight:
+    """What one seat sees, for a picture drawn as that seat sees it (its view's ``known_hands``
+    as tile ids per seat, and its ``events``); ``reveal``: draw the tiles it cannot name face
+    up, dimmed, instead of as backs."""
+
+    seat: int
+    known_hands: tuple[frozenset[int], ...]
+    events: tuple[tuple[Any, ...], ...]
+    reveal: bool = False
+
+
+def hand_as_seen(known: list[tuple[int, int]], hidden: list[tuple[int, int]], reveal: bool) -> SeatTiles:
+    """A hand of the tiles a seat can name (``known``) and those it cannot: backs, or revealed."""
+    if reveal:
+        return SeatTiles(list(known), unseen=list(hidden))
+    return SeatTiles([*known, *[None] * len(hidden)])
 
 
 @dataclass
@@ -126,8 +152,8 @@ def background(frame: Frame) -> np.ndarray:
 def draw_hand(image: np.ndarray, seat: SeatTiles, top: int, left: int, width: int) -> Rect | None:
     """Draw a seat's tiles standing in a row of ``width`` pixels; the rectangle of the turned-up
     tile, if any."""
-    count = len(seat.tiles) + len(seat.unplaced) + (seat.turned_up is not None)
-    gaps = bool(seat.unplaced) + (seat.turned_up is not None)
+    count = len(seat.tiles) + len(seat.unplaced) + len(seat.unseen) + (seat.turned_up is not None)
+    gaps = bool(seat.unplaced) + bool(seat.unseen) + (seat.turned_up is not None)
     if not count:
         return None
     half = max(6, min(HAND_HALF, int(width / (count + gaps / 2)) - 4))
@@ -135,12 +161,12 @@ def draw_hand(image: np.ndarray, seat: SeatTiles, top: int, left: int, width: in
     y = top + (SEAT_ROW - 2 * half) // 2
     x = left
 
-    def put(tile: Shown, lift: int = 0) -> None:
+    def put(tile: Shown, lift: int = 0, shade: float = 1.0) -> None:
         nonlocal x
         if tile is None:
             draw_back(image, y - lift, x, half, vertical=True)
         else:
-            draw_tile(image, y - lift, x, half, tile, vertical=True)
+            draw_tile(image, y - lift, x, half, tile, vertical=True, shade=shade)
         x += step
 
     for tile in seat.tiles:
@@ -149,6 +175,10 @@ def draw_hand(image: np.ndarray, seat: SeatTiles, top: int, left: int, width: in
         x += step // 2 if seat.tiles else 0
         for tile in seat.unplaced:
             put(tile)
+    if seat.unseen:
+        x += step // 2 if x > left else 0
+        for face in seat.unseen:
+            put(face, shade=UNSEEN_SHADE)
     if seat.turned_up is None:
         return None
     x += step // 2 if x > left else 0

@@ -23,7 +23,16 @@ from domino_env.core.tiles import format_tile
 from domino_env.core.view import HIDDEN, SeatView
 from domino_env.render.chain import players_text, tiles_text
 from domino_env.render.drawing import draw_tile
-from domino_env.render.frame import Frame, Parts, SeatRow, SeatTiles, background, draw_parts
+from domino_env.render.frame import (
+    Frame,
+    Parts,
+    SeatRow,
+    SeatTiles,
+    Sight,
+    background,
+    draw_parts,
+    hand_as_seen,
+)
 
 if TYPE_CHECKING:
     from domino_env.rules.grid import GridRules, GridState
@@ -207,31 +216,50 @@ def _draw_board(image: np.ndarray, rules: GridRules, state: GridState) -> None:
         draw_tile(image, top + r1 * s, left + c1 * s, s, (x, y), vertical=r1 != r2, shade=shade)
 
 
-def status_lines(rules: GridRules, state: GridState, names: list[str]) -> list[str]:
-    """The last events in words, one a line, and at the end who won."""
+def status_lines(
+    rules: GridRules, state: GridState, names: list[str], seen: Sequence[tuple[Any, ...]] | None = None
+) -> list[str]:
+    """The last events in words (``seen``: as a seat saw them, default the game's), one a line,
+    and at the end who won."""
     result = state.result if state.round_over else None
-    recent = filter(None, (event_text(rules, e, names) for e in reversed(state.events)))
+    events = state.events if seen is None else seen
+    recent = filter(None, (event_text(rules, e, names) for e in reversed(events)))
     said = list(islice(recent, STATUS_LINES - (result is not None)))[::-1]
     return said if result is None else [*said, f"game over: {winner_text(result, names)}"]
 
 
-def render_rgb(rules: GridRules, state: GridState, names: list[str]) -> np.ndarray:
+def seat_tiles(rules: GridRules, state: GridState, sight: Sight | None) -> list[SeatTiles]:
+    """Each hand face up; drawn for a seat, the tiles it cannot name as backs (or revealed, dimmed)."""
+    if sight is None:
+        return [SeatTiles(list(rules.kinds_in(hand))) for hand in state.hands]
+    out = []
+    for hand, known in zip(state.hands, sight.known_hands, strict=True):
+        named = sum(1 << t for t in known) & hand
+        hidden = list(rules.kinds_in(hand & ~named))
+        out.append(hand_as_seen(list(rules.kinds_in(named)), hidden, sight.reveal))
+    return out
+
+
+def render_rgb(
+    rules: GridRules, state: GridState, names: list[str], sight: Sight | None = None
+) -> np.ndarray:
     """The whole table, players called ``names``: the board seen from above (green felt with a
     faint grid, the tiles drawn as every table picture draws them, each floor shaded darker)
     in the frame every table shares (:mod:`domino_env.render.frame`: the points, the bazaar,
-    the last events, every hand); (H, W, 3) uint8, one size for a table all game."""
+    the last events, every hand; drawn as ``sight``'s seat sees it where given); (H, W, 3)
+    uint8, one size for a table all game."""
     frame = frame_of(rules)
     image = background(frame).copy()
     _draw_board(image, rules, state)
     seats = [
-        SeatRow(names[seat], SeatTiles(list(rules.kinds_in(hand))), hand.bit_count(), state.scores[seat])
-        for seat, hand in enumerate(state.hands)
+        SeatRow(names[seat], tiles, hand.bit_count(), state.scores[seat])
+        for seat, (hand, tiles) in enumerate(zip(state.hands, seat_tiles(rules, state, sight), strict=True))
     ]
     parts = Parts(
         title=title_text(rules),
         sides=[f"{names[seat]}: {points}" for seat, points in enumerate(state.scores)],
         stock=len(state.stock),
-        status=status_lines(rules, state, names),
+        status=status_lines(rules, state, names, None if sight is None else sight.events),
         seats=seats,
         to_move=None if state.round_over else state.current,
         stock_name="bazaar",

@@ -1,0 +1,356 @@
+"""A local web app to watch, replay and play domino games: ``python -m training serve``.
+
+Three modes, each game a session in memory under a random id (so every browser tab has its own):
+
+* **watch** - agents in every seat (baselines, ``search[:N]``, shipped agents, checkpoints); the
+  page advances one move at a time (play, pause, step);
+* **play** - a person takes a seat against agents: only the seat's legal moves are offered, and
+  the agents' replies are played before the answer comes back;
+* **replay** - a game record (:mod:`domino_env.records`) rebuilt at any step by ``replay``.
+
+The table is the env's own picture (``table_image``, a PNG): a person's seat sees it as that
+seat sees it (others' hands face down), a replay shows every hand or one seat's view with the
+tiles it could not see dimmed. Everything goes through the env's public API and the terminal
+game's helpers (:mod:`training.play`). Bad input (an unknown variant, agent or option, an
+illegal move, a malformed record) is answered 400 with what was wrong and what is allowed, and
+the game stays as it was. The server binds 127.0.0.1 unless told otherwise: it runs agents and
+loads checkpoints for whoever reaches it.
+"""
+
+from __future__ import annotations
+
+import io
+import secrets
+import threading
+from dataclasses import dataclass, field
+from itertools import cycle, islice
+from pathlib import Path
+from typing import Any, Literal
+
+from fastapi import FastAPI, HTTPException, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import FileResponse, JSONResponse, Response
+from fastapi.staticfiles import StaticFiles
+from PIL import Image
+from pydantic import BaseModel, Field
+
+from domino_env import SPECS, DominoEnv, GameRecorder, move_text, raw_env, replay
+from domino_env.agents import AGENTS, Agent
+from domino_env.records import start_game
+from training.evaluate import check_fits, contestant
+from training.play import PERSON, EventFeed, board_text, check_seat, move_menu, result_text
+
+WEB = Path(__file__).with_name("web")
+LOG_LINES = 12  # the last events a state shows in words
+MAX_SESSIONS = 200  # games kept in memory; the oldest goes first
+
+
+class NewGame(BaseModel):
+    mode: Literal["watch", "play"]
+    variant: str
+    options: dict[str, Any] = Field(default_factory=dict)
+    agents: list[str] = Field(min_length=1)  # watch: an agent per seat; play: the opponents (in turn)
+    seat: int = 0  # play: the person's seat
+    seed: int | None = None
+
+
+class Move(BaseModel):
+    action: int
+
+
+class Step(BaseModel):
+    step: int
+
+
+@dataclass
+class Session:
+    """One game: its env and recorder (watch, play), or its record and step (replay)."""
+
+    mode: str
+    env: DominoEnv
+    names: list[str]
+    seat: int | None = None  # the person's seat (play)
+    agents: list[Agent | None] = field(default_factory=list)
+    recorder: GameRecorder | None = None
+    feed: EventFeed | None = None
+    log: list[str] = field(default_factory=list)
+    record: dict[str, Any] | None = None  # replay: the record
+    step: int = 0  # the moves played (replay: the step shown)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    @property
+    def finished(self) -> bool:
+        return all(self.env.terminations.values())
+
+    @property
+    def to_move(self) -> int:
+        return self.env.possible_agents.index(self.env.agent_selection)
+
+
+def catalog(agents_dir: Path) -> dict[str, Any]:
+    """What a game can be made of: the variants with their options, and the agents by name."""
+    shipped = sorted(str(path) for path in agents_dir.glob("*.pt")) if agents_dir.is_dir() else []
+    return {
+        "variants": {
+            name: {
+                "title": variant.title,
+                "options": {option.name: option.default for option in variant.options},
+            }
+            for name, variant in SPECS.items()
+        },
+        "agents": [*AGENTS, "search", "search:8", *shipped],
+    }
+
+
+def _bad(err: Exception) -> HTTPException:
+    return HTTPException(status_code=400, detail=str(err))
+
+
+def new_session(game: NewGame) -> Session:
+    """A watch or play game, dealt; any bad name or option raises ValueError before anything is kept."""
+    options = {key: value for key, value in game.options.items() if key != "render_mode"}
+    try:
+        env = raw_env(game.variant, **options)
+    except TypeError as err:
+        raise ValueError(f"the options {options!r} make no {game.variant} table: {err}") from err
+    seats = env.rules.num_players
+    contestants = [contestant(name) for name in game.agents]
+    check_fits(contestants, game.variant, options)
+    seed = game.seed if game.seed is not None else secrets.randbelow(2**31)
+    others = iter(cycle(contestants))
+    if game.mode == "play":
+        check_seat(env, game.seat)
+        seated = [None if s == game.seat else next(others) for s in range(seats)]
+    else:
+        if len(contestants) > seats:
+            raise ValueError(f"{len(contestants)} agents for a table of {seats} seats: give 1 to {seats}")
+        seated = list(islice(others, seats))
+    agents = [None if c is None else c.agent(env, seed + 1 + s) for s, c in enumerate(seated)]
+    labels = [PERSON if c is None else c.label for c in seated]
+    names = [f"P{s} (you)" if c is None else f"P{s} ({c.label})" for s, c in enumerate(seated)]
+    recorder = GameRecorder(env, options, labels)
+    start_game(env, seed, recorder)
+    viewer = game.seat if game.mode == "play" else 0
+    session = Session(game.mode, env, names, game.seat if game.mode == "play" else None, agents, recorder)
+    session.feed = EventFeed(env, viewer, names)
+    session.log = session.feed.news()
+    if game.mode == "play":
+        play_agents(session)
+    return session
+
+
+def agent_move(session: Session) -> None:
+    """The agent to move plays its move (through the recorder), and the log takes the news."""
+    env, recorder = session.env, session.recorder
+    agent = session.agents[session.to_move]
+    assert agent is not None and recorder is not None and session.feed is not None
+    recorder.step(agent(env, env.observe(env.agent_selection)))
+    session.step += 1
+    session.log += session.feed.news()
+
+
+def play_agents(session: Session) -> None:
+    """The agents move until it is the person's turn or the game is over."""
+    while not session.finished and session.to_move != session.seat:
+        agent_move(session)
+
+
+def replay_session(record: Any) -> Session:
+    """A replay of ``record`` at its start (a malformed record: replay's ValueError)."""
+    env = replay(record, 0).unwrapped
+    names = [f"P{s} ({agent})" for s, agent in enumerate(record["agents"])]
+    return Session("replay", env, names, record=record, step=0)
+
+
+def state_of(session: Session, seat: int | None, reveal: bool) -> dict[str, Any]:
+    """The JSON a page draws: the public state, the moves it may click, the log in words."""
+    env, names = session.env, session.names
+    viewer = _viewer(session, seat)
+    legal: list[dict[str, Any]] = []
+    if session.mode == "play" and not session.finished and session.to_move == session.seat:
+        moves, _ = move_menu(env)
+        legal = [
+            {"action": m["action"], "text": move_text(m), "points": env.immediate_points(m["action"])}
+            for m in moves
+        ]
+    if session.mode == "replay":
+        assert session.record is not None
+        actions = session.record["actions"]
+        log = [f"{names[s]}: {words}" for s, _, words in actions[: session.step]]
+        steps = {"step": session.step, "steps": len(actions)}
+    else:
+        log, steps = session.log, {"step": session.step}
+    shown = viewer is not None and not (session.mode == "replay" and reveal)
+    result = None
+    if session.finished and session.seat is not None:
+        result = result_text(env, session.seat, names)
+    elif session.finished:  # nobody is "you": the scores alone
+        final = env.public_state()["scores"]
+        scores = ", ".join(f"{name} {score}" for name, score in zip(names, final, strict=True))
+        result = f"{env.episode} over (scores: {scores})"
+    return {
+        "mode": session.mode,
+        "variant": env.rules.name,
+        "names": names,
+        "seat": session.seat,
+        "viewer": viewer,
+        "to_move": None if session.finished else session.to_move,
+        "finished": session.finished,
+        "public": env.public_state(),
+        "legal": legal,
+        "log": log[-LOG_LINES:],
+        "board": board_text(env, viewer, names) if shown and viewer is not None else env.table_text(names),
+        "result": result,
+        **steps,
+    }
+
+
+def _viewer(session: Session, seat: int | None) -> int | None:
+    """Whose eyes the picture takes: the person's in play; a chosen seat in a replay; none in watch."""
+    if session.mode == "play":
+        return session.seat
+    if session.mode == "replay" and seat is not None:
+        check_seat(session.env, seat)
+        return seat
+    return None
+
+
+def create_app(agents_dir: Path | str = "agents") -> FastAPI:
+    """The web app; ``agents_dir`` holds the shipped agents it offers (``<variant>.pt``)."""
+    app = FastAPI(title="domino-env", docs_url=None, redoc_url=None)
+    sessions: dict[str, Session] = {}
+    shipped = Path(agents_dir)
+
+    @app.exception_handler(RequestValidationError)
+    async def unreadable(_: Request, err: RequestValidationError) -> JSONResponse:
+        wrong = "; ".join(f"{'.'.join(map(str, e['loc'][1:])) or 'body'}: {e['msg']}" for e in err.errors())
+        return JSONResponse(status_code=400, content={"detail": f"bad request: {wrong}"})
+
+    def keep(session: Session) -> dict[str, Any]:
+        game_id = secrets.token_urlsafe(12)
+        while len(sessions) >= MAX_SESSIONS:
+            sessions.pop(next(iter(sessions)))
+        sessions[game_id] = session
+        return {"id": game_id, **state_of(session, None, False)}
+
+    def find(game_id: str) -> Session:
+        if game_id not in sessions:
+            detail = f"no game {game_id!r} (a game lasts as long as the server that made it)"
+            raise HTTPException(status_code=404, detail=detail)
+        return sessions[game_id]
+
+    @app.get("/")
+    def index() -> FileResponse:
+        return FileResponse(WEB / "index.html")
+
+    @app.get("/api/catalog")
+    def get_catalog() -> dict[str, Any]:
+        return catalog(shipped)
+
+    @app.post("/api/games")
+    def create_game(game: NewGame) -> dict[str, Any]:
+        try:
+            return keep(new_session(game))
+        except ValueError as err:
+            raise _bad(err) from err
+
+    @app.post("/api/replays")
+    async def open_record(request: Request) -> dict[str, Any]:
+        try:
+            record = await request.json()
+        except ValueError as err:
+            detail = f"not a game record: the body is not JSON ({err})"
+            raise HTTPException(status_code=400, detail=detail) from err
+        try:
+            return keep(replay_session(record))
+        except ValueError as err:
+            raise _bad(err) from err
+
+    @app.get("/api/games/{game_id}")
+    def get_state(game_id: str, seat: int | None = None, reveal: bool = False) -> dict[str, Any]:
+        session = find(game_id)
+        with session.lock:
+            try:
+                return {"id": game_id, **state_of(session, seat, reveal)}
+            except ValueError as err:
+                raise _bad(err) from err
+
+    @app.get("/api/games/{game_id}/image.png")
+    def get_image(game_id: str, seat: int | None = None, reveal: bool = False) -> Response:
+        session = find(game_id)
+        with session.lock:
+            try:
+                viewer = _viewer(session, seat)
+            except ValueError as err:
+                raise _bad(err) from err
+            picture = session.env.table_image(session.names, viewer, reveal)
+        buffer = io.BytesIO()
+        Image.fromarray(picture).save(buffer, format="PNG")
+        return Response(buffer.getvalue(), media_type="image/png", headers={"Cache-Control": "no-store"})
+
+    @app.post("/api/games/{game_id}/move")
+    def post_move(game_id: str, move: Move) -> dict[str, Any]:
+        session = find(game_id)
+        with session.lock:
+            if session.mode != "play":
+                raise HTTPException(status_code=400, detail=f"a {session.mode} game takes no person's moves")
+            if session.finished:
+                raise HTTPException(status_code=400, detail="the game is over: start a new one")
+            yours = session.to_move == session.seat
+            if not yours or move.action not in [m["action"] for m in session.env.legal_moves()]:
+                offered = ", ".join(f"{m['action']} ({move_text(m)})" for m in session.env.legal_moves())
+                raise HTTPException(
+                    status_code=400, detail=f"{move.action} is not a legal move for you now; legal: {offered}"
+                )
+            assert session.recorder is not None and session.feed is not None
+            session.recorder.step(move.action)
+            session.step += 1
+            session.log += session.feed.news()
+            play_agents(session)
+            return {"id": game_id, **state_of(session, None, False)}
+
+    @app.post("/api/games/{game_id}/advance")
+    def advance(game_id: str) -> dict[str, Any]:
+        session = find(game_id)
+        with session.lock:
+            if session.mode != "watch":
+                raise HTTPException(status_code=400, detail="only a watched game advances by itself")
+            if session.finished:
+                raise HTTPException(status_code=400, detail="the game is over: nothing to advance")
+            agent_move(session)
+            return {"id": game_id, **state_of(session, None, False)}
+
+    @app.post("/api/games/{game_id}/step")
+    def step_replay(
+        game_id: str, step: Step, seat: int | None = None, reveal: bool = False
+    ) -> dict[str, Any]:
+        session = find(game_id)
+        with session.lock:
+            if session.record is None:
+                raise HTTPException(status_code=400, detail=f"a {session.mode} game is not a replay")
+            try:
+                _viewer(session, seat)  # (a bad seat changes nothing)
+                env = replay(session.record, step.step).unwrapped
+            except ValueError as err:
+                raise _bad(err) from err
+            session.env, session.step = env, step.step
+            return {"id": game_id, **state_of(session, seat, reveal)}
+
+    @app.get("/api/games/{game_id}/record")
+    def get_record(game_id: str) -> dict[str, Any]:
+        session = find(game_id)
+        with session.lock:
+            if session.record is not None:
+                return session.record
+            assert session.recorder is not None
+            return session.recorder.record()
+
+    app.mount("/static", StaticFiles(directory=WEB), name="static")
+    return app
+
+
+def serve(host: str = "127.0.0.1", port: int = 8000, agents_dir: str = "agents") -> None:
+    import uvicorn
+
+    print(f"domino-env at http://{host}:{port}/ (Ctrl-C stops it)")
+    uvicorn.run(create_app(agents_dir), host=host, port=port, log_level="warning")
