@@ -400,10 +400,10 @@ class DominoEnv(AECEnv, Generic[RulesT]):
         names) where the picture names them. Given a ``seat``, drawn as that seat sees it (its
         :meth:`view`): the tiles it cannot name as backs, or with ``reveal`` face up but dimmed
         (marked unseen), and the events as it saw them; a front end shows a person this."""
-        if seat is None:
-            return self._render_rgb(names or self.possible_agents, None)
-        view = self.view(seat)
-        sight = Sight(view.seat, view.known_hands, view.events, reveal)
+        sight = None
+        if seat is not None:
+            view = self.view(seat)
+            sight = Sight(view.seat, view.known_hands, view.events, reveal)
         return self._render_rgb(names or self.possible_agents, sight)
 
     def seat_text(self, seat: int | str, names: list[str] | None = None) -> str:
