@@ -15,7 +15,7 @@ $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet torch==2.13.0
-	$(BIN)/pip install --quiet -e ".[train,dev,docs,serve]"
+	$(BIN)/pip install --quiet -e ".[train,dev,docs,serve,openspiel]"
 	touch $(STAMP)
 
 $(EXTRAS_STAMP): pyproject.toml
@@ -50,7 +50,6 @@ docs: $(STAMP)
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --site-dir build/site
 
 bench: $(STAMP)
-	$(BIN)/pip install --quiet -e ".[bench]"
 	$(BIN)/python benchmarks/env_speed.py
 	$(BIN)/python benchmarks/train_speed.py
 

@@ -29,7 +29,7 @@ from domino_env.core.tiles import format_tile
 from domino_env.core.view import SeatView
 from domino_env.envs.base import DominoEnv
 from domino_env.records import GameRecorder, load_record, replay, write_record
-from domino_env.registry import SPECS, VARIANTS, make, raw_env, spec, variant_module
+from domino_env.registry import SPECS, VARIANTS, make, preset_options, raw_env, spec, variant_module
 from domino_env.render.moves import move_text
 from domino_env.rules.spec import Option, VariantSpec
 
@@ -53,6 +53,7 @@ __all__ = [
     "VariantSpec",
     "make",
     "move_text",
+    "preset_options",
     "raw_env",
     "replay",
     "spec",

@@ -91,9 +91,25 @@ def rules_options(name: str) -> list[str]:
     return [option.name for option in spec(name).options]
 
 
-def raw_env(name: str, **options: Any) -> DominoEnv[Any]:
-    """The unwrapped environment of a variant; unknown names and options raise ValueError."""
+def preset_options(name: str, options: dict[str, Any]) -> dict[str, Any]:
+    """``options`` with a ``preset`` replaced by the options it names (those given beside it
+    win); unknown presets raise ValueError listing the variant's."""
+    if "preset" not in options:
+        return options
     variant = spec(name)
+    options = dict(options)
+    preset = options.pop("preset")
+    if preset not in variant.presets:
+        known = ", ".join(map(repr, variant.presets)) or "none"
+        raise ValueError(f"unknown preset {preset!r} for {name}; its presets: {known}")
+    return {**variant.presets[preset], **options}
+
+
+def raw_env(name: str, **options: Any) -> DominoEnv[Any]:
+    """The unwrapped environment of a variant; unknown names and options raise ValueError.
+    ``preset`` names one of the variant's standard tables (``VariantSpec.presets``)."""
+    variant = spec(name)
+    options = preset_options(name, options)
     allowed = rules_options(name)
     unknown = set(options) - set(allowed) - set(ENV_OPTIONS)
     if "max_cycles" in unknown:  # what pettingzoo.make passes when asked to
@@ -104,7 +120,7 @@ def raw_env(name: str, **options: Any) -> DominoEnv[Any]:
     if unknown:
         raise ValueError(
             f"unknown option(s) {sorted(unknown)} for {name}; "
-            f"allowed: {', '.join(allowed + list(ENV_OPTIONS))}"
+            f"allowed: {', '.join(allowed + list(ENV_OPTIONS))}, preset"
         )
     rules = variant.rules(**{k: v for k, v in options.items() if k in allowed})
     env_class = ENV_CLASSES[variant.table]

@@ -1,5 +1,5 @@
 """Command line: ``python -m training <command> ...`` (also ``domino-train``): train, evaluate,
-rate, play, record, demo, ship and benchmark.
+exploit, rate, play, record, demo, ship and benchmark.
 
 This module imports nothing of the train extra at its top, so that without it (a plain
 ``pip install -e .``) :func:`main` can say so in one line instead of a traceback.
@@ -216,6 +216,66 @@ def evaluate_command(args: argparse.Namespace) -> int:
     return 0
 
 
+def exploit_command(args: argparse.Namespace) -> int:
+    from training import report
+    from training.exploit import RESULT_FILE, prepare_exploit, run_exploit
+
+    try:
+        plan = prepare_exploit(
+            args.agent,
+            args.variant,
+            args.steps,
+            args.games,
+            args.seed,
+            args.config,
+            args.overrides,
+            args.out_dir,
+            args.overwrite,
+        )
+    except ValueError as err:  # CheckpointError and ConfigError are ValueErrors too
+        return _fail(err)
+    trainer = plan.trainer
+    table = report.table_text(trainer.config.env.variant, trainer.config.env.options)
+    print(
+        f"exploiting {plan.opponent.label} on {table}: a best response trained for "
+        f"{trainer.config.run.total_steps:,} steps -> {trainer.run_dir}"
+    )
+    try:
+        outcome = run_exploit(plan, progress=not args.no_progress)
+    except KeyboardInterrupt:
+        return 130
+    evaluation, result = outcome.evaluation, outcome.result
+    print(evaluation.header(result.games, args.seed, duplicate=True))
+    print(report.format_results([result], evaluation.score_label))
+    print(f"written: {trainer.run_dir / RESULT_FILE} ({outcome.summary['minutes']:.1f} min in all)")
+    return 0
+
+
+def exploitability_command(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from training import evaluate
+    from training.exploitability import measure
+
+    try:
+        contestants = [evaluate.contestant(name) for name in args.agents]
+        texts = [*(args.option or []), *([f"preset={args.preset}"] if args.preset else [])]
+        variant, options = evaluate.resolve_table(contestants, args.variant, texts, args.config)
+        evaluate.check_fits(contestants, variant, options)
+        report = measure(args.agents, variant, options, args.cfr_iterations, args.seed, not args.no_progress)
+    except ValueError as err:
+        return _fail(err)
+    print(f"exact NashConv on {variant} {report.options} (0: a Nash equilibrium)")
+    width = max(len(label) for label in [*report.agents, "CFR+"])
+    for label, value in report.agents.items():
+        print(f"  {label:<{width}}  {value:.6f}")
+    for iteration, value in report.cfr:
+        print(f"  {'CFR+':<{width}}  {value:.6f}  after {iteration} iterations")
+    table, picture = report.write(Path(args.out_dir))
+    print(f"written: {table}, {picture}")
+    return 0
+
+
 def rate_command(args: argparse.Namespace) -> int:
     from training import ratings, report
 
@@ -378,6 +438,76 @@ def main(argv: list[str] | None = None) -> int:
     evaluate.add_argument("--no-progress", action="store_true", help="no progress bar")
     _threads_argument(evaluate)
     evaluate.set_defaults(run=evaluate_command)
+
+    exploit = commands.add_parser(
+        "exploit",
+        help="how exploitable is an agent: train a best response against it, its win rate with 95%% CI",
+        description="PPO trains a fresh policy with AGENT, frozen, in every seat of the other side "
+        "in every training game (no self-play, no snapshots), then plays it against AGENT on "
+        "duplicate deals (whole matches, each deal once per seating): the win rate with its 95% "
+        "interval, also written to exploit.json in the run folder.",
+    )
+    exploit.add_argument("agent", help="random, greedy, search[:N], a checkpoint file or a run folder")
+    exploit.add_argument(
+        "overrides",
+        nargs="*",
+        help="dotted training overrides right after AGENT, e.g. run.num_envs=16 (exploit sets pool, "
+        "eval.opponents, env.variant, run.total_steps, run.seed and run.out_dir itself)",
+    )
+    exploit.add_argument(
+        "--variant",
+        help=f"one of {', '.join(domino_env.SPECS)} (default: the checkpoint's; needed for any other AGENT)",
+    )
+    exploit.add_argument("--config", help="training YAML (default configs/<variant>.yaml)")
+    exploit.add_argument(
+        "--steps",
+        type=int,
+        default=500_000,
+        help="training decisions, both sides' moves (default 500,000)",
+    )
+    exploit.add_argument(
+        "--games",
+        type=int,
+        default=1000,
+        help="evaluation matches against AGENT, rounded up to whole deals (default 1000)",
+    )
+    exploit.add_argument(
+        "--seed", type=int, default=1, help="training seed, and deal seed of the evaluation (default 1)"
+    )
+    exploit.add_argument("--out-dir", default="runs", help="where the run folder goes (default runs)")
+    exploit.add_argument(
+        "--overwrite", action="store_true", help="delete an earlier run in the same run folder and start over"
+    )
+    exploit.add_argument("--no-progress", action="store_true", help="no progress bars")
+    exploit.set_defaults(run=exploit_command)
+
+    exploitability = commands.add_parser(
+        "exploitability",
+        help="exact NashConv of agents on a tiny table (through OpenSpiel), with CFR+'s curve",
+        description="Walks every deal and move of a small table (OpenSpiel's exploitability.nash_conv "
+        "through domino_env.integrations.openspiel): how much best responses gain against each agent "
+        "(0 at a Nash equilibrium), and the same for CFR+'s average policy as it converges. A table "
+        "too large for an exact walk is refused with its size.",
+    )
+    exploitability.add_argument(
+        "agents", nargs="+", metavar="AGENT", help="random, greedy, search[:N], checkpoints, run folders"
+    )
+    _table_arguments(exploitability)
+    exploitability.add_argument("--preset", help="a named table, e.g. tiny (same as --option preset=tiny)")
+    exploitability.add_argument(
+        "--cfr-iterations",
+        type=int,
+        default=64,
+        help="CFR+ iterations for the reference (default 64; 0: none)",
+    )
+    exploitability.add_argument(
+        "--seed", type=int, default=0, help="seed of the agents that draw (default 0)"
+    )
+    exploitability.add_argument(
+        "--out-dir", default="runs/exploitability", help="where exploitability.csv and .png go"
+    )
+    exploitability.add_argument("--no-progress", action="store_true", help="no progress bar")
+    exploitability.set_defaults(run=exploitability_command)
 
     rate = commands.add_parser(
         "rate",

@@ -10,9 +10,11 @@ baselines, ``SingleAgentEnv``'s opponents, the tests) goes through
 from __future__ import annotations
 
 import os
+import random
 from pathlib import Path
 
 import numpy as np
+import torch
 
 from domino_env import DominoEnv
 from domino_env.agents import AGENTS, SEARCH_NAMES, Agent, is_builtin, make_agent
@@ -24,17 +26,36 @@ AgentName = str | os.PathLike[str]
 
 
 class PolicyAgent:
-    """A trained policy: the most probable legal action (or a sample, with ``sample=True``)."""
+    """A trained policy: the most probable legal action (or, with ``sample=True``, a sample drawn
+    from ``rng``, seeded with ``seed``: the agent's own random stream, which a training run that
+    has it in its pool saves and restores, as it does a baseline's)."""
 
-    def __init__(self, model: ActorCritic, name: str = "policy", sample: bool = False) -> None:
+    def __init__(
+        self, model: ActorCritic, name: str = "policy", sample: bool = False, seed: int | None = None
+    ) -> None:
         self.model, self.name, self.sample = model, name, sample
+        self.rng = random.Random(seed)
 
     def __call__(self, env: DominoEnv, observation: dict[str, np.ndarray]) -> int:
         obs = observation["observation"][None]
         mask = observation["action_mask"][None].astype(bool)
         if self.sample:
-            return int(self.model.act(obs, mask)[0][0])
+            with torch.no_grad():
+                policy, _ = self.model.legal(torch.from_numpy(obs), torch.from_numpy(mask))
+            actions, weights = policy.actions[0].tolist(), policy.dist.probs[0].tolist()
+            return int(self.rng.choices(actions, weights=weights)[0])
         return int(self.model.greedy(obs, mask)[0])
+
+    def action_probabilities(self, env: DominoEnv, observation: dict[str, np.ndarray]) -> dict[int, float]:
+        """How likely each legal action is as this agent plays: the policy's distribution when it
+        samples, else all on the most probable action (what exact exploitability reads)."""
+        if not self.sample:
+            return {self(env, observation): 1.0}
+        obs = torch.from_numpy(observation["observation"][None])
+        mask = torch.from_numpy(observation["action_mask"][None].astype(bool))
+        with torch.no_grad():
+            policy, _ = self.model.legal(obs, mask)
+        return dict(zip(policy.actions[0].tolist(), policy.dist.probs[0].tolist(), strict=True))
 
 
 def checkpoint_file(spec: AgentName) -> Path | None:
@@ -75,4 +96,4 @@ def load_agent(spec: str, env: DominoEnv | None, seed: int | None = None) -> Age
     if guided is not None:
         check_table(env, spec)
         return GuidedSearchAgent(model, guided[0], seed, name=spec)
-    return PolicyAgent(model, name=path.stem)
+    return PolicyAgent(model, name=path.stem, seed=seed)

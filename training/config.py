@@ -60,8 +60,9 @@ class PPOConfig:
 class PoolConfig:
     share: float = 0.2  # share of games with frozen earlier snapshots in the other seats
     snapshot_every: int = 10  # iterations between snapshots
-    size: int = 5  # snapshots kept
-    baselines: list[str] = field(default_factory=list)  # baseline agents that join the snapshots
+    size: int = 5  # snapshots kept (0: none, the baselines alone)
+    # agents that join the snapshots: baselines, search[:N], checkpoints, run folders
+    baselines: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -211,7 +212,25 @@ def load_config(path: str | Path | None = None, overrides: list[str] | None = No
             nested = {key: nested}
         _merge(config, nested, "")
     validate(config)
+    check_agents(config)
     return config
+
+
+def check_agents(config: Config) -> None:
+    """Every agent ``eval.opponents`` and ``pool.baselines`` name (a baseline, ``search[:N]``, a
+    checkpoint file or run folder) is built for the table, so that a name nothing loads, or a
+    checkpoint of another table, fails here and not after training began. Checkpoints' own
+    configs are not checked so: a checkpoint they name may have moved since."""
+    from domino_env import raw_env
+    from training.agents import resolve_agent  # (it imports this module: not at the top)
+
+    table = raw_env(config.env.variant, **config.env.options)
+    for key, names in (("eval.opponents", config.eval.opponents), ("pool.baselines", config.pool.baselines)):
+        for name in names:
+            try:
+                resolve_agent(name, table, 0)
+            except ValueError as err:  # an unknown name, an unreadable or unfitting checkpoint
+                raise ConfigError(f"{key}: {err}") from None
 
 
 def config_differences(a: Config, b: Config, sections: tuple[str, ...]) -> str:
@@ -254,7 +273,6 @@ def validate(config: Config) -> None:
         "ppo.num_minibatches": ppo.num_minibatches,
         "run.checkpoint_every": run.checkpoint_every,
         "pool.snapshot_every": config.pool.snapshot_every,
-        "pool.size": config.pool.size,
         "eval.games": config.eval.games,
         "eval.search_games": config.eval.search_games,
     }
@@ -275,6 +293,10 @@ def validate(config: Config) -> None:
                 raise ConfigError(f"ppo.{name} must be {allowed}, got {getattr(ppo, name)}")
     if not 0.0 < run.reward_scale < math.inf:
         raise ConfigError(f"run.reward_scale must be above 0, got {run.reward_scale}")
+    if config.pool.size < 0:
+        raise ConfigError(
+            f"pool.size must be 0 (no snapshots: the baselines alone) or more, got {config.pool.size}"
+        )
     if not 0.0 <= config.pool.share <= 1.0:
         raise ConfigError(f"pool.share must be in [0, 1], got {config.pool.share}")
     if config.network.board_channels < 0:
@@ -285,17 +307,6 @@ def validate(config: Config) -> None:
         raise ConfigError(f"network.hidden must list positive layer sizes, got {config.network.hidden}")
     if run.num_envs * run.rollout_steps < ppo.num_minibatches:
         raise ConfigError("run.num_envs * run.rollout_steps must be at least ppo.num_minibatches")
-    from domino_env.agents import AGENTS, SEARCH_NAMES, is_builtin
-
-    for key, names in (("eval.opponents", config.eval.opponents), ("pool.baselines", config.pool.baselines)):
-        try:
-            unknown = [name for name in names if not is_builtin(name)]
-        except ValueError as err:
-            raise ConfigError(f"{key}: {err}") from None
-        if unknown:
-            raise ConfigError(
-                f"{key}: unknown baseline(s) {unknown}; known: {', '.join(AGENTS)}, {SEARCH_NAMES}"
-            )
     if config.eval.episode not in ("match", "round"):
         raise ConfigError(f"eval.episode must be 'match' or 'round', got {config.eval.episode!r}")
     try:

@@ -19,7 +19,7 @@ from typing import Any
 import yaml
 from tqdm import tqdm
 
-from domino_env import VARIANTS, DominoEnv, raw_env, spec
+from domino_env import VARIANTS, DominoEnv, preset_options, raw_env, spec
 from domino_env.agents import AGENTS, Agent
 from training import checkpoint
 from training.agents import checkpoint_file, resolve_agent
@@ -102,7 +102,9 @@ def resolve_table(
 
 
 def rules_table(variant: str, options: dict[str, Any]) -> dict[str, Any]:
-    """The rules options with their defaults filled in: what makes two tables the same game."""
+    """The rules options with their defaults filled in (a preset read out): what makes two
+    tables the same game."""
+    options = preset_options(variant, options)
     return {option.name: options.get(option.name, option.default) for option in spec(variant).options}
 
 

@@ -129,8 +129,10 @@ class Collector:
             self.opponent[e] = None
 
     def add_snapshot(self, model: ActorCritic) -> None:
-        self.pool.append(model.copy())
-        del self.pool[: -self.config.pool.size]
+        """A frozen copy of ``model`` joins the pool, which keeps the newest ``pool.size`` (0: none)."""
+        if self.config.pool.size:
+            self.pool.append(model.copy())
+            del self.pool[: -self.config.pool.size]
 
     def collect(self, model: ActorCritic, steps: int) -> tuple[Batch, EpisodeStats]:
         """Play ``steps`` decisions in every environment; returns the learner's transitions."""

@@ -31,9 +31,17 @@ from training.networks import ActorCritic
 from training.ppo import update
 from training.rollout import Collector
 
-# What a run writes in its folder (training, then demo's evaluation and rating): an earlier
-# run's, and nothing else there, is what --overwrite deletes.
-RUN_FILES = ("checkpoints", "tb", "evaluations.csv", "final_evaluation.csv", "ratings.csv", "ratings.png")
+# What a run writes in its folder (training, then demo's evaluation and rating, or exploit's
+# result): an earlier run's, and nothing else there, is what --overwrite deletes.
+RUN_FILES = (
+    "checkpoints",
+    "tb",
+    "evaluations.csv",
+    "final_evaluation.csv",
+    "ratings.csv",
+    "ratings.png",
+    "exploit.json",
+)
 # Settings the saved games in progress and the run's logs depend on: a resume keeps them.
 KEPT_ON_RESUME = ("run.num_envs", "run.rollout_steps", "pool.baselines", "eval.opponents")
 

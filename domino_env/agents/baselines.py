@@ -36,6 +36,11 @@ class RandomAgent:
         legal = legal_actions(observation)
         return int(legal[self.rng.randrange(len(legal))])
 
+    def action_probabilities(self, env: DominoEnv, observation: dict[str, np.ndarray]) -> dict[int, float]:
+        """Every legal action equally likely (what exact exploitability reads)."""
+        legal = legal_actions(observation).tolist()
+        return dict.fromkeys(legal, 1.0 / len(legal))
+
 
 class GreedyAgent:
     """The move the rules rate highest now (points scored, then the heaviest tile); ties at random."""

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator
+from functools import cache
 
 import numpy as np
 
@@ -109,5 +110,11 @@ def mask_of(ids: Iterable[int]) -> int:
     return mask
 
 
-DOUBLE_SIX = TileSet(6)
-DOUBLE_NINE = TileSet(9)
+@cache
+def tile_set_of(max_pip: int) -> TileSet:
+    """The double-``max_pip`` set, built once (rules of every table of that size share it)."""
+    return TileSet(max_pip)
+
+
+DOUBLE_SIX = tile_set_of(6)
+DOUBLE_NINE = tile_set_of(9)

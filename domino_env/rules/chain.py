@@ -16,10 +16,11 @@ import numpy as np
 from domino_env.core.events import DEAL, DRAW, LAY, PASS, ROUND_END
 from domino_env.core.line import SPINNER_SLOT_NAMES, Line, Spinner
 from domino_env.core.state import RoundResult, State, VariantState
-from domino_env.core.tiles import format_tile, iter_bits, mask_of
+from domino_env.core.tiles import format_tile, iter_bits, mask_of, tile_set_of
 from domino_env.rules.table import PLAY, TableRules
 
 STOP = "stop"
+MAX_PIPS = range(1, 10)  # the sets a table may use: double-1 up to double-9
 
 
 @dataclass(frozen=True)
@@ -35,7 +36,7 @@ class DealSpec:
 class ChainRules(TableRules):
     """Rules of a line-of-play game; subclasses set the class attributes and hooks."""
 
-    num_slots: ClassVar[int] = 2
+    num_slots: int = 2  # open ends the action table names (Metro's follows from its set)
     spinner: ClassVar[Spinner] = Spinner.NONE
     face_down_doubles: ClassVar[bool] = False
     extra_actions: ClassVar[tuple[str, ...]] = ()
@@ -47,8 +48,16 @@ class ChainRules(TableRules):
     action_kind: list[str]  # lists here: variants extend the table (Blind blitz's arrange actions)
     action_tile: list[int]
 
-    def __init__(self, num_players: int = 2, teams: bool = False) -> None:
+    def __init__(
+        self,
+        num_players: int = 2,
+        teams: bool = False,
+        *,
+        max_pip: int | None = None,
+        hand_size: int | None = None,
+    ) -> None:
         super().__init__(num_players, teams)
+        self._size_table(max_pip, hand_size)
         self._tile_ids = list(range(self.tile_set.size))
         self._build_action_table()
         # Hooks a variant leaves as the no-ops below are skipped on the hot path (a call per tile).
@@ -59,6 +68,55 @@ class ChainRules(TableRules):
         self._flags_continuing = len(self.phases) > 1
         # Without a ``stop`` action the default legal_actions adds nothing to the placements.
         self._adds_stop = self._stop >= 0 or cls.legal_actions is not ChainRules.legal_actions
+
+    # --- the table's size -------------------------------------------------------------------
+
+    def _size_table(self, max_pip: int | None, hand_size: int | None) -> None:
+        """The set (double-``max_pip``) and the hand size, the variant's own unless given:
+        a smaller table is the same rules on fewer tiles (``preset="tiny"``)."""
+        if max_pip is not None:
+            if (
+                isinstance(max_pip, bool)
+                or not isinstance(max_pip, (int, np.integer))
+                or max_pip not in MAX_PIPS
+            ):
+                raise ValueError(
+                    f"{self.name}: max_pip must be an int {MAX_PIPS.start}..{MAX_PIPS.stop - 1} "
+                    f"(a double-N set), got {max_pip!r}"
+                )
+            self.tile_set = tile_set_of(int(max_pip))
+        size, n = self.tile_set.size, self.num_players
+        if hand_size is None:
+            hand_size = self.default_hand_size()
+        elif (
+            isinstance(hand_size, bool)
+            or not isinstance(hand_size, (int, np.integer))
+            or not 1 <= hand_size <= size // n
+        ):
+            raise ValueError(
+                f"{self.name}: hand_size must be an int 1..{size // n} ({n} players share the "
+                f"{size} tiles of a double-{self.tile_set.max_pip} set), got {hand_size!r}"
+            )
+        self.hand_size = int(hand_size)
+        self.num_slots = self.slots_for_set()
+        self.check_table()
+
+    def default_hand_size(self) -> int:
+        """Hook: tiles dealt to each player when ``hand_size`` is not given."""
+        return type(self).hand_size
+
+    def slots_for_set(self) -> int:
+        """Hook: the open ends the action table needs with this set (a fixed number by default)."""
+        return type(self).num_slots
+
+    def check_table(self) -> None:
+        """Hook: refuse a set or hand size the variant's rules cannot be played with."""
+        if self.num_players * self.hand_size > self.tile_set.size:
+            raise ValueError(
+                f"{self.name}: {self.num_players} hands of {self.hand_size} need "
+                f"{self.num_players * self.hand_size} tiles; a double-{self.tile_set.max_pip} set has "
+                f"{self.tile_set.size}: hand_size can be at most {self.tile_set.size // self.num_players}"
+            )
 
     # --- actions ---------------------------------------------------------------------------
 

@@ -18,6 +18,7 @@ from typing import Any
 from domino_env.rules.table import TableRules
 
 TABLE_KINDS = ("chain", "grid")  # a line of play, or the 3D grid: which environment class runs it
+PRESET_ENV_OPTIONS = ("episode", "reward")  # the environment's options a preset may set
 
 
 @dataclass(frozen=True)
@@ -48,6 +49,9 @@ class VariantSpec:
     benchmark_tables: tuple[Mapping[str, Any], ...] = ({"num_players": 2},)  # the standard tables
     action_names: Mapping[str, str] = field(default_factory=dict)  # extra action kind -> words
     version: int = 0  # the ``<name>_v<version>`` module; raised when observations or rules change
+    # Named tables people can cite (``make(name, preset="tiny")``): options of the rules and
+    # of the environment (episode, reward), which options given beside the preset override.
+    presets: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     # The variant's observation blocks: an ``observation.observer.Observer`` subclass (a layer
     # above, so not named here), built by the environment; None for none.
     observer: type | None = None
@@ -56,13 +60,17 @@ class VariantSpec:
         if self.table not in TABLE_KINDS:
             raise ValueError(f"{self.name}: table must be one of {TABLE_KINDS}, got {self.table!r}")
         names = {option.name for option in self.options}
-        undocumented = names - set(self.option_help) - {"num_players", "teams"}
+        undocumented = names - set(self.option_help) - {"num_players", "teams", "max_pip", "hand_size"}
         unknown = set(self.option_help) - names
         if undocumented or unknown:
             raise ValueError(
                 f"{self.name}: option_help must describe exactly the rules' options "
                 f"(undocumented: {sorted(undocumented)}, unknown: {sorted(unknown)})"
             )
+        for preset, values in self.presets.items():
+            foreign = set(values) - names - set(PRESET_ENV_OPTIONS)
+            if foreign:
+                raise ValueError(f"{self.name}: preset {preset!r} sets unknown option(s) {sorted(foreign)}")
 
     @property
     def module_name(self) -> str:
@@ -84,6 +92,8 @@ class VariantSpec:
         hints = typing.get_type_hints(init)
         common = {
             "num_players": f"players at the table: {', '.join(map(str, self.player_counts))}",
+            "max_pip": "a smaller or larger set: double-N, N in 1..9 (default: the variant's own)",
+            "hand_size": "tiles dealt to each player (default: the variant's own)",
             "teams": "partners (seats 0+2 against 1+3), with 4 players"
             if self.teams_allowed
             else "always False: an individual game",

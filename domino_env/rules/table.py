@@ -23,7 +23,7 @@ class TableRules:
     """Seats, sides and ranking; a game's rules subclass it and implement the lifecycle."""
 
     name: ClassVar[str] = ""
-    tile_set: ClassVar[TileSet] = DOUBLE_SIX  # the kinds of tile (ids, pips) actions and deals name
+    tile_set: TileSet = DOUBLE_SIX  # the kinds of tile (ids, pips) actions and deals name
     player_counts: ClassVar[tuple[int, ...]] = (2, 3, 4)
     teams_allowed: ClassVar[bool] = True
     # Extra blocks whose entry k describes play action k: a policy may feed them straight to
@@ -33,6 +33,7 @@ class TableRules:
     match_target: int = 101  # also the scale of ``reward="points"`` and of the scores block
     lower_score_wins: ClassVar[bool] = True  # penalty scores (Classic) vs points (All Fives)
     names_own_draws: ClassVar[bool] = True  # a player sees the tiles it draws (not in Blind)
+    ordered_hands: bool = False  # the order a hand is dealt in is part of the game (Blind's rows)
 
     # The action table, filled by the subclass: how many, and each action's kind and tile id.
     num_actions: int

@@ -65,6 +65,8 @@ def _masked(event: tuple[Any, ...], seat: int, named: int, shown: list[int]) -> 
     and to everyone while it is in that hand face up (``shown``); else it is HIDDEN."""
     if event[0] == DRAW:
         drawer, tile = event[1], event[2]
+        if tile < 0:  # (a sampled world's events are a view's: a hidden draw stays hidden)
+            return tuple(event)
         if not ((drawer == seat and named >> tile & 1) or shown[drawer] >> tile & 1):
             return (*event[:2], HIDDEN, *event[3:])
     return tuple(event)

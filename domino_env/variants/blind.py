@@ -132,14 +132,22 @@ class BlindBlitzRules(ClassicRules):
     names_own_draws: ClassVar[bool] = False  # a tile drawn goes to the row unseen
     arranges: ClassVar[bool] = True  # the action table has the arrange actions
 
-    def __init__(self, num_players: int = 2, teams: bool = False, arrange: str = "choose") -> None:
+    def __init__(
+        self,
+        num_players: int = 2,
+        teams: bool = False,
+        arrange: str = "choose",
+        *,
+        max_pip: int | None = None,
+        hand_size: int | None = None,
+    ) -> None:
         if arrange not in ARRANGE_MODES:
             raise ValueError(
                 f"{self.name}: arrange must be one of {', '.join(map(repr, ARRANGE_MODES))}, got {arrange!r}"
             )
-        super().__init__(num_players, teams)
+        super().__init__(num_players, teams, max_pip=max_pip, hand_size=hand_size)
         self.arrange = arrange
-        self.hand_size = 8 if num_players < 4 else 7
+        self.ordered_hands = arrange == "dealt"  # the rows lie as dealt
         # _phase_table[mode][laid]: the phase flags (asked at every observation of the seat to move)
         self._phase_table = [[self._phase_flags(mode, laid) for laid in (False, True)] for mode in range(9)]
         self._opening_order = by_pips(self.tile_set)  # 0-0, else the closest by pips (Classic's hook)
@@ -161,6 +169,9 @@ class BlindBlitzRules(ClassicRules):
         self.action_slot += [-1] * size
         self.action_face_down += [False] * size
         self._plays += [None] * size
+
+    def default_hand_size(self) -> int:
+        return 8 if self.num_players < 4 else 7
 
     def arrange_action(self, tile: int) -> int:
         return self.arrange_base + tile
@@ -486,8 +497,15 @@ class BlindRules(BlindBlitzRules):
     blind = True
     arranges = False
 
-    def __init__(self, num_players: int = 2, teams: bool = False) -> None:
-        super().__init__(num_players, teams, arrange="dealt")
+    def __init__(
+        self,
+        num_players: int = 2,
+        teams: bool = False,
+        *,
+        max_pip: int | None = None,
+        hand_size: int | None = None,
+    ) -> None:
+        super().__init__(num_players, teams, arrange="dealt", max_pip=max_pip, hand_size=hand_size)
 
     def opening(self, state: State[BlindState]) -> tuple[int, int]:
         """A random seat in the first round, then the previous winner; the tile is its rightmost."""
@@ -555,6 +573,7 @@ SPECS = (
         option_help={"arrange": "'choose': each player arranges its row after the deal; 'dealt': as dealt"},
         benchmark_tables=({"num_players": 2}, {"num_players": 4, "teams": True}),
         observer=BlindObserver,
+        presets={"tiny": {"num_players": 2, "max_pip": 2, "hand_size": 2, "episode": "round"}},
         action_names={
             "stop": "end the turn",
             "turn_up": "turn up the next tile",
@@ -570,6 +589,7 @@ SPECS = (
         summary="as Blind blitz, but nobody looked at their tiles: one tile a turn from the row",
         benchmark_tables=({"num_players": 2}, {"num_players": 4, "teams": True}),
         observer=BlindObserver,
+        presets={"tiny": {"num_players": 2, "max_pip": 2, "hand_size": 2, "episode": "round"}},
         action_names={"stop": "end the turn", "draw": "draw a tile"},
     ),
 )

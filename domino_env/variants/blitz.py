@@ -46,8 +46,16 @@ class BlitzRules(ClassicRules):
     extra_actions = (STOP,)
     phases = ("lead", "continuing")
 
-    def __init__(self, num_players: int = 2, teams: bool = False, draw: bool = True) -> None:
-        super().__init__(num_players, teams, draw)
+    def __init__(
+        self,
+        num_players: int = 2,
+        teams: bool = False,
+        draw: bool = True,
+        *,
+        max_pip: int | None = None,
+        hand_size: int | None = None,
+    ) -> None:
+        super().__init__(num_players, teams, draw, max_pip=max_pip, hand_size=hand_size)
         # 0-0 first, then the tile closest to it by pips, ties to the lower small half.
         self._opening_order = by_pips(self.tile_set)
 
@@ -69,5 +77,6 @@ SPECS = (
         option_help={"draw": "draw from the boneyard when stuck (False: pass instead)"},
         benchmark_tables=({"num_players": 2}, {"num_players": 4, "teams": True}),
         action_names={"stop": "end the turn"},
+        presets={"tiny": {"num_players": 2, "max_pip": 2, "hand_size": 3, "draw": False, "episode": "round"}},
     ),
 )

@@ -45,8 +45,16 @@ def by_pips(tile_set: TileSet) -> list[int]:
 class ClassicRules(ChainRules):
     name = "classic"
 
-    def __init__(self, num_players: int = 2, teams: bool = False, draw: bool = True) -> None:
-        super().__init__(num_players, teams)
+    def __init__(
+        self,
+        num_players: int = 2,
+        teams: bool = False,
+        draw: bool = True,
+        *,
+        max_pip: int | None = None,
+        hand_size: int | None = None,
+    ) -> None:
+        super().__init__(num_players, teams, max_pip=max_pip, hand_size=hand_size)
         if not isinstance(draw, (bool, np.bool_)):
             raise ValueError(f"{self.name}: draw must be True or False, got {draw!r}")
         self.draws = bool(draw)
@@ -74,5 +82,6 @@ SPECS = (
         summary="the draw game (or block dominoes): first out wins, penalty pips in hand to 101",
         option_help={"draw": "draw from the boneyard when stuck (False: block dominoes, pass instead)"},
         benchmark_tables=({"num_players": 2}, {"num_players": 4, "teams": True}),
+        presets={"tiny": {"num_players": 2, "max_pip": 2, "hand_size": 3, "draw": False, "episode": "round"}},
     ),
 )

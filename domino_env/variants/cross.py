@@ -31,7 +31,9 @@ from typing import Any
 
 from domino_env.core.line import OPEN, Spinner
 from domino_env.core.state import State
+from domino_env.core.tiles import tile_set_of
 from domino_env.observation.observer import Blocks, Observer
+from domino_env.rules.chain import MAX_PIPS
 from domino_env.rules.spec import VariantSpec
 from domino_env.variants.classic import ClassicRules
 
@@ -42,13 +44,39 @@ class CrossRules(ClassicRules):
     num_slots = 4
     spinner = Spinner.AT_ONCE
 
-    def __init__(self, num_players: int = 4, teams: bool = False) -> None:
-        super().__init__(num_players, teams, draw=False)  # all 28 tiles are dealt: nothing to draw
-        self._six_six = self.tile_set.id_of((6, 6))
+    def __init__(
+        self,
+        num_players: int = 4,
+        teams: bool = False,
+        *,
+        max_pip: int | None = None,
+        hand_size: int | None = None,
+    ) -> None:
+        # every tile is dealt: nothing to draw
+        super().__init__(num_players, teams, draw=False, max_pip=max_pip, hand_size=hand_size)
+        top = self.tile_set.max_pip
+        self._top_double = self.tile_set.id_of((top, top))  # the highest double: 6-6 in the double-six set
+
+    def default_hand_size(self) -> int:
+        return self.tile_set.size // self.num_players
+
+    def check_table(self) -> None:
+        size, n = self.tile_set.size, self.num_players
+        if size % n:
+            fits = [f"double-{m}" for m in MAX_PIPS if tile_set_of(m).size % n == 0]
+            raise ValueError(
+                f"cross deals every tile to the {n} players: the {size} tiles of a "
+                f"double-{self.tile_set.max_pip} set cannot be shared out; sets that can: {', '.join(fits)}"
+            )
+        if self.hand_size * n != size:
+            raise ValueError(
+                f"cross deals every tile: {n} players share the {size} tiles of a "
+                f"double-{self.tile_set.max_pip} set, so hand_size must be {size // n}, got {self.hand_size}"
+            )
 
     def opening(self, state: State) -> tuple[int, int]:
-        holder = next(seat for seat, hand in enumerate(state.hands) if hand >> self._six_six & 1)
-        return holder, self._six_six
+        holder = next(seat for seat, hand in enumerate(state.hands) if hand >> self._top_double & 1)
+        return holder, self._top_double
 
     def placements(self, state: State) -> list[int]:
         plays = super().placements(state)

@@ -116,7 +116,7 @@ class MetroRules(ChainRules):
     player_counts = (2, 3)
     teams_allowed = False
     # The first tile gives 2 ends, the first double none more, each of the 9 later doubles
-    # laid open one more: 11 ends at most.
+    # laid open one more: 11 ends at most (a smaller set: slots_for_set).
     num_slots = 11
     face_down_doubles = True
     hand_size = 10
@@ -125,9 +125,16 @@ class MetroRules(ChainRules):
     voids_hold_none = False  # a void: could not *legally* lay (a player holding only Metro moves draws)
 
     def __init__(
-        self, num_players: int = 2, teams: bool = False, metro_penalty: int = 1, match_target: int = 5
+        self,
+        num_players: int = 2,
+        teams: bool = False,
+        metro_penalty: int = 1,
+        match_target: int = 5,
+        *,
+        max_pip: int | None = None,
+        hand_size: int | None = None,
     ) -> None:
-        super().__init__(num_players, teams)
+        super().__init__(num_players, teams, max_pip=max_pip, hand_size=hand_size)
         self.metro_penalty = _positive_int("metro_penalty", metro_penalty)
         self.match_target = _positive_int("match_target", match_target)
         ts = self.tile_set
@@ -139,6 +146,11 @@ class MetroRules(ChainRules):
         # _pair[y][x | y bits]: the id of tile x-y, indexed by the highest value and a value mask.
         self._pair = [{(1 << x) | (1 << y): ts.ids[(x, y)] for x in range(y)} for y in range(ts.num_values)]
         self._opening_doubles = [ts.id_of((v, v)) for v in range(1, ts.num_values)]
+
+    def slots_for_set(self) -> int:
+        """2 ends from the first tile, none more from the first double, one more from each of
+        the other max_pip doubles laid open."""
+        return 2 + self.tile_set.max_pip
 
     @property
     def observation_high(self) -> float:
@@ -434,5 +446,6 @@ SPECS = (
         },
         benchmark_tables=({"num_players": 2}, {"num_players": 3}),
         observer=MetroObserver,
+        presets={"tiny": {"num_players": 2, "max_pip": 2, "hand_size": 3, "episode": "round"}},
     ),
 )

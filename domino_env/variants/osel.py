@@ -77,8 +77,15 @@ class OselRules(ChainRules):
     phases = ("lead", "continuing")
     match_target = 125
 
-    def __init__(self, num_players: int = 2, teams: bool = False) -> None:
-        super().__init__(num_players, teams)
+    def __init__(
+        self,
+        num_players: int = 2,
+        teams: bool = False,
+        *,
+        max_pip: int | None = None,
+        hand_size: int | None = None,
+    ) -> None:
+        super().__init__(num_players, teams, max_pip=max_pip, hand_size=hand_size)
         ts = self.tile_set
         doubles = [t for t in range(ts.size) if ts.is_double[t] and ts.tiles[t] != (0, 0)]
         self._opening_order = doubles + [t for t in by_pips(ts) if not ts.is_double[t]]
@@ -207,5 +214,6 @@ SPECS = (
         benchmark_tables=({"num_players": 2}, {"num_players": 4}),
         observer=OselObserver,
         action_names={"stop": "end the turn"},
+        presets={"tiny": {"num_players": 2, "max_pip": 2, "hand_size": 3, "episode": "round"}},
     ),
 )
