@@ -229,12 +229,13 @@ def uniform_best_response(name: str, options: dict[str, Any], seat: int) -> floa
 
 
 def test_nash_conv_of_uniform_play_matches_an_independent_best_response() -> None:
-    """OpenSpiel's NashConv of the uniform policy on the tiny Classic table equals the sum of the
-    two best-response values computed on the environment (the game is zero-sum)."""
+    """OpenSpiel's NashConv of the uniform policy on a small block table with every tile dealt
+    equals the sum of the two best-response values computed on the environment (zero-sum)."""
     exploitability = pytest.importorskip("open_spiel.python.algorithms.exploitability")
     policy = pytest.importorskip("open_spiel.python.policy")
-    game = openspiel.load_game("classic", preset="tiny")
-    expected = sum(uniform_best_response("classic", {"preset": "tiny"}, seat) for seat in (0, 1))
+    dealt = {"max_pip": 2, "hand_size": 3, "draw": False, "episode": "round"}
+    game = openspiel.load_game("classic", **dealt)
+    expected = sum(uniform_best_response("classic", dealt, seat) for seat in (0, 1))
     got = exploitability.nash_conv(game, policy.UniformRandomPolicy(game))
     assert got == pytest.approx(expected, abs=1e-9)
     assert got > 0.1  # a real game: uniform play is far from an equilibrium
@@ -341,8 +342,9 @@ def test_openspiel_algorithms_run_unchanged() -> None:
             state.apply_action(int(rng.choice(state.legal_actions())))
     assert sorted(state.returns()) in ([-1.0, 1.0], [0.0, 0.0])
     tiny = openspiel.load_game("classic", preset="tiny")
+    np.random.seed(0)  # (the sampling solver draws from numpy's global stream)
     solver = mccfr.ExternalSamplingSolver(tiny, mccfr.AverageType.SIMPLE)
-    for _ in range(200):
+    for _ in range(500):
         solver.iteration()
     uniform = exploitability.nash_conv(tiny, policy.UniformRandomPolicy(tiny))
-    assert exploitability.nash_conv(tiny, solver.average_policy()) < uniform / 2
+    assert exploitability.nash_conv(tiny, solver.average_policy()) < uniform / 4

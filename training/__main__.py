@@ -260,7 +260,14 @@ def exploitability_command(args: argparse.Namespace) -> int:
     try:
         contestants = [evaluate.contestant(name) for name in args.agents]
         texts = [*(args.option or []), *([f"preset={args.preset}"] if args.preset else [])]
-        variant, options = evaluate.resolve_table(contestants, args.variant, texts, args.config)
+        if args.config is not None or any(c.config is not None for c in contestants):
+            variant, options = evaluate.resolve_table(contestants, args.variant, texts, args.config)
+        elif args.variant is None:
+            raise ValueError(
+                "give --variant (and --preset or --option): no checkpoint or config names the table"
+            )
+        else:  # the table as given, nothing from a default config (its whole matches)
+            variant, options = args.variant, evaluate.parse_options(texts)
         evaluate.check_fits(contestants, variant, options)
         report = measure(args.agents, variant, options, args.cfr_iterations, args.seed, not args.no_progress)
     except ValueError as err:

@@ -214,6 +214,6 @@ SPECS = (
         benchmark_tables=({"num_players": 2}, {"num_players": 4}),
         observer=OselObserver,
         action_names={"stop": "end the turn"},
-        presets={"tiny": {"num_players": 2, "max_pip": 2, "hand_size": 3, "episode": "round"}},
+        presets={"tiny": {"num_players": 2, "max_pip": 2, "hand_size": 2, "episode": "round"}},
     ),
 )
