@@ -215,7 +215,7 @@ class DominoState(pyspiel.State):
         undealt = self._undealt(game)
         rules = game.rules
         if rules.ordered_hands:
-            return [(t, 1.0 / len(undealt)) for t in undealt]
+            return uniform(undealt)
         placed = len(self._dealt) % rules.hand_size  # tiles of this hand dealt so far
         if placed:
             undealt = [t for t in undealt if t > self._dealt[-1]]
