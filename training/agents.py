@@ -19,7 +19,7 @@ import torch
 from domino_env import DominoEnv
 from domino_env.agents import AGENTS, SEARCH_NAMES, Agent, is_builtin, make_agent
 from training import checkpoint
-from training.guided import GuidedSearchAgent, check_table, parse_guided_name
+from training.guided import GuidedSearchAgent, parse_guided_name
 from training.networks import ActorCritic
 
 AgentName = str | os.PathLike[str]
@@ -94,6 +94,5 @@ def load_agent(spec: str, env: DominoEnv | None, seed: int | None = None) -> Age
     path = checkpoint.resolve(Path(target))
     model, _ = checkpoint.load_model(path, env.encoder.size, env.rules.num_actions)
     if guided is not None:
-        check_table(env, spec)
         return GuidedSearchAgent(model, guided[0], seed, name=spec)
     return PolicyAgent(model, name=path.stem, seed=seed)

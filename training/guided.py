@@ -18,8 +18,9 @@ more than :data:`CONFIDENCE` standard errors of the paired differences (then the
 one by its mean): the search corrects the policy where the worlds agree, and leaves it alone
 where a handful of worlds cannot tell. So the decision is a function
 of the seat's information, its observation and the agent's seed only, as ``search``'s is
-(``tests/test_guided.py`` checks it the same way). Chain games only: 3D dominoes' placements
-are searched by ``search``.
+(``tests/test_guided.py`` checks it the same way). It plays every table, 3D dominoes too: there
+the prior picks the few placements worth searching out of hundreds, and a rollout plays the rest
+of the game (the match), as ``search``'s does.
 """
 
 from __future__ import annotations
@@ -30,7 +31,6 @@ from typing import Any
 import numpy as np
 import torch
 
-import domino_env
 from domino_env import DominoEnv
 from domino_env.agents import DEFAULT_WORLDS, legal_actions
 from domino_env.agents.search import branch, rollout_value, sample_world, standing
@@ -54,15 +54,6 @@ def parse_guided_name(name: str) -> tuple[int, str] | None:
             raise ValueError(f"agent {name!r}: the number of worlds must be a positive integer")
         return int(head), tail
     return None if not rest or rest.isdigit() else (DEFAULT_WORLDS, rest)
-
-
-def check_table(env: DominoEnv, name: str) -> None:
-    """Refuse a table that is no chain game (its placements are search's)."""
-    kind = domino_env.spec(env.rules.name).table
-    if kind != "chain":
-        raise ValueError(
-            f"agent {name!r}: policy-guided search plays chain games, not a {kind} table; use search"
-        )
 
 
 class GuidedSearchAgent:
