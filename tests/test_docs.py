@@ -8,6 +8,8 @@ import dataclasses
 import importlib.util
 import itertools
 import re
+import subprocess
+import sys
 from pathlib import Path
 from types import ModuleType
 
@@ -101,3 +103,28 @@ def test_readme_points_only_inside_the_repository() -> None:
     for path in [ROOT / "README.md", *ROOT.glob("docs/**/*.md"), *ROOT.glob("domino_env/**/*.py")]:
         text = path.read_text()
         assert "../shared" not in text and "RULES.md" not in text, path
+
+
+def test_the_home_page_leads_to_every_guide() -> None:
+    """The home page's "Where to go next" names every page of the site's Guides section."""
+    nav = (ROOT / "mkdocs.yml").read_text().split("  - Guides:\n", 1)[1].split("\n  - ", 1)[0]
+    guides = re.findall(r"^\s+- (\S+\.md)$", nav, flags=re.MULTILINE)
+    assert len(guides) >= 9, guides
+    next_steps = (ROOT / "docs" / "index.md").read_text().split("## Where to go next", 1)[1]
+    for guide in guides:
+        assert f"]({guide})" in next_steps, guide
+
+
+def test_the_test_summary_says_why_a_test_was_skipped(tmp_path: Path) -> None:
+    """``make test`` runs pytest with the project's settings: a skip shows its reason in the
+    summary (a missing chromium must not pass unnoticed)."""
+    test = tmp_path / "test_skipping.py"
+    test.write_text("import pytest\n\ndef test_needs_a_browser():\n    pytest.skip('no chromium here')\n")
+    result = subprocess.run(
+        [sys.executable, "-m", "pytest", "-c", str(ROOT / "pyproject.toml"), "-p", "no:cacheprovider", test],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stdout
+    assert "SKIPPED [1]" in result.stdout and "no chromium here" in result.stdout
