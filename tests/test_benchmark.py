@@ -1,4 +1,5 @@
-"""``python -m training benchmark``: the protocol, the files, the normalized score, bad input."""
+"""``python -m training benchmark``: the protocol, the files, the normalized score, bad input,
+exploratory runs labelled so, honest intervals, and an earlier benchmark kept unless --overwrite."""
 
 from __future__ import annotations
 
@@ -9,11 +10,12 @@ import shutil
 from pathlib import Path
 
 import pytest
+from PIL import Image
 
 import domino_env
 from training import benchmark
 from training.__main__ import main
-from training.matches import Match
+from training.matches import Match, wilson_interval
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -24,6 +26,13 @@ def cheap_ladder(monkeypatch: pytest.MonkeyPatch) -> None:
     fraction of search's cost (search's own runs are in test_search.py)."""
     monkeypatch.setattr(benchmark, "LADDER", ("random", "greedy"))
     monkeypatch.setattr(benchmark, "TOP", "greedy")
+
+
+@pytest.fixture
+def small_protocol(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A protocol of 10 games a pairing on Classic and Blitz: a run that keeps to it, cheaply."""
+    monkeypatch.setattr(benchmark, "PROTOCOL_GAMES", 10)
+    monkeypatch.setattr(benchmark, "PROTOCOL_VARIANTS", ("classic", "blitz"))
 
 
 def test_normalized_score_on_a_hand_made_case() -> None:
@@ -64,6 +73,13 @@ def test_swapped_reads_a_two_sided_match_from_the_other_side() -> None:
         assert benchmark.swapped(other, lower_wins) == match
 
 
+def test_an_iqm_interval_of_zero_width_is_not_given() -> None:
+    """Every deal alike: every resample gives the same IQM, and a [c, c] interval would claim
+    certainty that a handful of deals cannot give."""
+    centre, low, high = benchmark.iqm_with_interval([[0.5, 0.5, 0.5], [1.0, 1.0]], pooled=False)
+    assert centre == pytest.approx(0.75) and math.isnan(low) and math.isnan(high)
+
+
 def test_iqm_interval_is_stratified_and_handles_single_values() -> None:
     centre, low, high = benchmark.iqm_with_interval([[0.0, 1.0, 0.5], [2.0, 2.0], [1.0]], pooled=False)
     assert centre == pytest.approx((0.5 + 2.0 + 1.0) / 3)  # three variants: nothing trimmed
@@ -86,9 +102,11 @@ def csv_rows(folder: Path) -> dict[tuple[str, str, str], dict[str, str]]:
     return {(r["variant"], r["agent"], r["opponent"]): r for r in rows}
 
 
-def test_benchmark_writes_the_protocol(cheap_ladder: None, tmp_path: Path) -> None:
+def test_benchmark_writes_the_protocol(cheap_ladder: None, small_protocol: None, tmp_path: Path) -> None:
     checkpoint = str(ROOT / "agents" / "classic.pt")  # the shipped agent's file: the same agent
     summary = run(tmp_path, ["greedy", "shipped", checkpoint], ["classic", "blitz"], 9)
+    assert (summary["protocol"], summary["exploratory"], summary["label"]) == ("v1", False, "protocol v1")
+    assert summary["games_per_pairing"] == 10  # 9 rounded up: the protocol's 10
     rows = csv_rows(tmp_path)
     assert {r["protocol"] for r in rows.values()} == {"v1"}
     assert {r["games"] for r in rows.values()} == {"10"}  # 9 rounded up to whole deals of two seatings
@@ -119,7 +137,106 @@ def test_benchmark_writes_the_protocol(cheap_ladder: None, tmp_path: Path) -> No
     assert saved["agents"]["greedy"]["ms_per_decision"]["classic"] > 0
     table = (tmp_path / "benchmark.md").read_text()
     assert "| classic | greedy | " in table and "mirror" in table
+    assert table.startswith("Normalized scores, protocol v1 (") and "exploratory" not in table
     assert (tmp_path / "benchmark.png").stat().st_size > 1000
+    assert Image.open(tmp_path / "benchmark.png").info["Description"] == "protocol v1"
+
+
+def test_deviations_from_the_protocol() -> None:
+    every = list(benchmark.PROTOCOL_VARIANTS)
+    assert benchmark.deviations(every, 200) == [] and benchmark.deviations(every, 400) == []
+    assert benchmark.deviations(every, 10) == ["10 games a pairing, the protocol plays 200"]
+    assert benchmark.deviations(["classic"], 200) == ["1 of the 9 variants, the protocol plays every one"]
+    assert benchmark.protocol_label(benchmark.deviations(["classic", "blitz"], 10)) == (
+        "exploratory (not protocol v1: 10 games a pairing, the protocol plays 200; "
+        "2 of the 9 variants, the protocol plays every one)"
+    )
+
+
+FILES = ("benchmark.csv", "benchmark.md", "summary.json", "benchmark.png", "pairings.json")  # it writes
+SMALL_RUN = ["benchmark", "greedy", "--variants", "blitz", "--games", "2", "--fresh", "--no-progress"]
+
+
+def small_run(out: Path, *more: str) -> int:
+    return main(
+        [*SMALL_RUN, "--workers", "1", "--agents-dir", str(ROOT / "agents"), "--out", str(out), *more]
+    )
+
+
+def test_a_small_run_is_labelled_exploratory_on_screen_and_in_every_file(
+    cheap_ladder: None, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "bench"
+    assert small_run(out) == 0
+    label = (
+        "exploratory (not protocol v1: 2 games a pairing, the protocol plays 200; "
+        "1 of the 9 variants, the protocol plays every one)"
+    )
+    screen = capsys.readouterr().out.splitlines()
+    assert screen[0].startswith(f"{label}: not comparable with the reference")
+    assert "IQM intervals too narrow to trust" in screen[0]
+    assert screen[-1].endswith(f"pairings.json ({label})")
+    assert not any("(protocol v1)" in line for line in screen)
+    assert {r["protocol"] for r in csv_rows(out).values()} == {label}
+    table = (out / "benchmark.md").read_text()
+    assert table.startswith(f"**{label}**\n") and "protocol v1 (" not in table
+    saved = json.loads((out / "summary.json").read_text())
+    assert saved["protocol"] is None and saved["exploratory"] is True and saved["label"] == label
+    assert saved["exploratory_reasons"] == [
+        "2 games a pairing, the protocol plays 200",
+        "1 of the 9 variants, the protocol plays every one",
+    ]
+    assert Image.open(out / "benchmark.png").info["Description"] == label
+
+
+def test_win_rate_interval_is_wilson_over_deals_and_never_zero_width() -> None:
+    all_wins = Match(10, 10.0, 1.0, 1.0, 100, shares=[1.0] * 10, margins=[5.0] * 10, per_deal=2)
+    assert all_wins.interval() == (1.0, 1.0)  # the t-interval over deals the benchmark no longer uses
+    low, high = benchmark.win_rate_interval(all_wins)
+    assert high == 1.0 and low == pytest.approx(0.5655, abs=1e-4)  # Wilson, n = 5 deals
+    all_losses = Match(10, 0.0, -1.0, 1.0, 100, shares=[0.0] * 10, margins=[-5.0] * 10, per_deal=2)
+    low, high = benchmark.win_rate_interval(all_losses)
+    assert low == 0.0 and high == pytest.approx(1 - 0.5655, abs=1e-4)
+    # a draw counts half: deals of shares (1, .5), (0, 1) -> p = .625 over n = 2 deals
+    mixed = Match(4, 2.5, 0.25, 1.0, 40, shares=[1.0, 0.5, 0.0, 1.0], margins=[1, 0, -1, 1], per_deal=2)
+    assert benchmark.win_rate_interval(mixed) == pytest.approx(wilson_interval(1.25, 2))
+
+
+def test_the_files_carry_wilson_intervals(cheap_ladder: None, tmp_path: Path) -> None:
+    run(tmp_path, ["greedy"], ["blitz"], 2)  # one deal a pairing: whatever its outcome, wide intervals
+    for row in csv_rows(tmp_path).values():
+        low, high, rate = float(row["ci_low"]), float(row["ci_high"]), float(row["win_rate"])
+        assert (low, high) == pytest.approx(wilson_interval(rate, 1), abs=1e-4)
+        assert high - low > 0.7
+    assert "95% Wilson score interval over the deals" in (tmp_path / "benchmark.md").read_text()
+
+
+def test_a_second_benchmark_into_the_same_out_is_refused_unless_overwrite(
+    cheap_ladder: None, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    out = tmp_path / "bench"
+    assert small_run(out) == 0
+    written = {name: (out / name).read_bytes() for name in FILES}
+    capsys.readouterr()
+    play = benchmark.run_tasks
+
+    def no_game(*args: object) -> None:
+        raise AssertionError("a game was played")
+
+    monkeypatch.setattr(benchmark, "run_tasks", no_game)
+    assert small_run(out, "--games", "4") == 2
+    captured = capsys.readouterr()
+    files = ", ".join(FILES)
+    assert (
+        captured.err == f"error: {out} already holds a benchmark ({files}); add --overwrite to replace it\n"
+    )
+    assert captured.out == ""
+    assert {name: (out / name).read_bytes() for name in FILES} == written
+    assert sorted(p.name for p in out.iterdir()) == sorted(FILES)
+    monkeypatch.setattr(benchmark, "run_tasks", play)
+    assert small_run(out, "--games", "4", "--overwrite") == 0
+    assert json.loads((out / "summary.json").read_text())["games_asked"] == 4
+    assert {r["games"] for r in csv_rows(out).values()} == {"4"}
 
 
 def test_a_run_reads_back_what_it_wrote(cheap_ladder: None, tmp_path: Path) -> None:

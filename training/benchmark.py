@@ -7,8 +7,9 @@ protocol, with normalized scores and their aggregate.
 table (``spec.benchmark_tables[0]``), whole matches, **duplicate deals** from the fixed deal seeds
 ``DEAL_SEED + d`` (d = 0, 1, ...: every pairing plays the same deals), each deal once per seating,
 so ``--games`` is rounded up to whole deals. The first agent of a pairing is seeded ``DEAL_SEED``,
-the second ``DEAL_SEED + 1``. The ladder is ``random``, ``greedy``, ``search`` and the variant's
-shipped agent (``agents/<variant>.pt``); the name ``shipped`` stands for that agent as a
+the second ``DEAL_SEED + 1``. Every variant is played (``PROTOCOL_VARIANTS``), at least
+``PROTOCOL_GAMES`` (200) games a pairing. The ladder is ``random``, ``greedy``, ``search`` and the
+variant's shipped agent (``agents/<variant>.pt``); the name ``shipped`` stands for that agent as a
 contestant too. A checkpoint plays only the variant and table it was trained on (other variants
 are skipped for it, and the output says so).
 
@@ -23,6 +24,23 @@ run writes what it played and read to ``pairings.json``, which a later run can t
 reference. ``tests/test_benchmark.py`` replays the start of every stored pairing, so the shipped
 file stays what the code plays.
 
+**Exploratory runs.** A run with fewer games a pairing (after rounding to whole deals) or only
+some of the variants plays the protocol's deals, but is not the protocol: its IQM is over other
+variants, or its intervals rest on a handful of deals. It says so wherever the protocol would be
+named: ``exploratory (not protocol v1: <why>)`` on screen, in ``benchmark.md``, ``benchmark.png``
+(its title and its PNG ``Description``), in the ``protocol`` column of ``benchmark.csv``, and in
+``summary.json`` (``"protocol": null``, ``"exploratory": true``, ``"exploratory_reasons"``,
+``"label"``).
+
+**Win-rate intervals** are 95% Wilson score intervals over the deals (:func:`win_rate_interval`):
+the deal is the independent unit (its games share its tiles), so n is the number of deals and
+the proportion the deals' mean win share (a shared first place counts its share). A share lies in
+[0, 1], so its variance is at most p(1 - p), which Wilson assumes: the interval is conservative,
+and it never has zero width when every game went one way.
+
+**Output folder.** A run refuses an ``out`` folder that already holds a benchmark's files
+(``BENCHMARK_FILES``) before any game, unless ``overwrite``: then its files replace them.
+
 **Normalized score** of agent ``a`` on a variant: ``(W(a) - W(random)) / (W(search) - W(random))``,
 where ``W(x)`` is x's mean win rate against the ladder's opponents: 0 plays like ``random``, 1
 like ``search``, against the same ladder (``random`` and ``search`` play it too, as the
@@ -32,7 +50,9 @@ references). Per deal the same formula gives each deal's contribution, whose mea
 (``scipy.stats.trim_mean``, 25% cut each side), with a 95% stratified bootstrap interval
 (``scipy.stats.bootstrap``, deals resampled within each variant); with ``--group`` the listed
 agents are runs (training seeds) of one algorithm, the IQM is over every (run, variant) score and
-the runs are resampled within each variant - the rliable paper's convention.
+the runs are resampled within each variant - the rliable paper's convention. An interval of zero
+width (every resample gave the same IQM: too few distinct outcomes) is not an interval: it is
+reported as nan (``NaN`` in ``summary.json``), as is one with nothing to resample.
 
 The pairings to play are shared out to ``--workers`` processes (default: every core); each is
 played whole by one process, so the numbers do not depend on how many there are.
@@ -50,6 +70,7 @@ import json
 import math
 import os
 import queue
+import textwrap
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from dataclasses import dataclass, field, fields, replace
@@ -67,11 +88,14 @@ import domino_env
 from training import checkpoint
 from training.evaluate import Contestant, Result, check_fits, contestant, play_pairing
 from training.guided import parse_guided_name
-from training.matches import Match, RecordFolder, seatings, whole_deals
+from training.matches import Match, RecordFolder, seatings, whole_deals, wilson_interval
 from training.report import writable_folder, write_rows
 
 PROTOCOL = "v1"
+PROTOCOL_NAME = f"protocol {PROTOCOL}"
 DEAL_SEED = 1_000_000  # protocol v1's deals: seeds DEAL_SEED, DEAL_SEED + 1, ...
+PROTOCOL_GAMES = 200  # protocol v1's games a pairing, at least: fewer is an exploratory run
+PROTOCOL_VARIANTS = tuple(domino_env.SPECS)  # protocol v1 plays every variant: fewer is exploratory
 LADDER = ("random", "greedy", "search")  # then the variant's shipped agent
 BOTTOM, TOP = "random", "search"  # the scores' 0 and 1
 SHIPPED = "shipped"  # a contestant name: the variant's agents/<variant>.pt
@@ -94,6 +118,8 @@ COLUMNS = (
     "protocol",
     "version",
 )
+# What a benchmark writes in its ``out`` folder: an earlier benchmark's, which --overwrite replaces.
+BENCHMARK_FILES = ("benchmark.csv", "benchmark.md", "summary.json", "benchmark.png", "pairings.json")
 
 
 def standard_table(variant: str) -> dict[str, Any]:
@@ -111,6 +137,46 @@ def fits(c: Contestant, variant: str) -> bool:
     except checkpoint.CheckpointError:
         return False
     return True
+
+
+def deviations(variants: list[str], games: int) -> list[str]:
+    """Why a run is not the protocol (nothing when it is): ``games`` (a pairing's, after rounding
+    to whole deals) below the protocol's, or some of its variants left out."""
+    reasons = []
+    if games < PROTOCOL_GAMES:
+        reasons.append(f"{games} games a pairing, the protocol plays {PROTOCOL_GAMES}")
+    played = [v for v in PROTOCOL_VARIANTS if v in variants]
+    if len(played) < len(PROTOCOL_VARIANTS):
+        reasons.append(
+            f"{len(played)} of the {len(PROTOCOL_VARIANTS)} variants, the protocol plays every one"
+        )
+    return reasons
+
+
+def protocol_label(reasons: list[str]) -> str:
+    """``protocol v1``, or ``exploratory (not protocol v1: <reasons>)``."""
+    return f"exploratory (not {PROTOCOL_NAME}: {'; '.join(reasons)})" if reasons else PROTOCOL_NAME
+
+
+def check_out(out: str | Path, overwrite: bool) -> None:
+    """Refuse (ValueError) an ``out`` folder that holds an earlier benchmark's files, unless
+    ``overwrite``. Nothing is touched here: a run that goes on writes over them at its end."""
+    folder = Path(out)
+    earlier = [name for name in BENCHMARK_FILES if (folder / name).exists()] if folder.is_dir() else []
+    if earlier and not overwrite:
+        raise ValueError(
+            f"{folder} already holds a benchmark ({', '.join(earlier)}); add --overwrite to replace it"
+        )
+
+
+def win_rate_interval(match: Match) -> tuple[float, float]:
+    """95% Wilson score interval of a pairing's win rate over its deals (n: the number of deals,
+    the proportion: their mean win share; see the module docstring). Never zero width: all wins
+    over 10 games (5 deals of two seatings) gives [56.6%, 100%]."""
+    shares = match.deal_shares()
+    if not shares:
+        return 0.0, 1.0
+    return wilson_interval(sum(shares), len(shares))
 
 
 @cache
@@ -380,13 +446,16 @@ def benchmark(
     workers: int | None = None,
     reference: str | Path | None = REFERENCE,
     record: str | Path | None = None,
+    overwrite: bool = False,
 ) -> dict[str, Any]:
     """Play the protocol, write ``OUT/benchmark.csv``, ``benchmark.md``, ``summary.json``,
     ``benchmark.png`` and ``pairings.json`` (only once every game is played: an interrupted run
     writes nothing), and return the summary. ``reference`` None plays every pairing; ``record``:
-    a folder where every game played is written as a game record. Bad input (an unknown variant
-    or agent, games below 1, an unwritable ``out`` or ``record``, a broken reference) raises
-    ValueError before any game."""
+    a folder where every game played is written as a game record. Fewer games or variants than
+    the protocol's make an exploratory run, labelled so (:func:`deviations`). Bad input (an
+    unknown variant or agent, games below 1, an unwritable ``out`` or ``record``, an ``out`` that
+    holds a benchmark without ``overwrite``, a broken reference) raises ValueError before any
+    game, with nothing touched."""
     variants = list(variants or domino_env.SPECS)
     for name in variants:
         domino_env.spec(name)  # an unknown variant: ValueError listing the known ones
@@ -397,6 +466,7 @@ def benchmark(
         raise ValueError(f"workers must be at least 1, got {workers}")
     given = {a: contestant(a) for a in dict.fromkeys(agents) if a != SHIPPED}  # unknown agents fail here
     store = Store.load(reference)
+    check_out(out, overwrite)
     folder = writable_folder(out)
     records = None if record is None else str(writable_folder(record))
     skipped: dict[str, list[str]] = {a: [] for a in [*given, *([SHIPPED] if SHIPPED in agents else [])]}
@@ -430,7 +500,9 @@ def benchmark(
     store.matches.update(zip(missing, played, strict=True))
     source = Path(reference).name if reference is not None else ""
     by_variant = [collect(plan, store, source) for plan in plans]
-    summary = summarize(by_variant, agents, group, games)
+    fewest = min(plan.games for plan in plans)
+    summary = summarize(by_variant, agents, group, games, deviations(variants, fewest))
+    summary["games_per_pairing"] = fewest  # (the fewest, after rounding)
     summary["skipped"] = {a: v for a, v in skipped.items() if v}
     summary["pairings"] = {"played": len(missing), "read": len(tasks) - len(missing), "reference": source}
     write_results(folder, by_variant, summary)
@@ -441,7 +513,8 @@ def benchmark(
 def iqm_with_interval(samples: list[list[float]], pooled: bool) -> tuple[float, float, float]:
     """The IQM and its 95% stratified bootstrap interval. ``samples`` holds one list per variant:
     per-deal scores (``pooled`` False: the IQM is over the variants' means) or runs' scores
-    (``pooled`` True: over every value)."""
+    (``pooled`` True: over every value). The interval is nan when there is nothing to resample,
+    or when every resample gives the same IQM (a zero width that would claim certainty)."""
     samples = [s for s in samples if s and not any(math.isnan(v) for v in s)]
     if not samples:
         return math.nan, math.nan, math.nan
@@ -471,12 +544,23 @@ def iqm_with_interval(samples: list[list[float]], pooled: bool) -> tuple[float, 
         method="percentile",
         rng=np.random.default_rng(0),
     )
-    return centre, float(boot.confidence_interval.low), float(boot.confidence_interval.high)
+    low, high = float(boot.confidence_interval.low), float(boot.confidence_interval.high)
+    if not high > low:  # every resample alike (too few distinct outcomes): no interval to give
+        return centre, math.nan, math.nan
+    return centre, low, high
 
 
-def summarize(by_variant: list[VariantResults], agents: list[str], group: str | None, games: int) -> dict:
+def summarize(
+    by_variant: list[VariantResults],
+    agents: list[str],
+    group: str | None,
+    games: int,
+    reasons: list[str] | None = None,
+) -> dict:
     """Scores per variant and their IQM, for each agent (or for the group and the references),
-    and each agent's decision time per variant."""
+    and each agent's decision time per variant; ``reasons``: why the run is exploratory, not the
+    protocol (:func:`deviations`; none: it is the protocol)."""
+    reasons = list(reasons or [])
     labels = [*(a for a in (BOTTOM, TOP) if a not in agents), *dict.fromkeys(agents)]
     entries: dict[str, Any] = {}
     for label in labels:
@@ -497,12 +581,17 @@ def summarize(by_variant: list[VariantResults], agents: list[str], group: str | 
         centre, low, high = iqm_with_interval(per_variant, pooled=True)
         entries[group] = {"runs": runs, "iqm": round(centre, 6), "iqm_ci": [round(low, 6), round(high, 6)]}
     return {
-        "protocol": PROTOCOL,
+        "protocol": None if reasons else PROTOCOL,
+        "exploratory": bool(reasons),
+        "exploratory_reasons": reasons,
+        "label": protocol_label(reasons),
         "version": version("domino-env"),
         "deal_seed": DEAL_SEED,
         "games_asked": games,
         "ladder": [*LADDER, SHIPPED],
         "score": "(W(agent) - W(random)) / (W(search) - W(random)), W = mean win rate against the ladder",
+        "win_rate_interval": "95% Wilson score interval, n = the deals, p = their mean win share",
+        "iqm_interval": "95% stratified bootstrap (percentile); NaN where it would have zero width",
         "agents": entries,
     }
 
@@ -512,11 +601,12 @@ def write_results(folder: Path, by_variant: list[VariantResults], summary: dict[
     for v in by_variant:
         for (player, opponent), r in v.results.items():
             row = {**r.row(), "agent": player, "opponent": opponent, "variant": v.variant}
+            row["ci_low"], row["ci_high"] = win_rate_interval(r)
             row.update(
                 score=v.score(player),
                 ms_per_decision=r.ms_per_decision(),
                 source=v.sources[(player, opponent)],
-                protocol=PROTOCOL,
+                protocol=summary["protocol"] or summary["label"],
                 version=summary["version"],
             )
             rows.append({column: row[column] for column in COLUMNS})
@@ -530,8 +620,11 @@ def markdown(by_variant: list[VariantResults], summary: dict[str, Any]) -> str:
     """The results as two tables a person reads: scores per variant, then each pairing's win rate."""
     labels = [a for a in summary["agents"] if "scores" in summary["agents"][a]]
     ladder = summary["ladder"]
-    lines = [
-        f"Normalized scores, protocol {summary['protocol']} (0: plays like random, 1: like search):",
+    exploratory = summary["exploratory"]
+    lines = [f"**{summary['label']}**", ""] if exploratory else []
+    named = "" if exploratory else f", {summary['label']}"
+    lines += [
+        f"Normalized scores{named} (0: plays like random, 1: like search):",
         "",
         "| variant | " + " | ".join(labels) + " |",
         "|---" * (len(labels) + 1) + "|",
@@ -542,8 +635,9 @@ def markdown(by_variant: list[VariantResults], summary: dict[str, Any]) -> str:
     iqms = [f"{summary['agents'][a]['iqm']:.2f}" for a in labels]
     lines += ["| **IQM** | " + " | ".join(iqms) + " |", ""]
     lines += [
-        "Win rate of the row's agent against each opponent (95% interval over deals; a mirror match",
-        "counts as 1/sides), and its time per decision:",
+        "Win rate of the row's agent against each opponent (95% Wilson score interval over the deals:",
+        "n = the deals, p = their mean win share; a mirror match counts as 1/sides), and its time per",
+        "decision:",
         "",
         "| variant | agent | " + " | ".join(f"vs {o}" for o in ladder) + " | ms/decision |",
         "|---" * (len(ladder) + 3) + "|",
@@ -558,7 +652,7 @@ def markdown(by_variant: list[VariantResults], summary: dict[str, Any]) -> str:
                 if r is None:
                     cells.append("mirror" if (a, o) in v.mirrors else "")
                 else:
-                    low, high = r.interval()
+                    low, high = win_rate_interval(r)
                     cells.append(f"{r.win_rate:.1%} [{low:.1%}, {high:.1%}]")
             lines.append(f"| {v.variant} | {a} | " + " | ".join(cells) + f" | {v.ms_per_decision(a):.2f} |")
     return "\n".join(lines) + "\n"
@@ -566,7 +660,8 @@ def markdown(by_variant: list[VariantResults], summary: dict[str, Any]) -> str:
 
 def plot(path: Path, by_variant: list[VariantResults], summary: dict[str, Any]) -> None:
     """One panel: each agent's normalized score per variant (95% t-interval over deals), the
-    references at 0 and 1."""
+    references at 0 and 1; titled with the protocol, or as exploratory with the reasons (and
+    the label in the PNG's ``Description``)."""
     from matplotlib.figure import Figure
 
     labels = [a for a in summary["agents"] if "scores" in summary["agents"][a]]
@@ -590,6 +685,13 @@ def plot(path: Path, by_variant: list[VariantResults], summary: dict[str, Any]) 
     ax.axvline(0, color="grey", lw=0.8)
     ax.axvline(1, color="grey", lw=0.8, ls="--")
     ax.set_xlabel("normalized score (0: random, 1: search, against the same ladder)")
-    ax.set_title(f"domino-env benchmark, protocol {summary['protocol']}")
+    if summary["exploratory"]:  # the reasons on a second line, smaller, wrapped to the figure
+        reasons = textwrap.fill(
+            "not " + PROTOCOL_NAME + ": " + "; ".join(summary["exploratory_reasons"]), 110
+        )
+        fig.suptitle("domino-env benchmark, exploratory", color="firebrick")
+        ax.set_title(reasons, fontsize="small", color="firebrick")
+    else:
+        ax.set_title(f"domino-env benchmark, {summary['label']}")
     ax.legend(loc="best", fontsize="small")
-    fig.savefig(path, dpi=100)
+    fig.savefig(path, dpi=100, metadata={"Title": "domino-env benchmark", "Description": summary["label"]})
