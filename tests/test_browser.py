@@ -49,12 +49,16 @@ def base_url(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def page(base_url):
+def browser(base_url):
     with sync_api.sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True)
-        tab = browser.new_page(viewport={"width": 1400, "height": 950})
-        yield tab
-        browser.close()
+        chromium = playwright.chromium.launch(executable_path=CHROMIUM, headless=True)
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture(scope="module")
+def page(browser):
+    return browser.new_page(viewport={"width": 1400, "height": 950})
 
 
 @pytest.mark.parametrize(
@@ -87,3 +91,61 @@ def test_a_round_played_by_clicking_matches_its_record(page, base_url, variant, 
         shown = json.load(answer)["public"]
     replayed = json.loads(json.dumps(domino_env.replay(record).unwrapped.public_state()))
     assert replayed == shown
+
+
+# Every line of an element's text inside its box (not cut at the right edge): the box scrolls no
+# wider than it is, and each line's rectangle ends within it.
+OVERFLOW = """id => {
+  const box = document.getElementById(id);
+  const edge = box.getBoundingClientRect().right;
+  const range = document.createRange();
+  range.selectNodeContents(box);
+  const past = [...range.getClientRects()].filter((line) => line.right > edge + 0.5).length;
+  const page = document.documentElement.scrollWidth - innerWidth;
+  return {scrolls: box.scrollWidth - box.clientWidth, past, page};
+}"""
+
+
+def test_the_table_in_words_stays_inside_its_box_in_watch_and_replay(browser, base_url, tmp_path):
+    """At 1280 px, a table of four with long names: the last events' line (and every other) wraps
+    inside the box in watch mode and in replay mode, and the page gets no horizontal scroll; the
+    words say what Classic's numbers are (penalties, the lower winning)."""
+    tab = browser.new_page(viewport={"width": 1280, "height": 900})
+    tab.goto(base_url)
+    tab.check("input[name='mode'][value='watch']")
+    tab.select_option("#variant", "classic")
+    tab.fill("#options", json.dumps({"episode": "round", "num_players": 4, "teams": True}))
+    tab.fill("#agents", "greedy random")
+    tab.fill("#seed", "3")
+    tab.click("#start")
+    tab.wait_for_selector("#game[data-mode='watch']")
+    for step in range(1, 13):
+        tab.click("#step-once")
+        tab.wait_for_function(f"game.step === {step}")
+    if SCREENSHOT:
+        tab.screenshot(path=SCREENSHOT.replace(".png", "-watch.png"), full_page=True)
+    board = tab.inner_text("#board")
+    assert "last: " in board and "penalty points, lower wins" in board
+    assert max(map(len, board.splitlines())) > 80  # long enough to have run past a 1280 px page's box
+    assert tab.evaluate(OVERFLOW, "board") == {"scrolls": 0, "past": 0, "page": 0}
+    while tab.get_attribute("#game", "data-finished") != "true":
+        step = tab.evaluate("game.step")
+        tab.click("#step-once")
+        tab.wait_for_function(f"game.step === {step + 1}")
+    assert "penalty points, lower wins" in tab.inner_text("#status")
+    with urllib.request.urlopen(f"{base_url}/api/games/{tab.evaluate('game.id')}/record") as answer:
+        record = answer.read()
+    path = tmp_path / "game.json"
+    path.write_bytes(record)
+    tab.check("input[name='mode'][value='replay']")
+    tab.set_input_files("#record-file", str(path))
+    tab.wait_for_selector("#game[data-mode='replay']")
+    for step in range(1, 13):
+        tab.click("#forward")
+        tab.wait_for_function(f"game.step === {step}")
+    if SCREENSHOT:
+        tab.screenshot(path=SCREENSHOT.replace(".png", "-replay.png"), full_page=True)
+    assert "last: " in tab.inner_text("#board")
+    assert tab.evaluate(OVERFLOW, "board") == {"scrolls": 0, "past": 0, "page": 0}
+    assert tab.evaluate(OVERFLOW, "log")["past"] == 0
+    tab.close()

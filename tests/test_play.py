@@ -15,7 +15,7 @@ from domino_env.envs.base import DominoEnv
 from domino_env.envs.chain import ChainEnv
 from training import evaluate
 from training.__main__ import main
-from training.play import ask, move_text, play
+from training.play import ask, final_totals, move_text, play
 
 TABLES: list[tuple[str, dict[str, Any]]] = [
     (name, {"num_players": spec.player_counts[0]}) for name, spec in SPECS.items()
@@ -193,11 +193,71 @@ def test_ctrl_c_at_the_prompt_ends_the_line_and_exits_130(
 
 def test_extras_of_osel_and_metro_read_as_words() -> None:
     _, osel = session("osel", {}, seed=1, script="1\nq\n")
-    assert "remembered points (not written yet): P0 (you) 0, P1 (greedy) 0" in osel
+    assert "remembered penalty points (not written yet): P0 (you) 0, P1 (greedy) 0" in osel
     assert "scores opened: nobody yet" in osel
     _, metro = session("metro", {}, seed=1, script="1\n1\nq\n")
     assert "live ends: east " in metro and "the first double is laid as an ordinary tile" in metro
     assert "doubles are laid open (two new ends) or face down (closing the end)" in metro
+
+
+PENALTY_TABLES = [(v, o) for v, o in TABLES if SPECS[v].rules.lower_score_wins]
+
+
+@pytest.mark.parametrize(("variant", "options"), PENALTY_TABLES, ids=[f"{v}-{o}" for v, o in PENALTY_TABLES])
+def test_penalty_tables_say_their_numbers_are_penalties_where_the_lower_wins(
+    variant: str, options: dict[str, Any]
+) -> None:
+    """Classic and the other tables where the lower total wins never call a penalty a score: the
+    log says "gets penalty N", every header and the result say the lower penalty wins."""
+    _, text = session(variant, {**options, "episode": "round"}, seed=1)
+    names = ", ".join(f"P{s} \\((?:you|greedy)\\) \\d+" for s in range(options["num_players"]))
+    result = text.splitlines()[-1]
+    assert re.fullmatch(
+        rf"round over: (you win|you lose|first place shared) \((places: [^;]+; )?"
+        rf"penalty points, lower wins: {names}(; remembered, not written yet: .+)?\)",
+        result,
+    ), result
+    headers = [line for line in text.splitlines() if line.startswith(f"{variant} - round ")]
+    assert headers and all(" - scores (penalty points, lower wins): " in line for line in headers)
+    if variant != "osel":  # (Osel's first round points of 12 or fewer are only remembered)
+        assert re.search(r"\nP\d \((you|greedy)\) gets penalty [1-9]\d* \([a-z ]+\)\n", text)
+    assert not re.search(r" scores \d", text) and "(scores: " not in text
+
+
+def test_classic_terminal_play_says_penalty_and_lower_wins() -> None:
+    """The reported transcript: Classic said "P0 (you) scores 76 (pips in hand)", then "you lose
+    (scores: ...)" - now the penalty and which total wins."""
+    _, text = session("classic", {"episode": "round"}, seed=1)
+    assert "\nP0 (you) gets penalty 50 (pips in hand)\n" in text
+    assert text.endswith("round over: you lose (penalty points, lower wins: P0 (you) 50, P1 (greedy) 0)\n")
+    _, match = session("classic", {}, seed=1)
+    assert match.endswith("match over: you lose (penalty points, lower wins: P0 (you) 139, P1 (greedy) 0)\n")
+
+
+def test_score_tables_keep_saying_score() -> None:
+    """All Fives and 3D dominoes count points, the more the better: score, no penalty."""
+    for variant in ("all_fives", "domino3d"):
+        _, text = session(variant, {"episode": "round"}, seed=1)
+        assert "penalty" not in text and "lower wins" not in text
+        assert re.search(r"round over: [a-z ]+ \(scores: P0 \(you\) \d+, P1 \(greedy\) \d+\)\n$", text)
+    _, text = session("all_fives", {"episode": "round"}, seed=1)
+    assert re.search(r"\nP\d \((you|greedy)\) scores \d+ \(count\)\n", text)
+
+
+def test_metro_and_osel_results_name_what_decides_them() -> None:
+    """Domino-Metro's single game is ranked by places, said first; Osel's remembered points (the
+    tie-break) follow the written penalties where there are any."""
+    _, metro = session("metro", {"num_players": 3, "episode": "round"}, seed=1)
+    assert metro.endswith(
+        "round over: you win (places: P0 (you) 1st, P1 (greedy) 2nd, P2 (greedy) 3rd; "
+        "penalty points, lower wins: P0 (you) 0, P1 (greedy) 0, P2 (greedy) 1)\n"
+    )
+    env = raw_env("osel", episode="round")
+    env.reset(seed=0)
+    env.game.extra.remembered[:] = [3, 0]
+    assert final_totals(env, ["P0", "P1"]) == (
+        "penalty points, lower wins: P0 0, P1 0; remembered, not written yet: P0 3, P1 0"
+    )
 
 
 def test_move_and_end_texts() -> None:

@@ -7,6 +7,7 @@ events, the board on the felt at every size); then the ``record`` command's GIF.
 from __future__ import annotations
 
 import random
+import re
 from functools import partial
 from pathlib import Path
 
@@ -20,9 +21,11 @@ import domino_env
 from domino_env.agents import make_agent
 from domino_env.core.grid import DOWN
 from domino_env.render import chain_image
+from domino_env.render import frame as frame_render
 from domino_env.render import grid as grid_render
 from domino_env.render.drawing import BACK, FELT, IVORY
 from domino_env.render.frame import HIGHLIGHT, LABEL_WIDTH, SEAT_ROW, Frame
+from domino_env.render.scores import score_event_text
 from domino_env.rules.grid import BOARD_SIZES
 from training.__main__ import main
 
@@ -271,6 +274,82 @@ def test_domino3d_board_fits_its_felt_at_every_board_size() -> None:
         n, s = board_size, grid_render.cell_pixels(board_size)
         assert inside((left, top, left + n * s + 1, top + n * s + 1), frame.felt_box), board_size
         assert frame.width >= grid_render.MIN_WIDTH
+
+
+# --- what the numbers are -------------------------------------------------------------------------
+
+
+def words_drawn(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The texts the frame draws from now on (header, status bar, seat rows), in order."""
+    said: list[str] = []
+    real = frame_render.draw_text
+
+    def spy(image: np.ndarray, x: int, y: int, text: str, size: int, colour: tuple[int, int, int]) -> None:
+        said.append(text)
+        real(image, x, y, text, size, colour)
+
+    monkeypatch.setattr(frame_render, "draw_text", spy)
+    return said
+
+
+def finished(name: str, seed: int = 3, **options: object) -> domino_env.DominoEnv:
+    env = domino_env.raw_env(name, episode="round", **options)
+    env.reset(seed=seed)
+    play_random(env, 10**4, random.Random(seed))
+    return env
+
+
+@pytest.mark.parametrize("name", list(domino_env.SPECS))
+def test_the_picture_says_whether_its_numbers_are_penalties_or_scores(
+    name: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Classic's picture put "score 19" under the seat that lost: where the lower total wins the
+    seat rows say "penalty N" and the header that the lower wins; All Fives and 3D dominoes keep
+    "score"."""
+    env = finished(name, **({"board_size": 8} if name == "domino3d" else {}))
+    said = words_drawn(monkeypatch)
+    env.table_image()
+    scores, sides = env.public_state()["scores"], env.rules.side_of
+    rows = [text for text in said if " - score " in text or " - penalty " in text]
+    word = "penalty" if env.rules.lower_score_wins else "score"
+    assert len(rows) == env.rules.num_players
+    assert [row.split(" - ")[1] for row in rows] == [f"{word} {scores[seat]}" for seat in range(len(sides))]
+    header = said[2]  # after the title and the stock's count: the sides' totals
+    assert header.startswith("penalty points, lower wins:") == env.rules.lower_score_wins, header
+    assert ("penalty" in " ".join(said)) == env.rules.lower_score_wins
+
+
+def test_classic_text_says_penalty_and_lower_wins() -> None:
+    env = finished("classic")
+    names = ["P0 greedy", "P1 random"]
+    text = env.table_text(names)
+    scores = env.public_state()["scores"]
+    header = f"classic - round 1 - scores (penalty points, lower wins): P0 greedy: {scores[0]}, "
+    assert text.startswith(f"{header}P1 random: {scores[1]}\n")
+    loser = max(range(2), key=lambda seat: scores[seat])
+    assert f"{names[loser]} gets penalty {scores[loser]} (pips in hand)" in text
+    assert not re.search(r" scores \d", text)
+    assert (
+        env.event_text(("score", 0, 76, "pips in hand"), names) == "P0 greedy gets penalty 76 (pips in hand)"
+    )
+    all_fives = domino_env.raw_env("all_fives")
+    assert all_fives.event_text(("score", 0, 10, "count"), names) == "P0 greedy scores 10 (count)"
+    metro = domino_env.raw_env("metro", num_players=3).rules
+    assert score_event_text(metro, "P1", -2, "domino-metro clears metros") == (
+        "P1 has penalty 2 taken off (domino-metro clears metros)"
+    )
+
+
+def test_the_recorded_gif_says_penalty_under_classic_seats(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    said = words_drawn(monkeypatch)
+    assert (
+        main(["record", "classic", "greedy", "random", "--out", str(tmp_path / "g.gif"), "--seed", "3"]) == 0
+    )
+    rows = [text for text in said if text.startswith(("7 tiles", "no tiles", "1 tile", "2 tiles"))]
+    assert rows and all(" - penalty " in row for row in rows) and not any(" - score " in t for t in said)
+    assert any(text.startswith("penalty points, lower wins:") for text in said)
 
 
 # --- the record command ------------------------------------------------------------------------------

@@ -5,7 +5,9 @@ API that its record replays to."""
 from __future__ import annotations
 
 import io
+import socket
 import warnings
+from pathlib import Path
 
 import pytest
 
@@ -16,9 +18,11 @@ with warnings.catch_warnings():  # (starlette's note that httpx has a successor)
 from PIL import Image
 
 import domino_env
+from training.__main__ import main
 from training.serve import create_app
 
 ROUND = {"episode": "round"}
+SHIPPED = Path(__file__).resolve().parent.parent / "agents"
 
 
 @pytest.fixture
@@ -146,3 +150,91 @@ def test_replay_steps_back_and_forth_and_refuses_bad_records(client):
     assert response.status_code == 400 and "not legal" in response.json()["detail"]
     assert "not JSON" in client.post("/api/replays", content=b"{oops").json()["detail"]
     assert "format" in client.post("/api/replays", json={"hello": 1}).json()["detail"]
+
+
+@pytest.mark.parametrize(
+    ("variant", "options", "says"),
+    [
+        ("osel", ROUND, "plays only Classic (2 players); choose variant Classic, or another agent"),
+        (
+            "classic",
+            {**ROUND, "num_players": 3},
+            'plays only Classic (2 players), not Classic (3 players); set options {"num_players": 2}',
+        ),
+        (
+            "classic",
+            {**ROUND, "draw": False},
+            'plays only Classic (2 players), not Classic (2 players, "draw": false); '
+            'set options {"draw": true}',
+        ),
+        (
+            "classic",
+            {**ROUND, "max_pip": 5},
+            'plays only Classic (2 players), not Classic (2 players, "max_pip": 5); '
+            'leave "max_pip" out of the options',
+        ),
+    ],
+    ids=["variant", "players", "draw", "unset"],
+)
+def test_an_agent_of_another_table_is_refused_in_the_pages_own_words(variant, options, says):
+    """The page has fields, not flags: the message names the variant to choose or the options to
+    set, never ``--variant/--option/--config``, and no unset option shows as None."""
+    client = TestClient(create_app(agents_dir=SHIPPED))
+    agent = str(SHIPPED / "classic.pt")
+    response = client.post(
+        "/api/games", json={"mode": "play", "variant": variant, "options": options, "agents": [agent]}
+    )
+    detail = response.json()["detail"]
+    assert response.status_code == 400 and detail.startswith(f"the agent {agent} {says}")
+    assert "--" not in detail and "None" not in detail and "null" not in detail
+    fits = {"mode": "watch", "variant": "classic", "options": ROUND, "agents": [agent, "random"], "seed": 1}
+    assert client.post("/api/games", json=fits).status_code == 200  # its own table plays
+
+
+@pytest.mark.parametrize(
+    ("variant", "word"), [("classic", "penalty points, lower wins"), ("all_fives", "scores")]
+)
+def test_the_state_says_what_the_numbers_are(client, variant, word):
+    """Classic's totals are penalties (the lower wins), in the result of a game played, of a game
+    watched, and in the table in words; All Fives' stay scores."""
+    played = play_out(client, new_game(client, variant=variant))
+    assert f"({word}: P0 (you) " in played["result"]
+    watched = new_game(client, variant=variant, mode="watch", agents=["greedy"])
+    while not watched["finished"]:
+        watched = client.post(f"/api/games/{watched['id']}/advance").json()
+    assert watched["result"].startswith(f"round over ({word}: P0 (greedy) ")
+    assert ("penalty" in played["board"] + watched["board"] + watched["result"]) == (variant == "classic")
+    if variant == "classic":
+        assert " - scores (penalty points, lower wins): " in watched["board"]
+
+
+def serve_fails(monkeypatch, capsys, *args: str) -> str:
+    """``serve`` refused before it announced anything or started a server: exit status 2, one
+    line on stderr."""
+    import uvicorn
+
+    def started(*_: object, **__: object) -> None:
+        raise AssertionError("the server was started")
+
+    monkeypatch.setattr(uvicorn, "run", started)
+    monkeypatch.setattr(uvicorn.Server, "run", started)
+    assert main(["serve", *args]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and "Traceback" not in err and err.startswith("error: ")
+    assert len(err.strip().splitlines()) == 1
+    return err
+
+
+@pytest.mark.parametrize("port", ["99999", "0", "-1", "65536"])
+def test_serve_refuses_a_port_out_of_range_in_one_line(monkeypatch, capsys, port):
+    err = serve_fails(monkeypatch, capsys, "--port", port)
+    assert f"the port must be a number from 1 to 65535, got {port}" in err
+
+
+def test_serve_refuses_a_port_in_use_in_one_line(monkeypatch, capsys, tmp_path):
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        err = serve_fails(monkeypatch, capsys, "--port", str(port), "--agents-dir", str(tmp_path))
+    assert f"cannot serve on 127.0.0.1:{port}: address already in use" in err

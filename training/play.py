@@ -196,7 +196,9 @@ EXTRA_TEXT: dict[str, Callable[[Any, list[str]], str | None]] = {
     "unstarted_arms": lambda arms, _: (
         f"arms not started yet (a player who can start one must): {', '.join(arms)}" if arms else None
     ),
-    "remembered": lambda points, names: f"remembered points (not written yet): {per_seat(points, names)}",
+    "remembered": lambda points, names: (
+        f"remembered penalty points (not written yet): {per_seat(points, names)}"
+    ),
     "opened": lambda flags, names: (
         "scores opened: "
         + (", ".join(name for name, flag in zip(names, flags, strict=True) if flag) or "nobody yet")
@@ -218,14 +220,41 @@ EXTRA_TEXT: dict[str, Callable[[Any, list[str]], str | None]] = {
 }
 
 
+def totals_text(env: DominoEnv, names: list[str], totals: list[int]) -> str:
+    """``penalty points, lower wins: P0 76, P1 14`` where the lower total wins (``rules.
+    lower_score_wins``: Classic, Osel, Domino-Metro ...), else ``scores: P0 76, P1 14``: the
+    words of the table's own text and picture."""
+    label = "penalty points, lower wins" if env.rules.lower_score_wins else "scores"
+    return f"{label}: {per_seat(totals, names)}"
+
+
+def final_totals(env: DominoEnv, names: list[str]) -> str:
+    """The totals at the end of an episode, each said for what it is: ``penalty points, lower
+    wins: P0 76, P1 14`` where the lower total wins (``scores: ...`` where the higher does),
+    after Domino-Metro's places in a single game (they rank it) and before Osel's remembered
+    points where there are any (they break ties)."""
+    public = env.public_state()
+    said = []
+    places = public.get("places")
+    if env.episode == "round" and places and any(places):
+        said.append(
+            "places: " + ", ".join(f"{n} {_ordinal(p)}" for n, p in zip(names, places, strict=True) if p)
+        )
+    said.append(totals_text(env, names, public["scores"]))
+    remembered = public.get("remembered")
+    if remembered and any(remembered):
+        said.append(f"remembered, not written yet: {per_seat(remembered, names)}")
+    return "; ".join(said)
+
+
 def result_text(env: DominoEnv, seat: int, names: list[str]) -> str:
-    """Who won the episode (the round or the match), ranked as the env's outcome reward ranks it."""
+    """Who won the episode (the round or the match), ranked as the env's outcome reward ranks it,
+    and the totals (:func:`final_totals`)."""
     outcomes = env.outcomes()
     best = max(outcomes)
     firsts = {env.rules.side_of[s] for s, value in enumerate(outcomes) if value == best}
     verdict = "you lose" if outcomes[seat] < best else "you win" if len(firsts) == 1 else "first place shared"
-    scores = ", ".join(f"{names[s]} {score}" for s, score in enumerate(env.public_state()["scores"]))
-    return f"{env.episode} over: {verdict} (scores: {scores})"
+    return f"{env.episode} over: {verdict} ({final_totals(env, names)})"
 
 
 def check_seat(env: DominoEnv, seat: int) -> None:

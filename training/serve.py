@@ -20,7 +20,9 @@ loads checkpoints for whoever reaches it.
 from __future__ import annotations
 
 import io
+import json
 import secrets
+import socket
 import threading
 from dataclasses import dataclass, field
 from itertools import cycle, islice
@@ -37,8 +39,8 @@ from pydantic import BaseModel, Field
 from domino_env import SPECS, DominoEnv, GameRecorder, move_text, raw_env, replay
 from domino_env.agents import AGENTS, Agent
 from domino_env.records import start_game
-from training.evaluate import check_fits, contestant
-from training.play import PERSON, EventFeed, board_text, check_seat, move_menu, result_text
+from training.evaluate import Contestant, contestant, rules_table
+from training.play import PERSON, EventFeed, board_text, check_seat, final_totals, move_menu, result_text
 
 WEB = Path(__file__).with_name("web")
 LOG_LINES = 12  # the last events a state shows in words
@@ -106,16 +108,66 @@ def _bad(err: Exception) -> HTTPException:
     return HTTPException(status_code=400, detail=str(err))
 
 
+def table_words(variant: str, table: dict[str, Any]) -> str:
+    """A table as the page's fields name it: ``Classic (2 players)``, ``Classic (4 players, in
+    teams, "draw": false)``: the variant's title, then the options set away from their defaults
+    as the options field writes them (an option left unset, None, is not named)."""
+    spec = SPECS[variant]
+    said = [f"{table.get('num_players', 2)} players"] + (["in teams"] if table.get("teams") else [])
+    defaults = {option.name: option.default for option in spec.options}
+    said += [
+        f"{json.dumps(key)}: {json.dumps(value)}"
+        for key, value in table.items()
+        if key not in ("num_players", "teams") and value is not None and value != defaults.get(key)
+    ]
+    return f"{spec.title} ({', '.join(said)})"
+
+
+def options_words(options: dict[str, Any]) -> str:
+    """Options as the options field takes them (JSON), unset ones left out."""
+    return json.dumps({key: value for key, value in options.items() if value is not None})
+
+
+def check_agents_fit(named: list[tuple[str, Contestant]], variant: str, options: dict[str, Any]) -> None:
+    """A trained agent plays only the table it was trained on (the episode and the reward may
+    differ): otherwise a ValueError saying, in the page's own fields (variant, options), which
+    table it plays and what to choose."""
+    table = rules_table(variant, options)
+    for name, agent in named:
+        if agent.config is None:
+            continue
+        trained = agent.config.env
+        own = rules_table(trained.variant, trained.options)
+        if (trained.variant, own) == (variant, table):
+            continue
+        plays = f"the agent {name} plays only {table_words(trained.variant, own)}"
+        title = SPECS[trained.variant].title
+        if trained.variant != variant:
+            defaults = {option.name: option.default for option in SPECS[trained.variant].options}
+            needed = {key: value for key, value in own.items() if value != defaults.get(key)}
+            with_options = f" with options {options_words(needed)}" if needed else ""
+            raise ValueError(f"{plays}; choose variant {title}{with_options}, or another agent")
+        differ = {key: value for key, value in own.items() if table.get(key) != value}
+        unset = [json.dumps(key) for key, value in differ.items() if value is None]
+        fixes = [f"set options {options_words(differ)}"] if len(unset) < len(differ) else []
+        fixes += [f"leave {' and '.join(unset)} out of the options"] if unset else []
+        raise ValueError(
+            f"{plays}, not {table_words(variant, table)}; {' and '.join(fixes)} "
+            "(episode and reward as you like), or choose another agent"
+        )
+
+
 def new_session(game: NewGame) -> Session:
-    """A watch or play game, dealt; any bad name or option raises ValueError before anything is kept."""
+    """A watch or play game, dealt; any bad name or option raises ValueError before anything is
+    kept, in words of the page's own fields."""
     options = {key: value for key, value in game.options.items() if key != "render_mode"}
     try:
         env = raw_env(game.variant, **options)
     except TypeError as err:
-        raise ValueError(f"the options {options!r} make no {game.variant} table: {err}") from err
+        raise ValueError(f"the options {json.dumps(options)} make no {game.variant} table: {err}") from err
     seats = env.rules.num_players
     contestants = [contestant(name) for name in game.agents]
-    check_fits(contestants, game.variant, options)
+    check_agents_fit(list(zip(game.agents, contestants, strict=True)), game.variant, options)
     seed = game.seed if game.seed is not None else secrets.randbelow(2**31)
     others = iter(cycle(contestants))
     if game.mode == "play":
@@ -184,10 +236,8 @@ def state_of(session: Session, seat: int | None, reveal: bool) -> dict[str, Any]
     result = None
     if session.finished and session.seat is not None:
         result = result_text(env, session.seat, names)
-    elif session.finished:  # nobody is "you": the scores alone
-        final = env.public_state()["scores"]
-        scores = ", ".join(f"{name} {score}" for name, score in zip(names, final, strict=True))
-        result = f"{env.episode} over (scores: {scores})"
+    elif session.finished:  # nobody is "you": the totals alone, said for what they are
+        result = f"{env.episode} over ({final_totals(env, names)})"
     return {
         "mode": session.mode,
         "variant": env.rules.name,
@@ -349,8 +399,39 @@ def create_app(agents_dir: Path | str = "agents") -> FastAPI:
     return app
 
 
-def serve(host: str = "127.0.0.1", port: int = 8000, agents_dir: str = "agents") -> None:
+def listen(host: str = "127.0.0.1", port: int = 8000) -> socket.socket:
+    """A socket bound to ``host`` and ``port``, for :func:`serve`; a port out of 1..65535, a host
+    that names no address or an address that cannot be bound (a port in use) raise ValueError,
+    in one line, before anything is announced."""
+    if isinstance(port, bool) or not 1 <= port <= 65535:
+        raise ValueError(f"the port must be a number from 1 to 65535, got {port}")
+    try:
+        family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
+    except (OSError, UnicodeError) as err:
+        raise ValueError(f"cannot serve on host {host!r}: {getattr(err, 'strerror', None) or err}") from err
+    listener = socket.socket(family, kind, proto)
+    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # (as uvicorn does)
+    try:
+        listener.bind(address)
+    except OSError as err:
+        listener.close()
+        why = err.strerror or str(err)
+        raise ValueError(
+            f"cannot serve on {host}:{port}: {why.lower()} (choose another --port or --host)"
+        ) from err
+    return listener
+
+
+def url_of(listener: socket.socket) -> str:
+    """The address a bound socket serves: ``http://127.0.0.1:8000/`` (``http://[::1]:8000/``)."""
+    host, port = listener.getsockname()[:2]
+    return f"http://{f'[{host}]' if ':' in host else host}:{port}/"
+
+
+def serve(listener: socket.socket, agents_dir: str = "agents") -> None:
+    """Serve the app on ``listener`` (from :func:`listen`) until Ctrl-C, once it is announced."""
     import uvicorn
 
-    print(f"domino-env at http://{host}:{port}/ (Ctrl-C stops it)")
-    uvicorn.run(create_app(agents_dir), host=host, port=port, log_level="warning")
+    server = uvicorn.Server(uvicorn.Config(create_app(agents_dir), log_level="warning"))
+    print(f"domino-env at {url_of(listener)} (Ctrl-C stops it)", flush=True)
+    server.run(sockets=[listener])

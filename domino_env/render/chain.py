@@ -11,6 +11,7 @@ from domino_env.core.line import CLOSED, EAST, NORTH, OPEN, SOUTH, UNUSED, WEST,
 from domino_env.core.state import RoundResult, State
 from domino_env.core.tiles import format_tile, iter_bits
 from domino_env.core.view import HIDDEN, SeatView
+from domino_env.render.scores import score_event_text, totals_label
 from domino_env.rules.chain import ChainRules
 
 
@@ -78,8 +79,8 @@ def event_text(rules: ChainRules, event: tuple[Any, ...], agent_names: list[str]
         return f"{agent_names[event[1]]} draws{drawn}"
     if kind == PASS:
         return f"{agent_names[event[1]]} passes"
-    if kind == SCORE:
-        return f"{side_name(rules, event[1], agent_names)} scores {event[2]} ({event[3]})"
+    if kind == SCORE:  # a penalty where the lower total wins (Classic), else a score (All Fives)
+        return score_event_text(rules, side_name(rules, event[1], agent_names), event[2], event[3])
     if kind == PLACE:
         _, seat, place, how = event
         return f"{agent_names[seat]} takes place {place} ({PLACE_HOW[how]})"
@@ -140,12 +141,14 @@ def table_lines(
     recent: Sequence[str | None],
     result: RoundResult | None,
 ) -> list[str]:
-    """Scores, layout, hands, the boneyard, recent events and how the round ended: the picture
-    both the whole table (``render_text``) and one seat's view (``seat_text``) draw."""
+    """Scores (penalty points, said so, where the lower total wins), layout, hands, the boneyard,
+    recent events and how the round ended: the picture both the whole table (``render_text``)
+    and one seat's view (``seat_text``) draw."""
     scores = ", ".join(
         f"{side_name(rules, side, agent_names)}: {score}" for side, score in enumerate(side_scores)
     )
-    out = [f"{rules.name} - round {round_index + 1} - scores {scores}"]
+    what = f"scores ({totals_label(rules)}):" if rules.lower_score_wins else "scores"
+    out = [f"{rules.name} - round {round_index + 1} - {what} {scores}"]
     out += line_text(rules, line)
     out += players_text(current, boneyard, agent_names, hands, recent)
     if result is not None:

@@ -4,7 +4,8 @@ every hand shown, as :func:`domino_env.render.chain.render_text` tells it in wor
 A frame is ``FRAME_HEIGHT`` x ``FRAME_WIDTH`` pixels at every table and in every position (a
 recorder's frames must share one size), an (H, W, 3) uint8 array:
 
-* a header: the variant, the round, each side's score, and the boneyard (a stack of backs
+* a header: the variant, the round, each side's score (penalty points where the lower total
+  wins, said so), and the boneyard (a stack of backs
   and its count);
 * the line of play on green felt, laid out as a person lays it: the lead in the middle, each
   arm running out and turning before the edge of the table, then coming back beside itself (a
@@ -15,10 +16,11 @@ recorder's frames must share one size), an (H, W, 3) uint8 array:
   shrink as the layout grows, never the frame;
 * the last events in words, or how the round ended;
 * a row per seat: its name (a gold marker at the seat to move), how many tiles it holds, its
-  side's score and its hand face up, standing. Blind and Blind blitz show each row left to
-  right instead: a tile face up where everybody can name it or the seat to move can (its own
-  row as it knows it), a back elsewhere, the tile just turned up lifted beside the row, and
-  tiles not arranged into a row yet after a gap.
+  side's score (``penalty 19`` where the lower total wins) and its hand face up, standing.
+  Blind and Blind blitz show each row left to right instead: a tile face up where everybody
+  can name it or the seat to move can (its own row as it knows it), a back elsewhere, the
+  tile just turned up lifted beside the row, and tiles not arranged into a row yet after a
+  gap.
 
 The header, the status bar and the seats' rail are the frame every table shares
 (:mod:`domino_env.render.frame`, as around 3D dominoes' board); this module lays out the line
@@ -53,6 +55,7 @@ from domino_env.render.frame import (
     draw_parts,
     hand_as_seen,
 )
+from domino_env.render.scores import header_sides, score_word
 from domino_env.rules.chain import ChainRules
 
 FRAME_HEIGHT, FRAME_WIDTH = 600, 800
@@ -440,11 +443,14 @@ def render_rgb(rules: ChainRules, state: State, names: list[str], sight: Sight |
     ]
     parts = Parts(
         title=f"{rules.name} - round {state.round_index + 1}",
-        sides=[f"{side_name(rules, side, names)}: {points}" for side, points in enumerate(state.scores)],
+        sides=header_sides(
+            rules, [f"{side_name(rules, side, names)}: {points}" for side, points in enumerate(state.scores)]
+        ),
         stock=len(state.stock),
         status=[status_text(rules, state, names, None if sight is None else sight.events)],
         seats=seats,
         to_move=None if state.round_over else state.current,
+        score_word=score_word(rules),
     )
     draw_parts(image, frame, parts)
     return image

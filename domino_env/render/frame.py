@@ -1,13 +1,14 @@
 """The frame every table's picture shares, around the felt where a renderer draws its layout
 (the chain tables' line of play, 3D dominoes' board), top to bottom:
 
-* a header: the game, each side's score, and the stock (the boneyard, 3D dominoes' bazaar: a
-  stack of backs and its count);
+* a header: the game, each side's score (a penalty where the lower total wins, said so), and
+  the stock (the boneyard, 3D dominoes' bazaar: a stack of backs and its count);
 * the felt, which the table's renderer fills;
 * a status bar: the last events in words, or how the round ended (one line or several);
 * a wooden rail with a row per seat: its name (a gold marker at the seat to move), how many
-  tiles it holds, its side's score and its tiles standing (a back for a tile nobody may name,
-  tiles not in a row yet after a gap, a tile just turned up lifted and outlined).
+  tiles it holds, its side's score (``penalty 19`` where the lower total wins) and its tiles
+  standing (a back for a tile nobody may name, tiles not in a row yet after a gap, a tile just
+  turned up lifted and outlined).
 
 A picture drawn for one seat (:class:`Sight`) draws the tiles that seat cannot name as backs,
 or, revealed, face up but dimmed after a gap (marked as unseen), and says the events as the
@@ -120,8 +121,10 @@ class SeatRow:
 @dataclass
 class Parts:
     """What a frame says around the felt: the header's ``title``, ``sides`` (a "name: points"
-    per side) and the ``stock`` count (called ``stock_name``), the ``status`` lines, a row per
-    seat, and the seat to move (None: nobody)."""
+    per side, after what they are, e.g. "penalty points, lower wins:") and the ``stock`` count
+    (called ``stock_name``), the ``status`` lines, a row per seat with its total called
+    ``score_word`` (``score``, or ``penalty`` where the lower total wins), and the seat to move
+    (None: nobody)."""
 
     title: str
     sides: list[str]
@@ -130,6 +133,7 @@ class Parts:
     seats: list[SeatRow]
     to_move: int | None
     stock_name: str = "boneyard"
+    score_word: str = "score"
 
 
 @cache
@@ -214,8 +218,11 @@ def draw_header(
     draw_text(image, after_title, 8, fitted("   ".join(sides), 13, width - after_title - 130), 13, DIM_TEXT)
 
 
-def draw_seats(image: np.ndarray, frame: Frame, seats: Sequence[SeatRow], to_move: int | None) -> None:
-    """A row per seat on the rail: marker, name, tile count and score, then its tiles."""
+def draw_seats(
+    image: np.ndarray, frame: Frame, seats: Sequence[SeatRow], to_move: int | None, score_word: str = "score"
+) -> None:
+    """A row per seat on the rail: marker, name, tile count and total (``score_word`` names it:
+    ``score 19``, ``penalty 19``), then its tiles."""
     for seat, row in enumerate(seats):
         top = frame.seat_top(seat)
         lifted = draw_hand(image, row.tiles, top, LABEL_WIDTH, frame.width - LABEL_WIDTH - 10)
@@ -225,7 +232,7 @@ def draw_seats(image: np.ndarray, frame: Frame, seats: Sequence[SeatRow], to_mov
             marker(image, 6, top + 15, 8)
         name = fitted(row.name, 14, LABEL_WIDTH - 28)
         draw_text(image, 20, top + 7, name, 14, HIGHLIGHT if seat == to_move else TEXT)
-        draw_text(image, 20, top + 27, f"{tiles_text(row.held)} - score {row.score}", 12, DIM_TEXT)
+        draw_text(image, 20, top + 27, f"{tiles_text(row.held)} - {score_word} {row.score}", 12, DIM_TEXT)
 
 
 def draw_parts(image: np.ndarray, frame: Frame, parts: Parts) -> None:
@@ -235,4 +242,4 @@ def draw_parts(image: np.ndarray, frame: Frame, parts: Parts) -> None:
     status_top = frame.felt_box[3] + 5
     for k, line in enumerate(parts.status[: frame.status_lines]):
         draw_text(image, 10, status_top + k * STATUS_LINE, fitted(line, 13, frame.width - 20), 13, TEXT)
-    draw_seats(image, frame, parts.seats, parts.to_move)
+    draw_seats(image, frame, parts.seats, parts.to_move, parts.score_word)

@@ -33,6 +33,7 @@ from domino_env.render.frame import (
     draw_parts,
     hand_as_seen,
 )
+from domino_env.render.scores import header_sides, score_word
 
 if TYPE_CHECKING:
     from domino_env.rules.grid import GridRules, GridState
@@ -257,12 +258,13 @@ def render_rgb(
     ]
     parts = Parts(
         title=title_text(rules),
-        sides=[f"{names[seat]}: {points}" for seat, points in enumerate(state.scores)],
+        sides=header_sides(rules, [f"{names[seat]}: {points}" for seat, points in enumerate(state.scores)]),
         stock=len(state.stock),
         status=status_lines(rules, state, names, None if sight is None else sight.events),
         seats=seats,
         to_move=None if state.round_over else state.current,
         stock_name="bazaar",
+        score_word=score_word(rules),
     )
     draw_parts(image, frame, parts)
     return image
