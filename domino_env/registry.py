@@ -16,7 +16,11 @@ follow from it.
   is nothing to truncate.
 * Gymnasium: ``gymnasium.make("domino_env/AllFives-v0", opponents=["greedy"])`` is
   :class:`domino_env.wrappers.SingleAgentEnv` on ``all_fives`` (the id is the name in
-  CamelCase: ``Classic``, ``Domino3D``, ``BlindBlitz`` ...), options as for that class.
+  CamelCase: ``Classic``, ``Domino3D``, ``BlindBlitz`` ...), options as for that class. Its
+  observation is the learner's flat vector, not the AEC dict: the mask is in
+  ``info["action_mask"]`` and ``env.action_masks()`` (``gymnasium.make`` wraps the env in
+  Gymnasium's checks, which forward no attribute; each id's ``additional_wrappers`` puts
+  :class:`domino_env.wrappers.ActionMasks` outermost to bring ``action_masks()`` back).
   Without importing ``domino_env`` first, name the module in the id:
   ``gymnasium.make("domino_env:domino_env/AllFives-v0")`` (Gymnasium 1.x reads no plugin
   entry points).
@@ -44,6 +48,7 @@ from typing import Any
 
 import gymnasium
 import pettingzoo
+from gymnasium.envs.registration import WrapperSpec
 from pettingzoo.utils.conversions import turn_based_aec_to_parallel
 from pettingzoo.utils.env import ParallelEnv
 
@@ -191,14 +196,21 @@ def register_pettingzoo() -> bool:
     return True
 
 
+# Outermost on every env gymnasium.make builds: ``action_masks()`` on the env it returns.
+ACTION_MASKS = WrapperSpec(name="ActionMasks", entry_point="domino_env.wrappers:ActionMasks", kwargs={})
+
+
 def register_gymnasium() -> None:
     """Register every variant's single-agent view (:class:`domino_env.wrappers.SingleAgentEnv`,
-    a layer above, named and imported only when made) with Gymnasium."""
+    a layer above, named and imported only when made) with Gymnasium, wrapped last in
+    :class:`domino_env.wrappers.ActionMasks` so that ``env.action_masks()`` works on what
+    ``gymnasium.make`` returns (its own wrappers forward no attribute)."""
     for variant in SPECS.values():
         gymnasium.register(
             gymnasium_id(variant),
             entry_point="domino_env.wrappers:SingleAgentEnv",
             kwargs={"variant": variant.name},
+            additional_wrappers=(ACTION_MASKS,),
         )
 
 

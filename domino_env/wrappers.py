@@ -11,6 +11,14 @@ ever sees its own turns. It has ``action_masks()``, which is all sb3-contrib's `
     model = MaskablePPO("MlpPolicy", env, seed=0).learn(50_000)  # finds env.action_masks() itself
     obs, info = env.reset(seed=1)
     action, _ = model.predict(obs, action_masks=env.action_masks(), deterministic=True)
+
+Unlike the AEC environment's dict (``obs["observation"]``, ``obs["action_mask"]``), its
+observation is the learner's flat float32 vector alone; the mask is ``info["action_mask"]``
+(a bool array, after ``reset`` and every ``step``) and ``env.action_masks()``.
+``gymnasium.make("domino_env/AllFives-v0", opponents=["greedy"])`` builds the same env inside
+Gymnasium's wrappers, with :class:`ActionMasks` outermost, so ``env.action_masks()`` works
+on what ``gymnasium.make`` returns too (and ``env.get_wrapper_attr("action_masks")()``, the
+way MaskablePPO asks, under any further wrappers of yours).
 """
 
 from __future__ import annotations
@@ -69,6 +77,27 @@ class LegalDiscrete(spaces.Discrete):
         memo[id(self)] = new
         new.__dict__.update(copy.deepcopy(self.__dict__, memo))
         return new
+
+
+class ActionMasks(gym.Wrapper[np.ndarray, np.int64, np.ndarray, np.int64], gym.utils.RecordConstructorArgs):
+    """Passes everything through and adds ``action_masks()``, the legal actions of the env inside.
+
+    Gymnasium 1.x wrappers forward no attribute of the env they wrap, so the ``OrderEnforcing``
+    and ``PassiveEnvChecker`` that ``gymnasium.make`` adds hide :meth:`SingleAgentEnv.action_masks`;
+    the registered ids put this wrapper outermost (their ``additional_wrappers``), so the env
+    ``gymnasium.make`` returns has ``action_masks()`` again. Wrapping it further hides it again:
+    ``env.get_wrapper_attr("action_masks")()`` (MaskablePPO's own lookup) reaches it through any
+    wrapper.
+    """
+
+    def __init__(self, env: gym.Env[np.ndarray, np.int64]) -> None:
+        gym.utils.RecordConstructorArgs.__init__(self)  # recreatable from env.spec
+        gym.Wrapper.__init__(self, env)
+
+    def action_masks(self) -> np.ndarray:
+        """Bool mask of the learner's legal actions now (the inner env's ``action_masks()``)."""
+        masks: np.ndarray = self.env.get_wrapper_attr("action_masks")()
+        return masks
 
 
 class SingleAgentEnv(gym.Env[np.ndarray, np.int64]):

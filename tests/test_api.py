@@ -526,6 +526,185 @@ def test_a_legal_id_spelled_as_numpy_or_float_plays_that_action(spell):
         assert envs[0].unwrapped.public_state() == envs[1].unwrapped.public_state()
 
 
+# Each (variant, players, fixed hands or None for a random deal, words): the lead must be one tile.
+ILLEGAL_LEADS = [
+    ("cross", 4, None, "the round's first tile must be 6-6, the highest double, which starts the cross;"),
+    (
+        "metro",
+        2,
+        ["0-0 5-5 0-1 0-2 0-3 0-4 0-5 0-6 0-7 0-8", "1-2 1-3 1-4 1-5 1-6 1-7 1-8 1-9 2-3 2-4"],
+        "the round's first tile must be 5-5, the lowest double dealt after 0-0;",
+    ),
+    (
+        "osel",
+        2,
+        ["0-0 4-4 0-1 0-2 0-3 0-4 0-5", "1-2 1-3 1-4 1-5 1-6 2-3 2-4"],
+        "the round's first tile must be 4-4, the lowest double dealt after 0-0 (with none, the non-double "
+        "with the fewest pips);",
+    ),
+    (  # Blitz prefers no double: 0-2 and 1-1 have 2 pips, the lower small half first
+        "blitz",
+        2,
+        ["0-2 1-1 3-4 3-5 3-6 4-5 4-6", "2-2 2-3 2-4 2-5 2-6 5-5 5-6"],
+        "the round's first tile must be 0-2, the tile with the fewest pips dealt;",
+    ),
+    (
+        "blind",
+        2,
+        None,
+        "the round's first tile must be {required}, the tile turned up from the leader's row;",
+    ),
+]
+
+
+@pytest.mark.parametrize(("name", "n", "hands", "words"), ILLEGAL_LEADS, ids=[c[0] for c in ILLEGAL_LEADS])
+def test_an_illegal_lead_says_which_tile_the_opening_rule_requires(name, n, hands, words):
+    env = make(name, n)
+    env.reset(seed=3, options={"deal": {"hands": [h.split() for h in hands]}} if hands else None)
+    u = env.unwrapped
+    rules, game = u.rules, u.game
+    required = game.required_lead
+    assert required >= 0 and not game.line.count
+    other = next(t for t in range(rules.tile_set.size) if game.hands[game.current] >> t & 1 and t != required)
+    action = rules.play_action(other, 0)
+    before = snapshot(env)
+    with pytest.raises(ValueError) as info:
+        env.step(action)
+    a, b = rules.tile_set.tiles[other]
+    r = rules.tile_set.tiles[required]
+    message = str(info.value)
+    assert message.startswith(f"illegal action {action} ({a}-{b} lead) for {env.agent_selection}: "), message
+    assert words.format(required=f"{r[0]}-{r[1]}") in message, message
+    assert_same(before, snapshot(env))
+    env.step(rules.play_action(required, 0))  # the env is still usable: the required lead plays
+    assert u.game.line.count == 1
+
+
+def _reasons(env, actions) -> dict[int, str]:
+    """The reason of each illegal action, read from the env's error (each refused, nothing changed)."""
+    out = {}
+    for action in actions:
+        before = snapshot(env)
+        with pytest.raises(ValueError) as info:
+            env.step(action)
+        message = str(info.value)
+        out[action] = message.split(f" for {env.agent_selection}: ", 1)[1].rsplit("; legal actions: ", 1)[0]
+        assert_same(before, snapshot(env))
+    return out
+
+
+def test_a_spinner_arm_not_open_yet_says_when_it_opens() -> None:
+    env = make("all_fives", 2)
+    env.reset(seed=0, options={"deal": full_deal("all_fives", 2, tile_names("all_fives"), leader=0)})
+    rules = env.unwrapped.rules
+    env.step(rules.play_action(rules.tile_set.id_of("0-1"), 0))  # not a double: no spinner yet
+    north = rules.play_action(rules.tile_set.id_of("1-2"), 2)
+    assert _reasons(env, [north])[north] == (
+        "the line has no north end yet: north and south open once the spinner (the first double) "
+        "has a tile on both sides"
+    )
+
+
+def test_cross_says_an_unstarted_arm_must_be_started_first() -> None:
+    """Cross's own rule (start every arm before extending one), told from the legal moves."""
+    env = make("cross", 4)
+    rnd = random.Random(0)
+    found = []
+    for seed in range(10):
+        env.reset(seed=seed)
+        while not found and not all(env.terminations.values()):
+            u = env.unwrapped
+            line, rules = u.game.line, u.rules
+            fits = [
+                a
+                for a in range(rules.num_play_actions)
+                if not mask_of(env)[a]
+                and u.game.hands[u.game.current] >> rules.action_tile[a] & 1
+                and line.state[rules.action_slot[a]] == 1  # an open end
+                and line.value[rules.action_slot[a]] in rules.tile_set.tiles[rules.action_tile[a]]
+            ]
+            found = [r for r in _reasons(env, fits).values() if "every legal move starts an arm" in r]
+            env.step(rnd.choice(legal(env)))
+        if found:
+            break
+    assert found and re.fullmatch(
+        r"\d-\d fits the \w+ end \(\d\), but cross does not allow it now: every legal move starts an arm "
+        r"that holds no tile yet \((east|west|north|south)(, (east|west|north|south))*\)",
+        found[0],
+    ), found
+
+
+def test_blind_says_the_same_of_a_hidden_tile_and_one_not_held() -> None:
+    """A face-down tile of one's own row is refused in the words used for a tile one does not
+    hold: the error tells nothing the seat cannot see."""
+    env = make("blind", 2)
+    env.reset(seed=1)
+    play_random(env, 1, random.Random(0))
+    u = env.unwrapped
+    rules, game, seat = u.rules, u.game, u.game.current
+    hidden = next(
+        t
+        for t in range(rules.tile_set.size)
+        if game.hands[seat] >> t & 1 and not rules.known_hand(game, seat) >> t & 1
+    )
+    elsewhere = next(t for t in range(rules.tile_set.size) if game.hands[1 - seat] >> t & 1)
+    reasons = _reasons(env, [rules.play_action(hidden, 0), rules.play_action(elsewhere, 0)])
+    for tile, reason in zip((hidden, elsewhere), reasons.values(), strict=True):
+        a, b = rules.tile_set.tiles[tile]
+        assert reason == f"{a}-{b} is not among the tiles player_{seat} can name in its hand"
+
+
+def test_domino3d_says_which_cell_breaks_which_rule() -> None:
+    env = make("domino3d", 2)
+    deal = {
+        "hands": [["0-1", "2-4", "5-6", "1-1"], ["0-2", "0-3", "0-4", "0-5"]],
+        "start": "3-4",
+        "leader": 0,
+    }
+    env.reset(seed=0, options={"deal": deal})
+    rules = env.unwrapped.rules  # the start tile: 3 on (8,7), 4 on (8,8)
+    actions = {
+        "corner": rules.action(2, 4, 0, 0, 0),
+        "edge": rules.action(2, 4, 0, 15, 0),
+        "touches_other": rules.action(2, 4, 7, 7, 0),  # 2 on (7,7) over the 3, 4 on (7,8) over the 4
+        "on_top_mismatch": rules.action(2, 4, 8, 7, 0),
+        "not_held": rules.action(3, 3, 0, 0, 0),
+    }
+    reasons = _reasons(env, actions.values())
+    said = dict(zip(actions, reasons.values(), strict=True))
+    assert said["corner"] == (
+        "neither (0,0) nor (0,1) touches a tile: a tile laid on the table must touch a half of its own value"
+    )
+    assert said["edge"] == "(0,16) is off the 16x16 board"
+    assert said["touches_other"] == "the 2 on (7,7) would touch 3: a half may touch only its own value"
+    assert said["on_top_mismatch"] == (
+        "a tile on top must show the values below it, and (8,7) shows 3, (8,8) shows 4 (it would lay 2 and 4)"
+    )
+    assert said["not_held"] == "player_0 holds no 3-3"
+
+
+@configs
+def test_every_illegal_action_has_a_reason_and_reading_it_changes_nothing(name, n, teams):
+    """At several decisions of a random game, every illegal action id (a sample on a grid) gets
+    a one-line reason from the rules, which read the game without changing it."""
+    env = make(name, n, teams)
+    env.reset(seed=5)
+    rnd = random.Random(4)
+    u = env.unwrapped
+    for _ in range(6):
+        if all(env.terminations.values()):
+            break
+        rules, game = u.rules, u.game
+        illegal = [a for a in range(rules.num_actions) if a not in game.legal]
+        for action in rnd.sample(illegal, min(len(illegal), 400)):
+            saved = pickle.dumps(game)
+            reason = rules.illegal_reason(game, action, env.agent_selection)
+            assert reason and "\n" not in reason and not reason.endswith(";"), reason
+            assert not re.search(r"end\d+ end", reason), reason  # Metro's ends read "end4", not "end4 end"
+            assert pickle.dumps(game) == saved, (action, reason)
+        play_random(env, 3, rnd)
+
+
 @configs
 def test_illegal_action_penalize(name, n, teams):
     env = make(name, n, teams, illegal_action="penalize")

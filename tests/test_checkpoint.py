@@ -4,6 +4,7 @@ mismatched files, run folders, weights-only exports and RNG states."""
 from __future__ import annotations
 
 import csv
+import pickle
 import re
 from pathlib import Path
 from typing import Any
@@ -143,6 +144,86 @@ def test_corrupt_or_foreign_files_are_refused(tmp_path: Path, classic_run: Path)
             load_model(path)
         with pytest.raises(CheckpointError, match=words):
             Trainer(tiny_config(tmp_path / "out"), resume=path)
+
+
+def _bad_checkpoint(kind: str, folder: Path, good: Path) -> Path:
+    """A file (or folder) of one kind that is not a readable checkpoint of this trainer."""
+    path = folder / f"{kind}.pt"
+    if kind == "truncated":  # cut mid-file, as by a full disk or a copy stopped half way
+        data = good.read_bytes()
+        path.write_bytes(data[: len(data) // 2])
+    elif kind == "random_bytes":
+        path.write_bytes(np.random.default_rng(0).bytes(3000))
+    elif kind == "empty":
+        path.write_bytes(b"")
+    elif kind == "foreign_torch":  # a torch file of another program
+        torch.save({"state_dict": {"w": torch.zeros(2)}, "epoch": 3}, path)
+    elif kind == "torch_tensor":
+        torch.save(torch.zeros(3), path)
+    elif kind == "other_pickle":
+        path.write_bytes(pickle.dumps({"format": checkpoint.FORMAT, "model": [1, 2]}))
+    elif kind == "folder":  # a folder that is no run folder
+        path.mkdir()
+        (path / "notes.txt").write_text("not a run")
+    else:  # pragma: no cover - the parametrization names every kind
+        raise AssertionError(kind)
+    return path
+
+
+BAD_KINDS = ["truncated", "random_bytes", "empty", "foreign_torch", "torch_tensor", "other_pickle", "folder"]
+
+
+def _assert_says_damaged(message: str, path: Path) -> None:
+    """One line: the file, 'damaged or not a checkpoint of this trainer', what to do, and a
+    short reason at the end."""
+    assert "\n" not in message.strip() and "Traceback" not in message, message
+    assert f"checkpoint {path} cannot be read: it is damaged or not a checkpoint of this trainer; " in message
+    assert "a run folder, or its checkpoints/latest.pt" in message and "python -m training ship" in message
+    reason = re.search(r"ship \((.+)\)$", message.strip())
+    assert reason is not None and len(reason.group(1)) <= 130, message
+
+
+@pytest.mark.parametrize("kind", BAD_KINDS)
+def test_every_unreadable_checkpoint_says_damaged_and_what_to_do(
+    kind: str, tmp_path: Path, classic_run: Path
+) -> None:
+    bad = _bad_checkpoint(kind, tmp_path, classic_run / "latest.pt")
+    for load in (checkpoint.load, load_model):
+        with pytest.raises(CheckpointError) as info:
+            load(bad)
+        _assert_says_damaged(str(info.value), bad)
+    with pytest.raises(CheckpointError) as info:
+        Trainer(tiny_config(tmp_path / "out"), resume=bad)
+    _assert_says_damaged(str(info.value), bad)
+
+
+@pytest.mark.parametrize("kind", BAD_KINDS)
+def test_the_cli_says_an_unreadable_checkpoint_is_damaged_in_one_line(
+    kind: str, tmp_path: Path, classic_run: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from training.__main__ import main
+
+    bad = _bad_checkpoint(kind, tmp_path, classic_run / "latest.pt")
+    code = main(["evaluate", str(bad), "random", "--games", "1"])
+    out, err = capsys.readouterr()
+    assert code == 2 and out == ""
+    assert len(err.strip().splitlines()) == 1, err
+    assert err.startswith("error: ")
+    _assert_says_damaged(err.strip(), bad)
+
+
+def test_the_reason_is_short_and_on_one_line() -> None:
+    assert checkpoint.short_reason(OSError(22, "Invalid argument")) == "OSError: Invalid argument"
+    miniz = RuntimeError(
+        "PytorchStreamReader failed reading zip archive: failed finding central directory. This is an "
+        "internal miniz error. If you are seeing this error, there is a high likelihood that ..."
+    )
+    assert checkpoint.short_reason(miniz) == (
+        "RuntimeError: PytorchStreamReader failed reading zip archive: failed finding central directory"
+    )
+    long = checkpoint.short_reason(RuntimeError("Error(s) in loading:\n\t" + "size mismatch " * 30))
+    assert "\n" not in long and len(long) <= len("RuntimeError: ") + checkpoint.REASON_LENGTH
+    assert long.endswith("...") and checkpoint.short_reason(EOFError()) == "EOFError"
 
 
 def test_checkpoint_for_another_variant_or_table_is_refused(tmp_path: Path, classic_run: Path) -> None:

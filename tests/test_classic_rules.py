@@ -884,3 +884,63 @@ def test_round_episode_uses_the_first_round_opening_rule_every_reset():
     swapped = deal(["0-1 2-3 4-5 6-6 2-2 4-4 3-6", "0-0 1-2 3-4 5-6 2-6 2-4 1-4"])
     env.reset(seed=0, options={"deal": swapped})
     assert state(env)["current_player"] == 1 and lead_actions(env) == {(0, 0)}
+
+
+# --- illegal actions say why ---------------------------------------------------------------------
+
+
+def _refused(env, text: str, slot: int = 0) -> str:
+    """Step the action laying ``text`` on ``slot`` (0 east / the lead, 1 west), which must be
+    refused and change nothing; the error message."""
+    u = env.unwrapped
+    action = u.rules.play_action(u.rules.tile_set.id_of(text), slot)
+    agent = env.agent_selection
+    before = (
+        u.public_state(),
+        list(u.game.hands),
+        list(u.game.legal),
+        env.observe(agent)["action_mask"].copy(),
+    )
+    with pytest.raises(ValueError) as info:
+        env.step(action)
+    after = (u.public_state(), list(u.game.hands), list(u.game.legal), env.observe(agent)["action_mask"])
+    assert before[:3] == after[:3] and np.array_equal(before[3], after[3]) and env.agent_selection == agent
+    message = str(info.value)
+    assert message.startswith(f"illegal action {action} (") and "; legal actions: " in message
+    return message
+
+
+def test_an_illegal_lead_says_what_the_opening_rule_requires() -> None:
+    # the lowest double dealt is 1-1 (0-0 is in the boneyard): seat 0 must lead it
+    env = new_env(the_deal=deal(["1-1 2-3 3-4 4-5 5-6 2-6 2-4", "3-3 0-1 0-2 1-3 1-4 3-5 3-6"]))
+    assert env.agent_selection == "player_0"
+    held = _refused(env, "2-3")
+    assert (
+        "(2-3 lead) for player_0: the round's first tile must be 1-1, the lowest double dealt "
+        "(with none, the tile with the fewest pips);" in held
+    )
+    assert held.endswith("legal actions: 14 (1-1 lead)")
+    assert "must be 1-1, the lowest double dealt (" in _refused(env, "0-1")  # not even held
+    west = _refused(env, "1-1", slot=1)  # the opening tile, but named on an end
+    assert (
+        "(1-1 lead) for player_0: the round's first tile is laid as the lead (action 14), not on an end"
+        in west
+    )
+    play(env, "1-1", seat=0)  # the env is still usable
+    assert state(env)["table"] == [(1, 1)]
+    # a fixed deal's opening names the tile
+    env = new_env(
+        the_deal=deal(["1-1 2-3 3-4 4-5 5-6 2-6 2-4", "3-3 0-1 0-2 1-3 1-4 3-5 3-6"], opening="2-3")
+    )
+    assert "the round's first tile must be 2-3, the opening tile the deal names;" in _refused(env, "1-1")
+
+
+def test_an_illegal_play_mid_round_says_which_end_and_why() -> None:
+    env = new_env(the_deal=deal(["1-1 2-3 3-4 4-5 5-6 2-6 2-4", "3-3 0-1 0-2 1-3 1-4 3-5 3-6"]))
+    play(env, "1-1", seat=0)
+    mismatch = _refused(env, "3-5")
+    assert "(3-5 on east (end 1)) for player_1: the east end shows 1, and 3-5 has no 1;" in mismatch
+    assert "the west end shows 1, and 3-6 has no 1;" in _refused(env, "3-6", slot=1)
+    assert "(2-3 on east (end 1)) for player_1: player_1 holds no 2-3;" in _refused(env, "2-3")
+    play(env, "1-3", "east", seat=1)  # still usable: a legal move plays
+    assert state(env)["ends"] == [3, 1]

@@ -6,9 +6,12 @@ import importlib
 import inspect
 import pkgutil
 
+import gymnasium as gym
+import numpy as np
 import pytest
 
 import domino_env
+import domino_env.registry
 from domino_env import variants
 from domino_env.rules.spec import VariantSpec
 from domino_env.variants.classic import ClassicRules
@@ -54,6 +57,19 @@ def test_variant_modules_are_generated(name: str) -> None:
     env.reset(seed=1)
     assert env.metadata["name"] == spec.module_name
     assert type(module.raw_env()) is type(env.unwrapped)
+
+
+@pytest.mark.parametrize("name", list(domino_env.SPECS))
+def test_every_gymnasium_id_gives_action_masks_on_the_made_env(name: str) -> None:
+    """Gymnasium's wrappers forward no attribute: each id wraps its env last in ActionMasks, so
+    ``action_masks()`` is on what ``gymnasium.make`` returns, the mask ``info`` carries."""
+    spec = domino_env.spec(name)
+    env_id = domino_env.registry.gymnasium_id(spec)
+    assert gym.spec(env_id).additional_wrappers == (domino_env.registry.ACTION_MASKS,)
+    env = gym.make(env_id, opponents="random", **spec.benchmark_tables[0])
+    _, info = env.reset(seed=0)
+    mask = env.action_masks()
+    assert mask.any() and np.array_equal(mask, info["action_mask"])
 
 
 def test_unknown_variant_lists_the_known_ones() -> None:

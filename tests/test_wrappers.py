@@ -17,7 +17,7 @@ from gymnasium.utils.env_checker import check_env
 import domino_env
 from domino_env.agents import RandomAgent
 from domino_env.envs.base import DominoEnv
-from domino_env.wrappers import LegalDiscrete, SingleAgentEnv
+from domino_env.wrappers import ActionMasks, LegalDiscrete, SingleAgentEnv
 
 TABLES = [
     ("classic", {"num_players": 2}, 0),
@@ -370,6 +370,61 @@ def test_maskable_ppo_learns_without_masked_actions() -> None:
         obs, _, terminated, _, _ = env.step(action)
         if terminated:
             obs, _ = env.reset()
+
+
+def test_gymnasium_make_env_has_action_masks_equal_to_the_info_mask() -> None:
+    """``gymnasium.make`` wraps the env in Gymnasium's checks, which forward no attribute: the
+    registered ``ActionMasks`` wrapper, outermost, gives ``action_masks()`` back, and it is the
+    mask ``info`` carries. The observation is the flat vector, not the AEC dict."""
+    env = gym.make("domino_env/AllFives-v0", opponents=["greedy"])
+    assert isinstance(env, ActionMasks) and isinstance(env.unwrapped, SingleAgentEnv)
+    obs, info = env.reset(seed=2)
+    assert isinstance(obs, np.ndarray) and obs.shape == env.observation_space.shape
+    done, steps = False, 0
+    while not done:
+        mask = env.action_masks()
+        assert mask.dtype == bool and mask.any()
+        assert np.array_equal(mask, info["action_mask"])
+        assert np.array_equal(env.get_wrapper_attr("action_masks")(), mask)  # MaskablePPO's lookup
+        assert np.array_equal(env.unwrapped.action_masks(), mask)
+        obs, _, terminated, truncated, info = env.step(int(np.flatnonzero(mask)[0]))
+        done, steps = terminated or truncated, steps + 1
+    assert steps > 1 and not env.action_masks().any() and not info["action_mask"].any()
+    again = gym.make(env.spec)  # recreated from its spec: the wrapper comes back too
+    again.reset(seed=2)
+    assert isinstance(again, ActionMasks) and again.action_masks().any()
+
+
+def test_maskable_ppo_learns_on_the_gymnasium_make_env() -> None:
+    """MaskablePPO finds the masks of the env ``gymnasium.make`` returns and takes only legal
+    actions (the env's default ``illegal_action="raise"`` would stop it at the first other)."""
+    sb3_contrib = pytest.importorskip("sb3_contrib")
+    from sb3_contrib.common.maskable.utils import get_action_masks, is_masking_supported
+
+    env = gym.make("domino_env/AllFives-v0", opponents=["greedy"])
+    inner = env.unwrapped
+    assert isinstance(inner, SingleAgentEnv)
+    taken: list[bool] = []
+    step = inner.step
+
+    def checked(action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
+        taken.append(bool(inner.action_masks()[int(action)]))
+        return step(action)
+
+    inner.step = checked  # type: ignore[method-assign]
+    assert is_masking_supported(env)
+    model = sb3_contrib.MaskablePPO(
+        "MlpPolicy", env, n_steps=128, batch_size=64, n_epochs=1, seed=0, device="cpu", verbose=0
+    )
+    model.learn(total_timesteps=384)
+    assert model.num_timesteps >= 384 and len(taken) >= 384 and all(taken)
+    vec = model.get_env()
+    assert vec is not None
+    assert np.array_equal(get_action_masks(vec)[0], inner.action_masks())
+    assert 0 < get_action_masks(vec)[0].sum() < inner.aec.rules.num_actions  # a real mask
+    obs, info = env.reset(seed=1)
+    action, _ = model.predict(obs, action_masks=env.action_masks(), deterministic=True)
+    assert info["action_mask"][int(action)]
 
 
 def test_sb3_example_trains_and_plays() -> None:

@@ -1,7 +1,10 @@
 """Checkpoints: weights, optimizer, config, counters and RNG states in one file.
 
 A checkpoint is refused with a :class:`CheckpointError` when it cannot be read, was not
-written by this trainer, or does not fit the environment it is asked to play.
+written by this trainer, or does not fit the environment it is asked to play. Every file that
+cannot be read as one (truncated, empty, random bytes, another program's torch file or pickle,
+a folder that is no run) gets one line: the file, that it is damaged or not a checkpoint of
+this trainer, what to give instead, and the underlying reason, short, at the end.
 """
 
 from __future__ import annotations
@@ -23,6 +26,40 @@ class CheckpointError(ValueError):
     """A checkpoint file that cannot be used, and why."""
 
 
+# What to do about a file that is not a readable checkpoint of this trainer.
+REMEDY = (
+    "give a checkpoint this trainer wrote (a run folder, or its checkpoints/latest.pt), "
+    "or re-export one with python -m training ship"
+)
+REASON_LENGTH = 100  # the underlying reason is cut to this many characters
+
+
+def short_reason(err: BaseException, named: bool = True) -> str:
+    """``Type: message`` of an exception (``named=False``: the message alone), on one line and
+    short: an OSError's own words (``OSError: Invalid argument``), else the message's first
+    sentence, cut to ``REASON_LENGTH`` characters."""
+    strerror = getattr(err, "strerror", None)
+    if isinstance(err, OSError) and strerror:
+        text = str(strerror)
+    else:
+        text = " ".join(str(err).split())  # one line
+        text = text.split(". ", 1)[0].strip().rstrip(".")
+    if len(text) > REASON_LENGTH:
+        text = text[: REASON_LENGTH - 3].rstrip() + "..."
+    if not named:
+        return text
+    name = type(err).__name__
+    return f"{name}: {text}" if text else name
+
+
+def unreadable(path: str | Path, reason: str) -> CheckpointError:
+    """The one-line error for a file that is not a usable checkpoint of this trainer."""
+    return CheckpointError(
+        f"checkpoint {path} cannot be read: it is damaged or not a checkpoint of this trainer; "
+        f"{REMEDY} ({reason})"
+    )
+
+
 def save(path: Path, payload: dict[str, Any]) -> None:
     """Write atomically: a crash or Ctrl-C mid-write never leaves a half checkpoint."""
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -35,7 +72,7 @@ def latest(run_dir: str | Path) -> Path:
     """``RUN_DIR/checkpoints/latest.pt``, or a CheckpointError saying the folder is not a run."""
     path = Path(run_dir) / "checkpoints" / "latest.pt"
     if not path.is_file():
-        raise CheckpointError(f"{run_dir} holds no checkpoints/latest.pt (not a training run folder)")
+        raise unreadable(run_dir, "a folder that holds no checkpoints/latest.pt: not a training run folder")
     return path
 
 
@@ -45,30 +82,41 @@ def resolve(path: str | Path) -> Path:
 
 
 def load(path: str | Path) -> dict[str, Any]:
-    """The checkpoint's contents, checked for the keys every checkpoint has."""
+    """The checkpoint's contents, checked for the keys every checkpoint has (a run folder: its
+    latest). Whatever is not a readable checkpoint of this trainer raises :func:`unreadable`'s
+    one-line CheckpointError."""
     path = Path(path)
-    if not path.is_file():
-        raise CheckpointError(f"checkpoint {path} does not exist")
+    if path.is_dir():
+        path = latest(path)
+    if not path.exists():
+        raise CheckpointError(f"checkpoint {path} does not exist; {REMEDY}")
     try:
         data = torch.load(path, map_location="cpu", weights_only=False)
-    except Exception as err:  # torch raises many kinds for a damaged file
-        raise CheckpointError(f"checkpoint {path} cannot be read ({type(err).__name__}: {err})") from None
-    if not isinstance(data, dict) or data.get("format") != FORMAT:
-        raise CheckpointError(f"{path} is not a checkpoint of this trainer (expected format {FORMAT})")
+    except Exception as err:  # torch raises many kinds for a damaged or foreign file
+        raise unreadable(path, short_reason(err)) from None
+    if not isinstance(data, dict):
+        raise unreadable(path, f"it holds a {type(data).__name__}, not a {FORMAT} checkpoint")
+    if "format" not in data:
+        keys = ", ".join(map(repr, list(data)[:4])) + (", ..." if len(data) > 4 else "")
+        raise unreadable(path, f"it holds a dict of {keys or 'nothing'} without the format {FORMAT!r}")
+    if data["format"] != FORMAT:
+        raise unreadable(path, f"its format is {data['format']!r}, not {FORMAT!r}")
     missing = {"model", "architecture", "config", "obs_size", "num_actions"} - set(data)
     if missing:
-        raise CheckpointError(f"checkpoint {path} lacks {sorted(missing)}")
+        raise unreadable(path, f"it lacks {sorted(missing)}")
     try:
         data["config"] = config_from_dict(data["config"])
     except ConfigError as err:
-        raise CheckpointError(f"checkpoint {path} holds an invalid config: {err}") from None
+        raise unreadable(path, f"it holds an invalid config: {short_reason(err, named=False)}") from None
     return data
 
 
 def load_model(
     path: str | Path, obs_size: int | None = None, num_actions: int | None = None
 ) -> tuple[ActorCritic, Config]:
-    """The policy stored in a checkpoint; sizes, when given, must match the environment's."""
+    """The policy stored in a checkpoint (a run folder: its latest); sizes, when given, must
+    match the environment's."""
+    path = resolve(path)
     data = load(path)
     for name, want in (("obs_size", obs_size), ("num_actions", num_actions)):
         if want is not None and data[name] != want:
@@ -80,11 +128,11 @@ def load_model(
     try:
         model = ActorCritic(**data["architecture"])
     except (TypeError, ValueError) as err:
-        raise CheckpointError(f"checkpoint {path} describes no network this trainer builds: {err}") from None
+        raise unreadable(path, f"it describes no network this trainer builds: {short_reason(err)}") from None
     try:
         model.load_state_dict(data["model"])
-    except RuntimeError as err:
-        raise CheckpointError(f"checkpoint {path} weights do not fit its network: {err}") from None
+    except (RuntimeError, TypeError, AttributeError) as err:
+        raise unreadable(path, f"its weights do not fit its network: {short_reason(err)}") from None
     model.eval()
     return model, config
 

@@ -333,12 +333,15 @@ class DominoEnv(AECEnv, Generic[RulesT]):
             self.infos[agent] = {**self.infos[agent], "illegal_action": action}
             return
         action_id = action_id_of(action)
-        if action_id is None or not 0 <= action_id < self.rules.num_actions:
+        num_actions = self.rules.num_actions
+        if action_id is None or not 0 <= action_id < num_actions:
             what = repr(action)
-        else:
+            why = f"an action is an action id, an int in 0..{num_actions - 1}"
+        else:  # the rules say why: which tile, where, what they require
             what = f"{action_id} ({move_text(self.describe_action(action_id))})"
+            why = self.rules.illegal_reason(self.game, action_id, agent)
         options = ", ".join(f"{a} ({move_text(self.describe_action(a))})" for a in legal)
-        raise ValueError(f"illegal action {what} for {agent}; legal actions: {options}")
+        raise ValueError(f"illegal action {what} for {agent}: {why}; legal actions: {options}")
 
     def render(self) -> str | np.ndarray | None:
         if self.render_mode is None:

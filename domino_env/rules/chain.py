@@ -14,7 +14,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from domino_env.core.events import DEAL, DRAW, LAY, PASS, ROUND_END
-from domino_env.core.line import SPINNER_SLOT_NAMES, Line, Spinner
+from domino_env.core.line import CLOSED, NORTH, SOUTH, SPINNER_SLOT_NAMES, UNUSED, Line, Spinner
 from domino_env.core.state import RoundResult, State, VariantState
 from domino_env.core.tiles import format_tile, iter_bits, mask_of, tile_set_of
 from domino_env.rules.table import PLAY, TableRules
@@ -45,6 +45,9 @@ class ChainRules(TableRules):
     # A seat's ``voids`` (values open when it drew or passed) mean it holds no tile of them; a
     # variant where a player may draw or pass holding such a tile (Domino-Metro) says False.
     voids_hold_none: ClassVar[bool] = True
+    # Which tile must open a round when :meth:`opening` names one, in words for the error an
+    # illegal lead gets ("the round's first tile must be 1-1, <opening_rule>").
+    opening_rule: ClassVar[str] = "the tile the rules name to open this round"
     action_kind: list[str]  # lists here: variants extend the table (Blind blitz's arrange actions)
     action_tile: list[int]
 
@@ -435,6 +438,105 @@ class ChainRules(TableRules):
                 state.legal = []
                 return
             state.current = self.next_seat(state, seat)
+
+    # --- explaining a refused action ------------------------------------------------------------
+
+    def illegal_reason(self, state: State, action: int, who: str = "the player") -> str:
+        """Why ``action`` is not legal now (see :meth:`TableRules.illegal_reason`): the lead's
+        required tile, a tile the seat does not hold, an end that is missing, closed or shows
+        another value, a face the rules refuse; else what the variant's own rules leave legal."""
+        play = self._plays[action]
+        if play is None:
+            return self._extra_reason(state, action, who)
+        tile, slot, face_down = play
+        ts, line, seat = self.tile_set, state.line, state.current
+        name = format_tile(ts.tiles[tile])
+        if not any(self._plays[a] is not None for a in state.legal):  # another phase: arrange, draw ...
+            return f"no tile may be laid now; {who} may {self.legal_summary(state)}"
+        required = state.required_lead
+        if not line.count and required >= 0 and tile != required:
+            return (
+                f"the round's first tile must be {format_tile(ts.tiles[required])}, "
+                f"{self.opening_reason(state)}"
+            )
+        nameable = self.known_hand(state, seat) | self.public_hands(state)[seat]
+        if not nameable >> tile & 1:
+            if nameable == state.hands[seat]:
+                return f"{who} holds no {name}"
+            return f"{name} is not among the tiles {who} can name in its hand"  # (says nothing hidden)
+        if not line.count:
+            lead = self.play_action(tile, 0)
+            if slot:
+                return (
+                    f"the round's first tile is laid as the lead (action {lead}), not on an end: "
+                    "there is none yet"
+                )
+            if face_down:
+                return f"the round's first tile is laid face up (action {lead})"
+            return self._restricted(state, action, f"{name} could lead", who)
+        where = self.slot_names[slot]
+        end = where if where.startswith("end") else f"the {where} end"  # Metro's: "end4"
+        if line.state[slot] == UNUSED:
+            return f"the line has no {end.removeprefix('the ')} yet{self._unopened_hint(slot)}"
+        if line.state[slot] == CLOSED:
+            return f"{end} is closed: nothing more is laid there"
+        value = line.value[slot]
+        if value not in ts.tiles[tile]:
+            return f"{end} shows {value}, and {name} has no {value}"
+        if face_down:
+            if not ts.is_double[tile]:
+                return f"only a double may be laid face down, and {name} is not one"
+            if self.play_action(tile, slot) in state.legal:
+                return f"here {name} may be laid face up only (action {self.play_action(tile, slot)})"
+        elif self.face_down_doubles and self.play_action(tile, slot, face_down=True) in state.legal:
+            return f"here {name} may be laid face down only (action {self.play_action(tile, slot, True)})"
+        return self._restricted(state, action, f"{name} fits {end} ({value})", who)
+
+    def opening_reason(self, state: State) -> str:
+        """Why the round's first tile must be ``state.required_lead``: the words after "must be
+        6-6, " - the opening a fixed deal names, else the variant's :attr:`opening_rule`."""
+        fixed = state.fixed_deals[state.round_index] if state.round_index < len(state.fixed_deals) else None
+        if isinstance(fixed, DealSpec) and fixed.opening == state.required_lead:
+            return "the opening tile the deal names"
+        return self.opening_rule
+
+    def _unopened_hint(self, slot: int) -> str:
+        """Why a spinner arm is not open yet (empty for other slots)."""
+        if slot not in (NORTH, SOUTH) or self.spinner is Spinner.NONE:
+            return ""
+        if self.spinner is Spinner.AT_ONCE:
+            return ": north and south open with the spinner, the first double laid"
+        return ": north and south open once the spinner (the first double) has a tile on both sides"
+
+    def _restricted(self, state: State, action: int, fact: str, who: str) -> str:
+        """The reason for a placement the plain line allows and the variant's rules refuse: the
+        fact, then what is legal instead (one tile only; only arms with no tile yet; the list)."""
+        slots, line = self.num_slots, state.line
+        plays = [a for a in state.legal if self._plays[a] is not None]
+        tiles = {self.action_tile[a] for a in plays}
+        if len(tiles) == 1:
+            only = format_tile(self.tile_set.tiles[next(iter(tiles))])
+            return f"{fact}, but {self.name} does not allow it now: the only tile {who} may lay is {only}"
+        arms = sorted({a % slots for a in plays})
+        started = line.count and line.length[self.action_slot[action]]
+        if started and plays and all(not line.length[s] for s in arms):
+            names = ", ".join(self.slot_names[s] for s in arms)
+            return (
+                f"{fact}, but {self.name} does not allow it now: every legal move starts an arm "
+                f"that holds no tile yet ({names})"
+            )
+        return f"{fact}, but {self.name} does not allow it now; {who} may {self.legal_summary(state)}"
+
+    def _extra_reason(self, state: State, action: int, who: str) -> str:
+        """Why an extra action (``stop``, ``draw`` ...) is not legal now."""
+        kind, tile = self.action_kind[action], self.action_tile[action]
+        words = kind.replace("_", " ")
+        offered = [self.action_tile[a] for a in state.legal if self.action_kind[a] == kind]
+        if tile >= 0 and offered:  # the move is offered, for other tiles
+            name = format_tile(self.tile_set.tiles[tile])
+            return f"{name} is not among the tiles {who} may {words} now ({self.tile_names_listed(offered)})"
+        laid = "no tile was laid this turn yet, and " if kind == STOP and not state.turn_laid else ""
+        return f"{words} is not offered now: {laid}{who} may {self.legal_summary(state)}"
 
     # --- scoring ------------------------------------------------------------------------------
 

@@ -339,6 +339,49 @@ class GridRules(TableRules):
         state.legal = []
         state.events.append((ROUND_END, -1 if winner is None else winner, True))
 
+    # --- explaining a refused action ------------------------------------------------------------
+
+    def illegal_reason(self, state: GridState, action: int, who: str = "the player") -> str:
+        """Why a placement is not legal now (see :meth:`TableRules.illegal_reason`): a tile the
+        seat does not hold, a cell off the board, cells of unequal height, halves that do not
+        match the values below, or (on the table) touch nothing or touch another value."""
+        x, y, edge = self.decode(action)
+        kind = self.action_tile[action]
+        name = format_tile(self.tile_set.tiles[kind])
+        if not state.hands[state.current] & self.copies[kind]:
+            gone = " (no_doubles=True removes the doubles)" if kind not in self.kinds_in_play else ""
+            return f"{who} holds no {name}{gone}"
+        grid, size = state.grid, self.board_size
+        (r1, c1), (r2, c2) = self.geometry.edge_coordinates(edge)
+        first, second = f"({r1},{c1})", f"({r2},{c2})"
+        a, b = self.geometry.edge_cells[edge]
+        if a < 0:
+            return f"{second} is off the {size}x{size} board"
+        ha, hb = grid.height[a], grid.height[b]
+        if ha != hb:
+            return (
+                f"a tile lies on two cells of equal height, and {first} is at height {ha}, "
+                f"{second} at height {hb}"
+            )
+        if ha:
+            if not self.stacking:
+                return f"{first} and {second} are taken, and stacking=False lays no tile on top"
+            return (
+                f"a tile on top must show the values below it, and {first} shows {grid.value[a]}, "
+                f"{second} shows {grid.value[b]} (it would lay {x} and {y})"
+            )
+        touch_a, touch_b = grid.adj[a], grid.adj[b]
+        if not touch_a and not touch_b:
+            return (
+                f"neither {first} nor {second} touches a tile: a tile laid on the table must touch "
+                "a half of its own value"
+            )
+        for cell, value, touch in ((first, x, touch_a), (second, y, touch_b)):
+            if touch and not touch >> value & 1:
+                shown = ", ".join(str(v) for v in range(self.num_values) if touch >> v & 1)
+                return f"the {value} on {cell} would touch {shown}: a half may touch only its own value"
+        return f"{self.name} does not offer it now; {who} may {self.legal_summary(state)}"
+
     # --- ranking and hooks --------------------------------------------------------------------
 
     def round_keys(self, state: GridState) -> list[Any]:

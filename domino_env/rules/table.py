@@ -14,9 +14,10 @@ from typing import Any, ClassVar
 import numpy as np
 
 from domino_env.core.events import DRAW, SCORE
-from domino_env.core.tiles import DOUBLE_SIX, TileSet
+from domino_env.core.tiles import DOUBLE_SIX, TileSet, format_tile
 
 PLAY = "play"  # the kind of an action that lays a tile
+LISTED_TILES = 6  # the most tiles an explanation names before "..."
 
 
 class TableRules:
@@ -137,6 +138,39 @@ class TableRules:
                 )
             hands[seat] = ids
         return hands
+
+    # --- explaining a refused action -------------------------------------------------------
+
+    def illegal_reason(self, state: Any, action: int, who: str = "the player") -> str:
+        """Why ``action`` (an id in range) is not legal for the seat to move now, in words for
+        the environment's error (``who`` names that seat): which tile, where, and what the
+        rules require. Each kind of table explains its own moves (the chain and grid rules
+        override this); this fallback says what the seat may do instead. Reads, never changes."""
+        return f"{self.name} does not offer it now; {who} may {self.legal_summary(state)}"
+
+    def legal_summary(self, state: Any) -> str:
+        """The legal moves of the seat to move in a few words: ``lay 3-4``, ``lay one of 0-1,
+        2-3 or stop``, ``draw or stop``."""
+        kinds: dict[str, list[int]] = {}
+        for a in state.legal:
+            tiles = kinds.setdefault(self.action_kind[a], [])
+            if self.action_tile[a] >= 0 and self.action_tile[a] not in tiles:
+                tiles.append(self.action_tile[a])
+        parts = []
+        for kind, tiles in kinds.items():
+            verb = "lay" if kind == PLAY else kind.replace("_", " ")
+            if not tiles:
+                parts.append(verb)
+            elif len(tiles) == 1:
+                parts.append(f"{verb} {self.tile_names_listed(tiles)}")
+            else:
+                parts.append(f"{verb} one of {self.tile_names_listed(tiles)}")
+        return " or ".join(parts) or "do nothing: the game is over"
+
+    def tile_names_listed(self, tiles: Sequence[int]) -> str:
+        """Tile ids as ``"0-1, 2-3, 4-4"`` in id order, cut after ``LISTED_TILES`` with ``...``."""
+        names = [format_tile(self.tile_set.tiles[t]) for t in sorted(tiles)]
+        return ", ".join(names[:LISTED_TILES]) + (", ..." if len(names) > LISTED_TILES else "")
 
     # --- scores and ranking -----------------------------------------------------------------
 

@@ -126,6 +126,7 @@ class BlindState(VariantState):
 
 class BlindBlitzRules(ClassicRules):
     name = "blind_blitz"
+    opening_rule = "the tile with the fewest pips dealt"
     extra_actions: ClassVar[tuple[str, ...]] = (STOP, TURN_UP, DRAW_TILE)
     phases: ClassVar[tuple[str, ...]] = ("lead", "arrange", "continuing", "draw")
     blind: ClassVar[bool] = False  # Blind: nobody looked at their tiles
@@ -492,6 +493,7 @@ class BlindRules(BlindBlitzRules):
     """Blind: nobody looked at their tiles; the rightmost tile opens; one tile a turn from a row."""
 
     name = "blind"
+    opening_rule = "the tile turned up from the leader's row"
     extra_actions = (STOP, DRAW_TILE)
     phases = ("lead", "continuing", "draw")
     blind = True

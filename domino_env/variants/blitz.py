@@ -43,6 +43,7 @@ from domino_env.variants.classic import ClassicRules, by_pips
 
 class BlitzRules(ClassicRules):
     name = "blitz"
+    opening_rule = "the tile with the fewest pips dealt"
     extra_actions = (STOP,)
     phases = ("lead", "continuing")
 

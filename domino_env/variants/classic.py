@@ -44,6 +44,7 @@ def by_pips(tile_set: TileSet) -> list[int]:
 
 class ClassicRules(ChainRules):
     name = "classic"
+    opening_rule = "the lowest double dealt (with none, the tile with the fewest pips)"
 
     def __init__(
         self,

@@ -40,6 +40,7 @@ from domino_env.variants.classic import ClassicRules
 
 class CrossRules(ClassicRules):
     name = "cross"
+    opening_rule = "the highest double, which starts the cross"
     player_counts = (4,)
     num_slots = 4
     spinner = Spinner.AT_ONCE

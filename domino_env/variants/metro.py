@@ -112,6 +112,7 @@ class MetroState(VariantState):
 
 class MetroRules(ChainRules):
     name = "metro"
+    opening_rule = "the lowest double dealt after 0-0"
     tile_set = DOUBLE_NINE
     player_counts = (2, 3)
     teams_allowed = False

@@ -69,6 +69,7 @@ class OselState(VariantState):
 
 class OselRules(ChainRules):
     name = "osel"
+    opening_rule = "the lowest double dealt after 0-0 (with none, the non-double with the fewest pips)"
     teams_allowed = False
     num_slots = 4
     spinner = Spinner.AT_ONCE
