@@ -106,6 +106,16 @@ OVERFLOW = """id => {
 }"""
 
 
+def twelve_steps(tab, button: str, mode: str) -> None:
+    """Click ``button`` twelve times, each time waiting for the step it makes (then a picture of
+    the page for the docs, when asked for)."""
+    for step in range(1, 13):
+        tab.click(button)
+        tab.wait_for_function(f"game.step === {step}")
+    if SCREENSHOT:
+        tab.screenshot(path=SCREENSHOT.replace(".png", f"-{mode}.png"), full_page=True)
+
+
 def test_the_table_in_words_stays_inside_its_box_in_watch_and_replay(browser, base_url, tmp_path):
     """At 1280 px, a table of four with long names: the last events' line (and every other) wraps
     inside the box in watch mode and in replay mode, and the page gets no horizontal scroll; the
@@ -119,11 +129,7 @@ def test_the_table_in_words_stays_inside_its_box_in_watch_and_replay(browser, ba
     tab.fill("#seed", "3")
     tab.click("#start")
     tab.wait_for_selector("#game[data-mode='watch']")
-    for step in range(1, 13):
-        tab.click("#step-once")
-        tab.wait_for_function(f"game.step === {step}")
-    if SCREENSHOT:
-        tab.screenshot(path=SCREENSHOT.replace(".png", "-watch.png"), full_page=True)
+    twelve_steps(tab, "#step-once", "watch")
     board = tab.inner_text("#board")
     assert "last: " in board and "penalty points, lower wins" in board
     assert max(map(len, board.splitlines())) > 80  # long enough to have run past a 1280 px page's box
@@ -140,11 +146,7 @@ def test_the_table_in_words_stays_inside_its_box_in_watch_and_replay(browser, ba
     tab.check("input[name='mode'][value='replay']")
     tab.set_input_files("#record-file", str(path))
     tab.wait_for_selector("#game[data-mode='replay']")
-    for step in range(1, 13):
-        tab.click("#forward")
-        tab.wait_for_function(f"game.step === {step}")
-    if SCREENSHOT:
-        tab.screenshot(path=SCREENSHOT.replace(".png", "-replay.png"), full_page=True)
+    twelve_steps(tab, "#forward", "replay")
     assert "last: " in tab.inner_text("#board")
     assert tab.evaluate(OVERFLOW, "board") == {"scrolls": 0, "past": 0, "page": 0}
     assert tab.evaluate(OVERFLOW, "log")["past"] == 0

@@ -86,6 +86,33 @@ def test_without_the_train_extra_the_cli_says_how_to_install_it(missing: str, st
     )
 
 
+@pytest.mark.parametrize(
+    ("hidden", "args", "extra"),
+    [
+        ("pyspiel", ["exploitability", "random", "--variant", "classic", "--preset", "tiny"], "openspiel"),
+        ("fastapi", ["serve", "--port", "0"], "serve"),
+        ("ray", ["train", str(ROOT / "configs" / "classic.yaml"), "--ray", "1"], "ray"),
+    ],
+    ids=["exploitability", "serve", "train-ray"],
+)
+def test_a_command_without_its_extra_says_which_and_how_to_install_it(
+    hidden: str,
+    args: list[str],
+    extra: str,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A command whose extra is not installed refuses in one line before any work, exit 2."""
+    monkeypatch.setitem(sys.modules, hidden, None)  # find_spec then reports the module missing
+    assert main(args) == 2
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err == (
+        f"error: the {extra} extra is missing (no module {hidden}): install it with "
+        f'pip install -e ".[{extra}]" in a checkout, or pip install "domino-env[{extra}]"\n'
+    )
+
+
 def test_cli_trains_a_tiny_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     config = write(tmp_path, "env:\n  variant: classic\n  options: {num_players: 2, episode: round}\n")
     overrides = [o for o in TINY if not o.startswith("run.total_steps")]

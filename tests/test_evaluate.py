@@ -489,3 +489,14 @@ def test_agent_commands_run_torch_on_the_threads_asked(run_dir: Path) -> None:
         assert torch.get_num_threads() == 2
     finally:
         torch.set_num_threads(before)
+
+
+def test_a_table_is_described_by_the_options_it_sets(capsys: pytest.CaptureFixture[str]) -> None:
+    """Options left unset (None: the variant's own) are not listed as ``max_pip=None``."""
+    assert report.table_text("osel", {"num_players": 2, "max_pip": None, "reward": "outcome"}) == (
+        "osel (num_players=2)"
+    )
+    shipped = str(ROOT / "agents" / "classic.pt")
+    assert main(["evaluate", shipped, "random", "--variant", "osel", "--games", "1"]) == 2
+    err = capsys.readouterr().err
+    assert "not on osel (num_players=2" in err and "None" not in err

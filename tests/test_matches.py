@@ -99,6 +99,9 @@ def test_intervals_on_hand_made_matches() -> None:
     assert all(math.isnan(x) for x in mean_interval([1.0]))
     clipped = Match(4, 2.0, 0.0, 1.0, 0, shares=[1.0, 1.0, 0.0, 0.0], margins=[0.0] * 4, per_deal=2)
     assert clipped.interval() == (0.0, 1.0)  # a win rate's interval stays inside [0, 1]
+    swept = Match(10, 10.0, 0.0, 1.0, 0, shares=[1.0] * 10, margins=[5.0] * 10, per_deal=2)
+    low, high = swept.interval()  # every deal won: not a certainty, Wilson's over the 5 deals
+    assert (low, high) == wilson_interval(5.0, 5) and high == 1.0 and low < 0.6
 
 
 def test_margins_are_signed_so_more_is_better() -> None:

@@ -18,13 +18,34 @@ from typing import Any
 
 import domino_env
 
-# The import names of the train extra's packages (pyproject.toml); every command needs some.
-TRAIN_EXTRA_MODULES = ("torch", "yaml", "tqdm", "tensorboard", "matplotlib", "openskill", "scipy")
+# The import names of each extra's packages (pyproject.toml). Every command needs the train
+# extra; a few need one more (COMMAND_EXTRAS, and `train --ray` the ray extra).
+EXTRA_MODULES = {
+    "train": ("torch", "yaml", "tqdm", "tensorboard", "matplotlib", "openskill", "scipy"),
+    "openspiel": ("pyspiel",),
+    "serve": ("fastapi", "uvicorn"),
+    "ray": ("ray",),
+}
+COMMAND_EXTRAS = {"exploitability": "openspiel", "serve": "serve"}
 
 
-def missing_train_extra() -> list[str]:
-    """The train extra's modules that are not installed (looked up, not imported)."""
-    return [name for name in TRAIN_EXTRA_MODULES if importlib.util.find_spec(name) is None]
+def missing_extra(extra: str) -> str | None:
+    """One line naming the extra's modules that are not installed (looked up, not imported) and
+    how to install them; None when every one is there."""
+    missing = [name for name in EXTRA_MODULES[extra] if importlib.util.find_spec(name) is None]
+    if not missing:
+        return None
+    return (
+        f"the {extra} extra is missing (no module {', '.join(missing)}): install it with "
+        f'pip install -e ".[{extra}]" in a checkout, or pip install "domino-env[{extra}]"'
+    )
+
+
+def extras_needed(args: argparse.Namespace) -> list[str]:
+    """The extras a parsed command needs beyond the train extra."""
+    extra = COMMAND_EXTRAS.get(args.command)
+    ray = args.command == "train" and (args.ray is not None or args.ray_address)
+    return [e for e in (extra, "ray" if ray else None) if e is not None]
 
 
 def train_command(args: argparse.Namespace) -> int:
@@ -134,7 +155,9 @@ def ship_command(args: argparse.Namespace) -> int:
 
 
 def benchmark_command(args: argparse.Namespace) -> int:
-    from training.benchmark import REFERENCE, benchmark
+    import math
+
+    from training.benchmark import PROTOCOL_GAMES, REFERENCE, benchmark
 
     try:
         summary = benchmark(
@@ -148,15 +171,21 @@ def benchmark_command(args: argparse.Namespace) -> int:
             args.workers,
             None if args.fresh else args.reference or REFERENCE,
             args.record,
+            overwrite=args.overwrite,
         )
     except ValueError as err:
         return _fail(err)
     except KeyboardInterrupt:
         print("interrupted: nothing written", file=sys.stderr)
         return 130
+    if summary["exploratory"]:
+        few = summary["games_per_pairing"] < PROTOCOL_GAMES
+        rough = ", and a bootstrap over so few deals gives IQM intervals too narrow to trust" if few else ""
+        print(f"{summary['label']}: not comparable with the reference{rough}")
     for label, entry in summary["agents"].items():
         low, high = entry["iqm_ci"]
-        print(f"{label:<24} IQM score {entry['iqm']:+.2f}  95% CI [{low:+.2f}, {high:+.2f}]")
+        interval = "n/a (too few distinct outcomes)" if math.isnan(low) else f"[{low:+.2f}, {high:+.2f}]"
+        print(f"{label:<24} IQM score {entry['iqm']:+.2f}  95% CI {interval}")
     for agent, variants in summary["skipped"].items():
         print(f"{agent}: not played on {', '.join(variants)} (a checkpoint plays only its own table)")
     pairings = summary["pairings"]
@@ -164,7 +193,7 @@ def benchmark_command(args: argparse.Namespace) -> int:
     print(f"pairings: {pairings['played']} played{read}")
     written = Path(args.out) / "benchmark.csv"
     also = "benchmark.md, summary.json, benchmark.png, pairings.json"
-    print(f"written: {written}, {also} (protocol {summary['protocol']})")
+    print(f"written: {written}, {also} ({summary['label']})")
     if args.record:
         print(f"game records: {args.record} (a JSON file per game played; --fresh plays every pairing)")
     return 0
@@ -347,12 +376,13 @@ def record_command(args: argparse.Namespace) -> int:
 
 
 def serve_command(args: argparse.Namespace) -> int:
-    try:
-        from training.serve import serve
-    except ImportError as err:
-        missing = f"the serve extra is missing ({err}): install it with pip install -e '.[serve]'"
-        return _fail(ValueError(missing))
-    serve(args.host, args.port, args.agents_dir)
+    from training.serve import listen, serve  # (main checked the serve extra)
+
+    try:  # the port and the bind are checked before the address is announced
+        listener = listen(args.host, args.port)
+    except ValueError as err:
+        return _fail(err)
+    serve(listener, args.agents_dir)
     return 0
 
 
@@ -376,14 +406,9 @@ def _threads_argument(parser: argparse.ArgumentParser) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    missing = missing_train_extra()
-    if missing:
-        print(
-            f"error: the train extra is missing (no module {', '.join(missing)}): install it with "
-            'pip install -e ".[train]" in a checkout, or pip install "domino-env[train]"',
-            file=sys.stderr,
-        )
-        return 2
+    missing = missing_extra("train")
+    if missing is not None:
+        return _fail(ValueError(missing))
     from training.arena import positive_int
 
     parser = argparse.ArgumentParser(
@@ -645,13 +670,16 @@ def main(argv: list[str] | None = None) -> int:
         "protocol v1 -> benchmark.csv, summary.json, benchmark.png",
         description="Each agent plays the ladder on each variant's standard table, whole matches, "
         "duplicate deals from the protocol's fixed deal seeds. Scores: 0 plays like random, 1 like "
-        "search; summary.json holds their interquartile mean with a stratified bootstrap interval.",
+        "search; summary.json holds their interquartile mean with a stratified bootstrap interval. "
+        "Fewer than 200 games a pairing or only some variants is an exploratory run, labelled so.",
     )
     bench.add_argument(
         "agents", nargs="+", metavar="AGENT", help="baselines, search[:N], checkpoints, run folders, shipped"
     )
     bench.add_argument("--variants", nargs="+", help="variants to play (default all)")
-    bench.add_argument("--games", type=positive_int, default=200, help="games per pairing (default 200)")
+    bench.add_argument(
+        "--games", type=positive_int, default=200, help="games per pairing (default 200, the protocol's)"
+    )
     bench.add_argument("--out", default="runs/benchmark", help="output folder (default runs/benchmark)")
     bench.add_argument("--group", help="the agents are runs (seeds) of one algorithm: aggregate them as NAME")
     bench.add_argument("--agents-dir", default="agents", help="where the shipped agents are (default agents)")
@@ -670,6 +698,9 @@ def main(argv: list[str] | None = None) -> int:
         help="also write every game played to DIR as a game record, a JSON file per game (pairings "
         "read from the reference are not played: add --fresh to record them)",
     )
+    bench.add_argument(
+        "--overwrite", action="store_true", help="replace the benchmark already in --out (refused without)"
+    )
     bench.add_argument("--no-progress", action="store_true", help="no progress bar")
     _threads_argument(bench)
     bench.set_defaults(run=benchmark_command)
@@ -683,6 +714,10 @@ def main(argv: list[str] | None = None) -> int:
     serve.set_defaults(run=serve_command)
 
     args = parser.parse_args(argv)
+    for extra in extras_needed(args):  # before any work, in one line
+        missing = missing_extra(extra)
+        if missing is not None:
+            return _fail(ValueError(missing))
     if getattr(args, "torch_threads", None):  # train, demo and ship take theirs from the config
         import torch
 

@@ -192,10 +192,15 @@ class Match(Summary):
 
     def interval(self) -> tuple[float, float]:
         """95% interval of the win rate: Wilson's over independent games; with duplicate deals a
-        t-interval over the deals' mean shares (the games of one deal are not independent)."""
+        t-interval over the deals' mean shares (the games of one deal are not independent), or
+        Wilson's over the deals when every deal went the same way (the t-interval would have no
+        width: ten deals all won are not a certainty)."""
         if self.per_deal == 1:
             return wilson_interval(self.wins, self.games)
-        low, high = mean_interval(self.deal_shares())
+        shares = self.deal_shares()
+        if len(set(shares)) <= 1:
+            return wilson_interval(sum(shares), len(shares))
+        low, high = mean_interval(shares)
         return max(0.0, low), min(1.0, high)
 
     @property

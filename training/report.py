@@ -34,8 +34,9 @@ RATING_COLUMNS = ("agent", "iteration", "steps", "mu", "sigma", "ordinal", "game
 
 def table_text(variant: str, options: dict[str, Any]) -> str:
     """``all_fives (num_players=2, episode=match)``: the table in the headers and the errors. The
-    ``reward`` option is left out: evaluation and play count outcomes whatever reward the env gives."""
-    shown = [f"{k}={v}" for k, v in options.items() if k != "reward"]
+    ``reward`` option is left out: evaluation and play count outcomes whatever reward the env gives;
+    so are options left unset (None: the variant's own)."""
+    shown = [f"{k}={v}" for k, v in options.items() if k != "reward" and v is not None]
     return f"{variant} ({', '.join(shown) or 'default options'})"
 
 
