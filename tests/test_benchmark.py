@@ -191,8 +191,8 @@ def test_a_small_run_is_labelled_exploratory_on_screen_and_in_every_file(
 
 def test_win_rate_interval_is_wilson_over_deals_and_never_zero_width() -> None:
     all_wins = Match(10, 10.0, 1.0, 1.0, 100, shares=[1.0] * 10, margins=[5.0] * 10, per_deal=2)
-    assert all_wins.interval() == (1.0, 1.0)  # the t-interval over deals the benchmark no longer uses
     low, high = benchmark.win_rate_interval(all_wins)
+    assert all_wins.interval() == (low, high)  # evaluate's too, when every deal went one way
     assert high == 1.0 and low == pytest.approx(0.5655, abs=1e-4)  # Wilson, n = 5 deals
     all_losses = Match(10, 0.0, -1.0, 1.0, 100, shares=[0.0] * 10, margins=[-5.0] * 10, per_deal=2)
     low, high = benchmark.win_rate_interval(all_losses)
