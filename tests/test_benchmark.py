@@ -340,3 +340,9 @@ def test_an_unwritable_out_is_refused(tmp_path: Path, capsys: pytest.CaptureFixt
     blocker.write_text("x")
     assert main(["benchmark", "greedy", "--out", str(blocker), "--no-progress"]) == 2
     assert "is a file, not a folder" in capsys.readouterr().err
+
+
+def test_a_score_that_rounds_to_zero_is_printed_as_zero() -> None:
+    assert benchmark.two_places(-0.001, sign=True) == "+0.00"
+    assert benchmark.two_places(-0.0) == "0.00"
+    assert benchmark.two_places(-0.33, sign=True) == "-0.33" and benchmark.two_places(1.0) == "1.00"

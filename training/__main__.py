@@ -157,7 +157,7 @@ def ship_command(args: argparse.Namespace) -> int:
 def benchmark_command(args: argparse.Namespace) -> int:
     import math
 
-    from training.benchmark import PROTOCOL_GAMES, REFERENCE, benchmark
+    from training.benchmark import PROTOCOL_GAMES, REFERENCE, benchmark, two_places
 
     try:
         summary = benchmark(
@@ -184,8 +184,12 @@ def benchmark_command(args: argparse.Namespace) -> int:
         print(f"{summary['label']}: not comparable with the reference{rough}")
     for label, entry in summary["agents"].items():
         low, high = entry["iqm_ci"]
-        interval = "n/a (too few distinct outcomes)" if math.isnan(low) else f"[{low:+.2f}, {high:+.2f}]"
-        print(f"{label:<24} IQM score {entry['iqm']:+.2f}  95% CI {interval}")
+        interval = (
+            "n/a (too few distinct outcomes)"
+            if math.isnan(low)
+            else f"[{two_places(low, sign=True)}, {two_places(high, sign=True)}]"
+        )
+        print(f"{label:<24} IQM score {two_places(entry['iqm'], sign=True)}  95% CI {interval}")
     for agent, variants in summary["skipped"].items():
         print(f"{agent}: not played on {', '.join(variants)} (a checkpoint plays only its own table)")
     pairings = summary["pairings"]

@@ -169,6 +169,11 @@ def check_out(out: str | Path, overwrite: bool) -> None:
         )
 
 
+def two_places(value: float, sign: bool = False) -> str:
+    """``value`` to two places, never ``-0.00`` (a score that rounds to zero is zero)."""
+    return f"{round(value, 2) + 0.0:{'+' if sign else ''}.2f}"
+
+
 def win_rate_interval(match: Match) -> tuple[float, float]:
     """95% Wilson score interval of a pairing's win rate over its deals (n: the number of deals,
     the proportion: their mean win share; see the module docstring). Never zero width: all wins
@@ -630,9 +635,9 @@ def markdown(by_variant: list[VariantResults], summary: dict[str, Any]) -> str:
         "|---" * (len(labels) + 1) + "|",
     ]
     for v in by_variant:  # (rounded first: a score of -0.0001 reads 0.00, not -0.00)
-        cells = [f"{round(v.score(a), 2) + 0.0:.2f}" if a in v.deal_scores else "" for a in labels]
+        cells = [two_places(v.score(a)) if a in v.deal_scores else "" for a in labels]
         lines.append(f"| {v.variant} | " + " | ".join(cells) + " |")
-    iqms = [f"{summary['agents'][a]['iqm']:.2f}" for a in labels]
+    iqms = [two_places(summary["agents"][a]["iqm"]) for a in labels]
     lines += ["| **IQM** | " + " | ".join(iqms) + " |", ""]
     lines += [
         "Win rate of the row's agent against each opponent (95% Wilson score interval over the deals:",
@@ -680,7 +685,7 @@ def plot(path: Path, by_variant: list[VariantResults], summary: dict[str, Any]) 
             xs.append(mean)
             errors.append(half)
         iqm = summary["agents"][label]["iqm"]
-        ax.barh(ys, xs, height=height, xerr=errors, capsize=2, label=f"{label} (IQM {iqm:.2f})")
+        ax.barh(ys, xs, height=height, xerr=errors, capsize=2, label=f"{label} (IQM {two_places(iqm)})")
     ax.set_yticks([i + 0.4 - height / 2 for i in range(len(by_variant))], [v.variant for v in by_variant])
     ax.axvline(0, color="grey", lw=0.8)
     ax.axvline(1, color="grey", lw=0.8, ls="--")
