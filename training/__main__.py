@@ -1,5 +1,5 @@
 """Command line: ``python -m training <command> ...`` (also ``domino-train``): train, evaluate,
-exploit, rate, play, record, demo, ship and benchmark.
+exploit, exploitability, rate, ladder, play, record, serve, demo, ship and benchmark.
 
 This module imports nothing of the train extra at its top, so that without it (a plain
 ``pip install -e .``) :func:`main` can say so in one line instead of a traceback.
@@ -21,7 +21,7 @@ import domino_env
 # The import names of each extra's packages (pyproject.toml). Every command needs the train
 # extra; a few need one more (COMMAND_EXTRAS, and `train --ray` the ray extra).
 EXTRA_MODULES = {
-    "train": ("torch", "yaml", "tqdm", "tensorboard", "matplotlib", "openskill", "scipy"),
+    "train": ("torch", "yaml", "tqdm", "tensorboard", "matplotlib", "openskill", "scipy", "choix"),
     "openspiel": ("pyspiel",),
     "serve": ("fastapi", "uvicorn"),
     "ray": ("ray",),
@@ -200,6 +200,71 @@ def benchmark_command(args: argparse.Namespace) -> int:
     print(f"written: {written}, {also} ({summary['label']})")
     if args.record:
         print(f"game records: {args.record} (a JSON file per game played; --fresh plays every pairing)")
+    return 0
+
+
+def ladder_command(args: argparse.Namespace) -> int:
+    from training import ladder
+
+    if args.rate is None and args.against is not None:
+        return _fail(ValueError("--against goes with --rate AGENT: the ladder file to rate it against"))
+    if args.rate is not None:
+        return _rate_on_ladder(args)
+    try:
+        plan = ladder.prepare_ladder(
+            args.agents,
+            args.variant,
+            args.option,
+            args.config,
+            args.games,
+            args.seed,
+            args.out,
+            args.workers,
+            args.overwrite,
+        )
+    except ValueError as err:
+        return _fail(err)
+    print(plan.header())
+    try:
+        played = ladder.play_ladder(plan, progress=not args.no_progress)
+    except KeyboardInterrupt:  # the fit needs every pairing
+        print("interrupted: the ladder needs every pairing, nothing written", file=sys.stderr)
+        return 130
+    print("\n".join(ladder.report_lines(played)))
+    print(f"method: {ladder.METHOD}")
+    paths = ladder.write_ladder(played, plan.folder)
+    print(f"written: {', '.join(str(p) for p in paths)}")
+    return 0
+
+
+def _rate_on_ladder(args: argparse.Namespace) -> int:
+    from training import ladder
+
+    try:
+        if args.against is None:
+            raise ValueError("--rate needs --against DIR/ladder.json: the ladder to rate the agent on")
+        if args.agents:
+            raise ValueError(
+                f"--rate rates one agent against a ladder's rungs: leave out {' '.join(args.agents)}"
+            )
+        if args.variant or args.option or args.config or args.seed is not None:
+            raise ValueError(
+                "--rate plays on the ladder's own table and deals: leave out --variant, --option, "
+                "--config and --seed"
+            )
+        plan = ladder.prepare_rating(
+            args.rate, args.against, args.games, args.out, args.workers, args.overwrite
+        )
+    except ValueError as err:
+        return _fail(err)
+    print(plan.header())
+    try:
+        rated = ladder.play_rating(plan, progress=not args.no_progress)
+    except KeyboardInterrupt:
+        print("interrupted: the rating needs every rung, nothing written", file=sys.stderr)
+        return 130
+    print("\n".join(ladder.rating_lines(plan, rated)))
+    print(f"written: {ladder.write_rating(plan, rated)}")
     return 0
 
 
@@ -708,6 +773,50 @@ def main(argv: list[str] | None = None) -> int:
     bench.add_argument("--no-progress", action="store_true", help="no progress bar")
     _threads_argument(bench)
     bench.set_defaults(run=benchmark_command)
+
+    ladder = commands.add_parser(
+        "ladder",
+        help="rate reference agents on one scale (Bradley-Terry, Elo points, bootstrap intervals) "
+        "-> ladder.json, ladder.csv, ladder.png; or rate a new agent against a ladder's fixed rungs",
+        description="Every pair of the rungs plays --games whole matches on duplicate deals; a "
+        "Bradley-Terry model is fitted over all pairings (choix; a shared first place half a win each "
+        "way, one virtual draw per pairing), in Elo points with the first rung at 0, with 95%% "
+        "bootstrap intervals over deals. --rate AGENT --against DIR/ladder.json plays AGENT against "
+        "every rung of that ladder and fits its rating alone, the rungs' ratings fixed.",
+    )
+    ladder.add_argument(
+        "agents",
+        nargs="*",
+        metavar="AGENT",
+        help="the rungs, in order (the first is 0): random, greedy, search[:N], checkpoints, run folders",
+    )
+    _table_arguments(ladder)
+    ladder.add_argument(
+        "--games",
+        type=positive_int,
+        help="games per pairing, rounded up to whole deals (default 200; with --rate: the ladder's)",
+    )
+    ladder.add_argument(
+        "--seed", type=int, help="deal d is dealt from seed + d (default 0; with --rate: the ladder's)"
+    )
+    ladder.add_argument(
+        "--out", help="output folder (default runs/ladder-<variant>; with --rate: the ladder's)"
+    )
+    ladder.add_argument(
+        "--workers", type=positive_int, help="processes playing pairings at once (default: one per core)"
+    )
+    ladder.add_argument(
+        "--rate", metavar="AGENT", help="rate this agent against the fixed rungs of --against"
+    )
+    ladder.add_argument("--against", metavar="LADDER_JSON", help="the ladder.json that --rate plays")
+    ladder.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="replace the ladder (or rating) already there (refused without)",
+    )
+    ladder.add_argument("--no-progress", action="store_true", help="no progress bar")
+    _threads_argument(ladder)
+    ladder.set_defaults(run=ladder_command)
 
     serve = commands.add_parser(
         "serve", help="a local web app to watch agents, replay game records and play against agents"

@@ -69,14 +69,11 @@ import hashlib
 import json
 import math
 import os
-import queue
 import textwrap
 from collections.abc import Callable
-from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from dataclasses import dataclass, field, fields, replace
 from functools import cache, partial
 from importlib.metadata import version
-from multiprocessing import Manager, get_context
 from pathlib import Path
 from typing import Any
 
@@ -89,6 +86,7 @@ from training import checkpoint
 from training.evaluate import Contestant, Result, check_fits, contestant, play_pairing
 from training.guided import parse_guided_name
 from training.matches import Match, RecordFolder, seatings, whole_deals, wilson_interval
+from training.pool import play_in_processes
 from training.report import writable_folder, write_rows
 
 PROTOCOL = "v1"
@@ -388,12 +386,6 @@ def collect(plan: VariantPlan, store: Store, source: str) -> VariantResults:
 # --- running ----------------------------------------------------------------------------------
 
 
-def _worker_start() -> None:
-    import torch
-
-    torch.set_num_threads(1)  # the workers share the cores: one thread each
-
-
 def run_tasks(tasks: list[Task], workers: int, progress: bool) -> list[Match]:
     """Play every task (in ``workers`` processes when more than one), a progress bar over the
     games naming the pairing that last finished a game."""
@@ -410,34 +402,7 @@ def run_tasks(tasks: list[Task], workers: int, progress: bool) -> list[Match]:
                 bar.set_description(label(i))
                 played.append(play_task(task, partial(bar.update, 1)))
             return played
-        with Manager() as manager:
-            ticks = manager.Queue()
-            pool = ProcessPoolExecutor(min(workers, len(tasks)), get_context("spawn"), _worker_start)
-            try:
-                futures = [pool.submit(play_task, t, partial(ticks.put, i)) for i, t in enumerate(tasks)]
-                pending: set[Future[Match]] = set(futures)
-                while pending:
-                    _, pending = wait(pending, timeout=0.25, return_when=FIRST_COMPLETED)
-                    _drain(ticks, bar, label)
-                _drain(ticks, bar, label)
-                played = [f.result() for f in futures]  # a worker's error is raised here
-            except BaseException:  # (an interrupt too: drop what is queued, keep nothing)
-                pool.shutdown(wait=False, cancel_futures=True)
-                raise
-            pool.shutdown()
-            return played
-
-
-def _drain(ticks: Any, bar: tqdm, label: Callable[[int], str]) -> None:
-    last = None
-    while True:
-        try:
-            last = ticks.get_nowait()
-        except queue.Empty:
-            break
-        bar.update(1)
-    if last is not None:
-        bar.set_description(label(last))
+        return play_in_processes(tasks, play_task, workers, bar, label)
 
 
 def benchmark(

@@ -1,0 +1,766 @@
+"""``python -m training ladder``: fixed reference opponents (the *rungs*) rated on one scale, and a
+new agent rated against them without refitting them.
+
+    python -m training ladder random greedy search:2 search --variant classic --games 200
+    python -m training ladder --rate runs/classic-1 --against runs/ladder-classic/ladder.json
+
+**Games.** Every pair of rungs plays ``--games`` whole matches (rounded up to whole deals) on
+duplicate deals, as ``evaluate --duplicate`` plays a pairing (:func:`training.evaluate.play_all`,
+:func:`training.matches.play_match` with ``duplicate=True``): deal ``d`` is dealt from
+``seed + d`` and played once per seating, and every pairing plays the same deals. The first
+rung of a pairing is seeded ``seed``, the second ``seed + 1``. A rating needs a table of two
+sides (heads-up or partnerships); at 3-4 single seats one agent sits against copies of the
+other, which is no pairwise comparison, and such a table is refused.
+
+**Method: Bradley-Terry**, P(i beats j) = 1 / (1 + exp(-(θi - θj))), fitted by maximum
+likelihood over every pairing with the ``choix`` library (I-LSR, ``choix.ilsr_pairwise_dense``,
+whose fixed point is the maximum-likelihood estimate) on the games each rung won against each
+other rung; a shared first place counts as half a win each way. **Regularization**: one virtual
+drawn game per pairing (half a win each way, the prior of BayesElo's virtual draws). It keeps
+the rating of a pairing won in every game finite (n games of n read as n + 1/2 of n + 1) and
+moves a pairing's win rate by at most 1 / (2(n + 1)), within any interval n games give.
+
+**Scale**: Elo points, R = 400 / ln 10 × θ, so that P(i beats j) = 1 / (1 + 10^((Rj - Ri) / 400));
+anchored with the first rung at 0 (give ``random`` first to read ratings above random).
+
+**Intervals**: of a rating, the 2.5 and 97.5 percentiles of a bootstrap over deals
+(:data:`RESAMPLES` resamples of the deals, drawn with replacement, the same draw in every
+pairing since the pairings were dealt alike; each resample refitted and anchored again: so the
+anchor has none and the others' are relative to it). Of a pairing's win rate, the 95% Wilson
+score interval over its deals (n = the deals, p = their mean win share), as the benchmark gives
+(:func:`training.benchmark.win_rate_interval`).
+
+**Rating a new agent** (``--rate AGENT --against DIR/ladder.json``): it plays every rung on the
+ladder's table, deals and seeds (it seeded ``seed``, the rung ``seed + 1``); the rungs' ratings
+stay as the ladder has them, and the agent's alone is fitted, by maximum likelihood of the same
+model (with the same virtual draw per pairing) in one dimension (``scipy.optimize``). Its
+interval is a bootstrap over its deals with the rungs held fixed: it leaves out the rungs' own
+uncertainty, which their intervals in the ladder show.
+
+**Files** (``--out``, default ``runs/ladder-<variant>``): ``ladder.json`` (everything: rungs,
+ratings, intervals, pairings with every game's win share, games, seeds, the method),
+``ladder.csv`` (a row per rung: rating, interval, win rate against each other rung) and
+``ladder.png`` (ratings with their intervals, and the pairwise win rates as a heatmap). A folder
+that already holds a ladder is refused unless ``overwrite``; a rating writes
+``rating-<agent>.json`` next to the ladder (or in ``--out``), refused too if it exists.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from importlib.metadata import version
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from tqdm import tqdm
+
+from domino_env import raw_env
+from training.benchmark import identity
+from training.evaluate import (
+    Contestant,
+    Evaluation,
+    Result,
+    check_fits,
+    contestant,
+    play_all,
+    play_pairing,
+    prepare,
+)
+from training.matches import wilson_interval
+from training.pool import play_in_processes
+from training.report import table_text, writable_folder, write_rows
+
+FORMAT = "domino-env/ladder"
+FORMAT_VERSION = 1
+ELO = 400 / math.log(10)  # Elo points per unit of Bradley-Terry strength (natural log odds)
+PRIOR_GAMES = 1.0  # virtual drawn games added to every pairing (half a win each way)
+DEFAULT_GAMES = 200  # games a pairing
+RESAMPLES = 1000  # bootstrap resamples of the deals
+BOOTSTRAP_SEED = 0  # the bootstrap's own random stream: the same games give the same intervals
+LADDER_FILES = ("ladder.json", "ladder.csv", "ladder.png")
+METHOD = (
+    "Bradley-Terry, P(i beats j) = 1 / (1 + 10^((Rj - Ri) / 400)) with R = 400 / ln 10 x strength, "
+    "fitted by maximum likelihood (choix.ilsr_pairwise_dense) on the games won, a shared first place "
+    f"half a win each way, with {PRIOR_GAMES:g} virtual drawn game per pairing; anchored with the first "
+    f"rung at 0; 95% intervals: percentiles of a {RESAMPLES}-resample bootstrap over deals (the same "
+    "resampled deals in every pairing), each refitted; pairwise win rates: 95% Wilson interval over deals"
+)
+RATE_METHOD = (
+    "the rungs' ratings fixed as the ladder has them; the agent's fitted alone by maximum likelihood "
+    f"of the same Bradley-Terry model ({PRIOR_GAMES:g} virtual drawn game per pairing; "
+    "scipy.optimize.minimize_scalar); 95% interval: percentiles of a "
+    f"{RESAMPLES}-resample bootstrap over its deals, the rungs held fixed"
+)
+
+
+# --- the fit ------------------------------------------------------------------------------------
+
+
+def fit_strengths(wins: np.ndarray, prior: float = PRIOR_GAMES) -> np.ndarray:
+    """Bradley-Terry strengths (natural log odds, mean 0) from ``wins[i, j]``: the games ``i`` won
+    against ``j`` (a shared first place half to each), with ``prior`` virtual drawn games added
+    to every pairing that was played. Every rung must be joined to every other through played
+    pairings (a round-robin is)."""
+    import choix
+
+    wins = np.asarray(wins, dtype=float)
+    played = (wins + wins.T) > 0
+    np.fill_diagonal(played, False)
+    counts = wins + prior / 2 * played
+    return np.asarray(choix.ilsr_pairwise_dense(counts, alpha=0.0, max_iter=10_000, tol=1e-10))
+
+
+def to_elo(strengths: np.ndarray, anchor: int = 0) -> np.ndarray:
+    """Strengths in Elo points, rung ``anchor`` at 0."""
+    return ELO * (np.asarray(strengths) - strengths[anchor])
+
+
+def fit_one(rungs: np.ndarray, wins: np.ndarray, games: np.ndarray, prior: float = PRIOR_GAMES) -> float:
+    """The Elo rating of one agent that won ``wins[k]`` of ``games[k]`` against the rung rated
+    ``rungs[k]`` (Elo, fixed), by maximum likelihood of the Bradley-Terry model with ``prior``
+    virtual drawn games a pairing (so the likelihood has a finite maximum, and one)."""
+    from scipy.optimize import minimize_scalar
+
+    theta = np.asarray(rungs, dtype=float) / ELO
+    won = np.asarray(wins, dtype=float) + prior / 2
+    lost = np.asarray(games, dtype=float) - np.asarray(wins, dtype=float) + prior / 2
+
+    def loss(x: float) -> float:  # the negative log likelihood: -log sigma(d) = log(1 + e^-d)
+        d = x - theta
+        return float(np.sum(won * np.logaddexp(0, -d) + lost * np.logaddexp(0, d)))
+
+    # the optimum lies within log(2 games + 1) of the rungs' range: well inside these bounds
+    reach = math.log(float(np.sum(games)) + 2) + 1
+    bounds = (float(theta.min()) - reach, float(theta.max()) + reach)
+    result = minimize_scalar(loss, bounds=bounds, method="bounded", options={"xatol": 1e-10})
+    return float(ELO * result.x)
+
+
+def percentile_interval(samples: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The 95% percentile interval of bootstrap samples (along the first axis)."""
+    low, high = np.percentile(samples, [2.5, 97.5], axis=0)
+    return low, high
+
+
+def resampled_deals(deals: int, resamples: int = RESAMPLES, seed: int = BOOTSTRAP_SEED) -> np.ndarray:
+    """``resamples`` draws of ``deals`` deal indices with replacement (one row a resample)."""
+    return np.random.default_rng(seed).integers(0, deals, size=(resamples, deals))
+
+
+def win_counts(count: int, pairings: list[Pairing], index: dict[str, int], draw: Any = None) -> np.ndarray:
+    """``wins[i, j]`` over the pairings (``draw``: the deals to count, a resample; None: all)."""
+    wins = np.zeros((count, count))
+    for p in pairings:
+        by_deal = p.deal_wins()
+        won = float(by_deal.sum() if draw is None else by_deal[draw].sum())
+        total = p.per_deal * (len(by_deal) if draw is None else len(draw))
+        i, j = index[p.first], index[p.second]
+        wins[i, j] += won
+        wins[j, i] += total - won
+    return wins
+
+
+def bootstrap_ladder(
+    rungs: list[str], pairings: list[Pairing], resamples: int = RESAMPLES, seed: int = BOOTSTRAP_SEED
+) -> np.ndarray:
+    """Each rung's Elo rating (first rung 0) refitted on ``resamples`` resamples of the deals,
+    one row a resample; every pairing is drawn the same deals (they were dealt alike)."""
+    index = {name: i for i, name in enumerate(rungs)}
+    deals = {p.deals for p in pairings}
+    if len(deals) != 1:
+        raise ValueError(
+            f"the pairings played different numbers of deals ({sorted(deals)}): one ladder plays one"
+        )
+    draws = resampled_deals(deals.pop(), resamples, seed)
+    return np.array([to_elo(fit_strengths(win_counts(len(rungs), pairings, index, d))) for d in draws])
+
+
+def bootstrap_one(
+    rungs: np.ndarray, pairings: list[Pairing], resamples: int = RESAMPLES, seed: int = BOOTSTRAP_SEED
+) -> np.ndarray:
+    """The new agent's rating (:func:`fit_one`, the rungs fixed) on resamples of its deals, the
+    same draw against every rung; ``pairings[k]`` is its pairing with the rung rated ``rungs[k]``."""
+    deals = {p.deals for p in pairings}
+    if len(deals) != 1:
+        raise ValueError(f"the pairings played different numbers of deals ({sorted(deals)})")
+    draws = resampled_deals(deals.pop(), resamples, seed)
+    by_deal = [p.deal_wins() for p in pairings]
+    per_deal = np.array([p.per_deal for p in pairings], dtype=float)
+    out = []
+    for d in draws:
+        wins = np.array([w[d].sum() for w in by_deal])
+        out.append(fit_one(rungs, wins, per_deal * len(d)))
+    return np.array(out)
+
+
+# --- pairings and their games -------------------------------------------------------------------
+
+
+@dataclass
+class Pairing:
+    """``first`` against ``second``: the first's win share in every game (1 won, 0 lost, 1/2 a
+    shared first place), ``per_deal`` games in a row sharing a deal (its seatings)."""
+
+    first: str
+    second: str
+    shares: list[float]
+    per_deal: int
+
+    @classmethod
+    def of(cls, result: Result) -> Pairing:
+        return cls(result.agent, result.opponent, [float(s) for s in result.shares], result.per_deal)
+
+    @property
+    def games(self) -> int:
+        return len(self.shares)
+
+    @property
+    def deals(self) -> int:
+        return self.games // self.per_deal
+
+    @property
+    def wins(self) -> float:
+        return float(sum(self.shares))
+
+    @property
+    def win_rate(self) -> float:
+        return self.wins / max(self.games, 1)
+
+    def deal_wins(self) -> np.ndarray:
+        """The first's wins in each deal (the sum of its seatings' shares)."""
+        return np.asarray(self.shares, dtype=float).reshape(self.deals, self.per_deal).sum(axis=1)
+
+    def interval(self) -> tuple[float, float]:
+        """95% Wilson score interval of the win rate over the deals (n = the deals, p = their mean
+        share), as :func:`training.benchmark.win_rate_interval` gives it."""
+        return wilson_interval(float(self.deal_wins().sum()) / self.per_deal, self.deals)
+
+    def entry(self) -> dict[str, Any]:
+        low, high = self.interval()
+        return {
+            "first": self.first,
+            "second": self.second,
+            "games": self.games,
+            "per_deal": self.per_deal,
+            "wins": self.wins,
+            "win_rate": self.win_rate,
+            "ci_low": low,
+            "ci_high": high,
+            "shares": self.shares,
+        }
+
+
+@dataclass(frozen=True)
+class Job:
+    """A pairing for a worker process: the table, the two contestants, the games and the seed."""
+
+    variant: str
+    options: dict[str, Any]
+    first: Contestant
+    second: Contestant
+    games: int
+    seed: int
+
+
+def play_job(job: Job, on_game: Callable[[], object] | None = None) -> Result:
+    env = raw_env(job.variant, **job.options)
+    return play_pairing(env, job.first, job.second, job.games, job.seed, on_game, duplicate=True)
+
+
+def play_pairings(
+    plan: Evaluation,
+    pairs: list[tuple[int, int]],
+    games: int,
+    seed: int,
+    workers: int = 1,
+    progress: bool = False,
+) -> list[Result]:
+    """The pairs of ``plan``'s contestants on duplicate deals, ``games`` each: here, through
+    :func:`training.evaluate.play_all`, or shared out to ``workers`` processes, each pairing played
+    whole by one (as the benchmark does), so the numbers do not depend on how many there are."""
+    if workers <= 1 or len(pairs) <= 1:
+        return list(play_all(plan.env(), plan.contestants, pairs, games, seed, progress, duplicate=True))
+    c = plan.contestants
+    jobs = [Job(plan.variant, plan.options, c[i], c[j], games, seed) for i, j in pairs]
+
+    def label(k: int) -> str:
+        return f"{jobs[k].first.label} vs {jobs[k].second.label}"
+
+    with tqdm(total=games * len(jobs), unit="game", disable=not progress) as bar:
+        return play_in_processes(jobs, play_job, workers, bar, label)
+
+
+# --- the ladder ---------------------------------------------------------------------------------
+
+
+@dataclass
+class Ladder:
+    """The rungs, their pairings, ratings (Elo, the first rung 0) and 95% intervals."""
+
+    variant: str
+    options: dict[str, Any]
+    rungs: list[str]  # labels, in the order given
+    specs: list[str]  # what resolves each rung again (a name, a checkpoint path)
+    identities: list[str]  # a name, or a checkpoint's content hash
+    seed: int
+    games: int  # per pairing, whole deals
+    pairings: list[Pairing]
+    ratings: list[float] = field(default_factory=list)
+    intervals: list[tuple[float, float]] = field(default_factory=list)
+    games_asked: int | None = None
+    version: str = ""
+
+    @property
+    def anchor(self) -> str:
+        return self.rungs[0]
+
+    def rating(self, rung: str) -> float:
+        return self.ratings[self.rungs.index(rung)]
+
+    def win_rate(self, row: str, column: str) -> float:
+        """How often ``row`` won against ``column`` (nan on the diagonal)."""
+        for p in self.pairings:
+            if (p.first, p.second) == (row, column):
+                return p.win_rate
+            if (p.first, p.second) == (column, row):
+                return 1 - p.win_rate
+        return math.nan
+
+    def fit(self, resamples: int = RESAMPLES) -> None:
+        """Fit the ratings and their bootstrap intervals from the pairings."""
+        index = {name: i for i, name in enumerate(self.rungs)}
+        strengths = fit_strengths(win_counts(len(self.rungs), self.pairings, index))
+        self.ratings = [float(r) for r in to_elo(strengths)]
+        samples = bootstrap_ladder(self.rungs, self.pairings, resamples)
+        low, high = percentile_interval(samples)
+        self.intervals = [(float(a), float(b)) for a, b in zip(low, high, strict=True)]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "format": FORMAT,
+            "format_version": FORMAT_VERSION,
+            "version": self.version,
+            "variant": self.variant,
+            "options": self.options,
+            "table": table_text(self.variant, self.options),
+            "duplicate": True,
+            "seed": self.seed,
+            "seeds": {
+                "deals": f"seed + d, d = 0..{self.games // self.pairings[0].per_deal - 1}",
+                "first": self.seed,
+                "second": self.seed + 1,
+                "bootstrap": BOOTSTRAP_SEED,
+            },
+            "games": self.games,
+            "games_asked": self.games_asked,
+            "rungs": self.rungs,
+            "specs": self.specs,
+            "identities": self.identities,
+            "anchor": self.anchor,
+            "scale": "Elo",
+            "ratings": dict(zip(self.rungs, self.ratings, strict=True)),
+            "intervals": {r: list(i) for r, i in zip(self.rungs, self.intervals, strict=True)},
+            "resamples": RESAMPLES,
+            "prior_games": PRIOR_GAMES,
+            "method": METHOD,
+            "pairings": [p.entry() for p in self.pairings],
+            "report": report_lines(self),
+        }
+
+    @classmethod
+    def load(cls, path: str | Path) -> Ladder:
+        """Read a ``ladder.json``; anything that is not one raises ValueError saying so."""
+        try:
+            data = json.loads(Path(path).read_text())
+            if not isinstance(data, dict) or data.get("format") != FORMAT:
+                raise ValueError(f"its format is {data.get('format') if isinstance(data, dict) else None!r}")
+            if data["format_version"] != FORMAT_VERSION:
+                raise ValueError(
+                    f"format_version {data['format_version']!r}, this version reads {FORMAT_VERSION}"
+                )
+            rungs = [str(r) for r in data["rungs"]]
+            ladder = cls(
+                variant=str(data["variant"]),
+                options=dict(data["options"]),
+                rungs=rungs,
+                specs=[str(s) for s in data["specs"]],
+                identities=[str(s) for s in data["identities"]],
+                seed=int(data["seed"]),
+                games=int(data["games"]),
+                pairings=[
+                    Pairing(
+                        str(p["first"]), str(p["second"]), [float(s) for s in p["shares"]], int(p["per_deal"])
+                    )
+                    for p in data["pairings"]
+                ],
+                ratings=[float(data["ratings"][r]) for r in rungs],
+                intervals=[(float(data["intervals"][r][0]), float(data["intervals"][r][1])) for r in rungs],
+                games_asked=data.get("games_asked"),
+                version=str(data.get("version", "")),
+            )
+            if len(rungs) < 2 or len(set(rungs)) < len(rungs):
+                raise ValueError("it needs two rungs or more, each once")
+            if not len(ladder.specs) == len(ladder.identities) == len(rungs):
+                raise ValueError("its specs and identities are not one a rung")
+            if not all(math.isfinite(r) for r in ladder.ratings):
+                raise ValueError("a rating is not a finite number")
+            if ladder.games < 1 or any(p.games != ladder.games or p.per_deal < 1 for p in ladder.pairings):
+                raise ValueError("its pairings do not all hold its games")
+        except (OSError, ValueError, KeyError, TypeError, IndexError, AttributeError) as err:
+            reason = (
+                err.strerror if isinstance(err, OSError) and err.strerror else f"{type(err).__name__}: {err}"
+            )
+            raise ValueError(f"{path} is not a ladder file (ladder.json): {reason}") from err
+        return ladder
+
+
+@dataclass
+class LadderPlan:
+    """A checked ladder, before any game: the table, the rungs, the games and where it goes."""
+
+    evaluation: Evaluation
+    pairs: list[tuple[int, int]]
+    games: int  # per pairing, whole deals
+    games_asked: int
+    seed: int
+    folder: Path
+    workers: int
+
+    def header(self) -> str:
+        return (
+            f"{self.evaluation.header(self.games, self.seed, duplicate=True)}; "
+            f"{len(self.pairs)} pairings of {len(self.evaluation.contestants)} rungs"
+        )
+
+
+def default_workers(workers: int | None) -> int:
+    count = len(os.sched_getaffinity(0)) if workers is None else workers
+    if count < 1:
+        raise ValueError(f"workers must be at least 1, got {count}")
+    return count
+
+
+def check_two_sides(plan: Evaluation) -> None:
+    rules = plan.env().rules
+    if not (rules.num_players == 2 or rules.teams):
+        raise ValueError(
+            f"{table_text(plan.variant, plan.options)} seats {rules.num_players} single players, where "
+            "one agent sits against copies of another, which is no pairwise comparison: a ladder needs "
+            "two sides (num_players=2, or partnerships with teams=true)"
+        )
+
+
+def check_out(folder: Path, overwrite: bool) -> None:
+    """Refuse (ValueError) a folder that holds an earlier ladder's files, unless ``overwrite``."""
+    earlier = [name for name in LADDER_FILES if (folder / name).exists()] if folder.is_dir() else []
+    if earlier and not overwrite:
+        raise ValueError(
+            f"{folder} already holds a ladder ({', '.join(earlier)}); add --overwrite to replace it"
+        )
+
+
+def check_labels(contestants: list[Contestant]) -> None:
+    labels = [c.label for c in contestants]
+    twice = sorted({label for label in labels if labels.count(label) > 1})
+    if twice:
+        raise ValueError(f"give each rung once: {', '.join(twice)} given more than once")
+
+
+def prepare_ladder(
+    agents: list[str],
+    variant: str | None = None,
+    option_texts: list[str] | None = None,
+    config_path: str | None = None,
+    games: int | None = None,
+    seed: int | None = None,
+    out: str | Path | None = None,
+    workers: int | None = None,
+    overwrite: bool = False,
+) -> LadderPlan:
+    """Check everything before any game: two rungs or more, each known and given once, a table of
+    two sides, ``games`` at least 1, an ``out`` folder that is writable and holds no ladder (unless
+    ``overwrite``); raises ValueError with a message for a person."""
+    games = DEFAULT_GAMES if games is None else games
+    seed = 0 if seed is None else seed
+    if len(agents) < 2:
+        raise ValueError(f"a ladder needs two rungs or more, got {len(agents)}: {' '.join(agents) or 'none'}")
+    if games < 1:
+        raise ValueError(f"games must be at least 1, got {games}")
+    count = default_workers(workers)
+    plan = prepare(agents, variant, option_texts, config_path)  # unknown agents and tables fail here
+    check_labels(plan.contestants)
+    check_two_sides(plan)
+    folder = Path(out) if out is not None else Path("runs") / f"ladder-{plan.variant}"
+    check_out(folder, overwrite)
+    folder = writable_folder(folder)
+    return LadderPlan(plan, plan.pairs(), plan.games(games, True), games, seed, folder, count)
+
+
+def play_ladder(plan: LadderPlan, progress: bool = False, resamples: int = RESAMPLES) -> Ladder:
+    """Play every pairing, fit the ratings and their intervals (nothing is written)."""
+    evaluation = plan.evaluation
+    results = play_pairings(evaluation, plan.pairs, plan.games, plan.seed, plan.workers, progress)
+    contestants = evaluation.contestants
+    ladder = Ladder(
+        variant=evaluation.variant,
+        options=evaluation.options,
+        rungs=[c.label for c in contestants],
+        specs=[c.spec for c in contestants],
+        identities=[identity(c) for c in contestants],
+        seed=plan.seed,
+        games=plan.games,
+        pairings=[Pairing.of(r) for r in results],
+        games_asked=plan.games_asked,
+        version=version("domino-env"),
+    )
+    ladder.fit(resamples)
+    return ladder
+
+
+def signed(value: float) -> str:
+    return f"{round(value) + 0:+d}"  # (+ 0: -0 reads 0)
+
+
+def report_lines(ladder: Ladder) -> list[str]:
+    """The ratings and the pairings as lines a person reads."""
+    width = max(len(r) for r in [*ladder.rungs, "rung"])
+    lines = [f"{'rung':<{width}}  {'Elo':>6}  95% CI"]
+    for rung, rating, (low, high) in zip(ladder.rungs, ladder.ratings, ladder.intervals, strict=True):
+        interval = "(anchor)" if rung == ladder.anchor else f"[{signed(low)}, {signed(high)}]"
+        lines.append(f"{rung:<{width}}  {signed(rating):>6}  {interval}")
+    pair_width = max(len(f"{p.first} vs {p.second}") for p in ladder.pairings)
+    lines.append("pairings (win rate of the first, 95% Wilson interval over deals):")
+    for p in ladder.pairings:
+        low, high = p.interval()
+        lines.append(
+            f"  {p.first + ' vs ' + p.second:<{pair_width}}  {p.win_rate:6.1%}  [{low:.1%}, {high:.1%}]"
+        )
+    sweeps = [f"{p.first} vs {p.second}" for p in ladder.pairings if p.wins in (0, p.games)]
+    if sweeps:
+        lines.append(
+            f"note: {', '.join(sweeps)} went one way in every game: that gap is at least what it "
+            "reads, held finite by the virtual draw"
+        )
+    return lines
+
+
+CSV_COLUMNS = ("rung", "elo", "ci_low", "ci_high", "games", "win_rate")
+
+
+def write_ladder(ladder: Ladder, folder: Path) -> list[Path]:
+    """``ladder.json``, ``ladder.csv`` and ``ladder.png`` in ``folder``."""
+    paths = [folder / name for name in LADDER_FILES]
+    paths[0].write_text(json.dumps(ladder.to_json(), indent=1) + "\n")
+    columns = (*CSV_COLUMNS, *(f"vs {r}" for r in ladder.rungs))
+    rows = []
+    for rung, rating, (low, high) in zip(ladder.rungs, ladder.ratings, ladder.intervals, strict=True):
+        mine = [p for p in ladder.pairings if rung in (p.first, p.second)]
+        games = sum(p.games for p in mine)
+        wins = sum(p.wins if p.first == rung else p.games - p.wins for p in mine)
+        row: dict[str, Any] = {
+            "rung": rung,
+            "elo": round(rating, 1),
+            "ci_low": round(low, 1),
+            "ci_high": round(high, 1),
+            "games": games,
+            "win_rate": round(wins / max(games, 1), 4),
+        }
+        for other in ladder.rungs:
+            rate = ladder.win_rate(rung, other)
+            row[f"vs {other}"] = "" if math.isnan(rate) else round(rate, 4)
+        rows.append(row)
+    write_rows(paths[1], columns, rows)
+    plot(paths[2], ladder)
+    return paths
+
+
+def plot(path: Path, ladder: Ladder) -> None:
+    """Two panels: each rung's rating with its 95% interval (rungs in the ladder's order, the
+    first at the top), and the win rate of each row's rung against each column's as a heatmap."""
+    from matplotlib import colormaps
+    from matplotlib.figure import Figure
+
+    n = len(ladder.rungs)
+    fig = Figure(figsize=(10, 2.2 + 0.75 * max(n, 3)), layout="constrained")
+    left, right = fig.subplots(1, 2, width_ratios=[1.2, 1])
+    ys = np.arange(n)
+    ratings = np.array(ladder.ratings)
+    low = np.array([i[0] for i in ladder.intervals])
+    high = np.array([i[1] for i in ladder.intervals])
+    errors = np.vstack([np.maximum(ratings - low, 0), np.maximum(high - ratings, 0)])
+    left.errorbar(ratings, ys, xerr=errors, fmt="o", color="tab:blue", ecolor="tab:blue", capsize=4)
+    for y, rating in zip(ys, ratings, strict=True):
+        left.annotate(
+            f"{signed(rating)}",
+            (rating, y),
+            textcoords="offset points",
+            xytext=(0, 7),
+            ha="center",
+            fontsize="small",
+        )
+    left.set_yticks(ys, ladder.rungs)
+    left.set_ylim(n - 0.5, -0.7)
+    left.axvline(0, color="grey", lw=0.8)
+    left.set_xlabel(f"Elo (Bradley-Terry; {ladder.anchor} = 0), 95% bootstrap interval over deals")
+    left.grid(axis="x", alpha=0.3)
+    left.set_title("rating of each rung", fontsize="medium")
+    matrix = np.array([[ladder.win_rate(r, c) for c in ladder.rungs] for r in ladder.rungs])
+    cmap = colormaps["RdBu"].with_extremes(bad="0.9")  # the diagonal: no rung plays itself
+    image = right.imshow(np.ma.masked_invalid(matrix), cmap=cmap, vmin=0, vmax=1)
+    for i in range(n):
+        for j in range(n):
+            if not math.isnan(matrix[i, j]):
+                ink = "white" if abs(matrix[i, j] - 0.5) > 0.3 else "black"
+                right.text(j, i, f"{matrix[i, j]:.0%}", ha="center", va="center", color=ink, fontsize="small")
+    right.set_xticks(range(n), [f"vs {r}" for r in ladder.rungs], rotation=30, ha="right")
+    right.set_yticks(range(n), ladder.rungs)
+    right.set_title("win rate of the row against the column", fontsize="medium")
+    fig.colorbar(image, ax=right, shrink=0.8)
+    deals = ladder.games // ladder.pairings[0].per_deal
+    fig.suptitle(
+        f"ladder: {table_text(ladder.variant, ladder.options)}\n{ladder.games} games a pairing "
+        f"({deals} duplicate deals), seed {ladder.seed}"
+    )
+    fig.savefig(path, dpi=100, metadata={"Title": "domino-env ladder", "Description": METHOD})
+
+
+# --- a new agent against the fixed rungs --------------------------------------------------------
+
+
+@dataclass
+class RatingPlan:
+    """A checked rating: the ladder, the agent and its opponents, the games, the file to write."""
+
+    ladder: Ladder
+    against: Path
+    evaluation: Evaluation  # the agent first, then the rungs
+    games: int
+    path: Path
+    workers: int
+
+    def header(self) -> str:
+        agent = self.evaluation.contestants[0].label
+        return (
+            f"rating {agent} against the {len(self.ladder.rungs)} rungs of {self.against}: "
+            f"{self.evaluation.header(self.games, self.ladder.seed, duplicate=True)}"
+        )
+
+
+@dataclass
+class Rated:
+    """A new agent's rating against the fixed rungs, and its pairings with them."""
+
+    agent: str
+    rating: float
+    interval: tuple[float, float]
+    pairings: list[Pairing]  # the agent first, one a rung in the ladder's order
+
+
+def rating_file(label: str) -> str:
+    return "rating-" + re.sub(r"[^\w.+-]+", "_", label, flags=re.ASCII) + ".json"
+
+
+def prepare_rating(
+    agent: str,
+    against: str | Path,
+    games: int | None = None,
+    out: str | Path | None = None,
+    workers: int | None = None,
+    overwrite: bool = False,
+) -> RatingPlan:
+    """Check everything before any game: a ladder file, an agent that fits its table, rungs that
+    are still the agents it rated, and an output file that is not there (unless ``overwrite``)."""
+    if games is not None and games < 1:
+        raise ValueError(f"games must be at least 1, got {games}")
+    count = default_workers(workers)
+    ladder = Ladder.load(against)
+    contestants = [
+        contestant(agent),
+        *(contestant(s, rung) for s, rung in zip(ladder.specs, ladder.rungs, strict=True)),
+    ]
+    for c, was in zip(contestants[1:], ladder.identities, strict=True):
+        if identity(c) != was:
+            raise ValueError(
+                f"rung {c.label} is not the agent the ladder rated ({was}): its checkpoint changed"
+            )
+    # the ladder's own table, exactly (not resolved again from a checkpoint's or the default config)
+    check_fits(contestants, ladder.variant, ladder.options)
+    evaluation = Evaluation(ladder.variant, ladder.options, contestants)
+    env = evaluation.env()
+    for c in contestants:  # sizes too, so a mismatch fails here and not in the middle of the games
+        c.agent(env, 0)
+    check_two_sides(evaluation)
+    played = evaluation.games(games or ladder.games, True)
+    folder = writable_folder(Path(out) if out is not None else Path(against).parent)
+    path = folder / rating_file(evaluation.contestants[0].label)
+    if path.exists() and not overwrite:
+        raise ValueError(f"{path} already holds a rating; add --overwrite to replace it")
+    return RatingPlan(ladder, Path(against), evaluation, played, path, count)
+
+
+def play_rating(plan: RatingPlan, progress: bool = False, resamples: int = RESAMPLES) -> Rated:
+    """Play the agent against every rung and fit its rating, the rungs' held fixed."""
+    rungs = plan.ladder.rungs
+    pairs = [(0, k) for k in range(1, len(rungs) + 1)]
+    results = play_pairings(plan.evaluation, pairs, plan.games, plan.ladder.seed, plan.workers, progress)
+    pairings = [Pairing.of(r) for r in results]
+    fixed = np.array(plan.ladder.ratings)
+    wins = np.array([p.wins for p in pairings])
+    games = np.array([p.games for p in pairings], dtype=float)
+    rating = fit_one(fixed, wins, games)
+    low, high = percentile_interval(bootstrap_one(fixed, pairings, resamples))
+    return Rated(plan.evaluation.contestants[0].label, rating, (float(low), float(high)), pairings)
+
+
+def rating_lines(plan: RatingPlan, rated: Rated) -> list[str]:
+    ladder = plan.ladder
+    width = max(len(r) for r in ladder.rungs)
+    lines = []
+    for p, rung, fixed in zip(rated.pairings, ladder.rungs, ladder.ratings, strict=True):
+        low, high = p.interval()
+        lines.append(
+            f"  vs {rung:<{width}} ({signed(fixed):>5} Elo)  "
+            f"win rate {p.win_rate:6.1%}  [{low:.1%}, {high:.1%}]"
+        )
+    low, high = rated.interval
+    lines.append(
+        f"{rated.agent}: {signed(rated.rating)} Elo, 95% CI [{signed(low)}, {signed(high)}] "
+        f"(on the ladder's scale, {ladder.anchor} = 0; the rungs fixed)"
+    )
+    return lines
+
+
+def write_rating(plan: RatingPlan, rated: Rated) -> Path:
+    ladder = plan.ladder
+    data = {
+        "format": "domino-env/ladder-rating",
+        "format_version": FORMAT_VERSION,
+        "version": version("domino-env"),
+        "agent": rated.agent,
+        "spec": plan.evaluation.contestants[0].spec,
+        "identity": identity(plan.evaluation.contestants[0]),
+        "against": str(plan.against),
+        "variant": ladder.variant,
+        "options": ladder.options,
+        "table": table_text(ladder.variant, ladder.options),
+        "seed": ladder.seed,
+        "games": plan.games,
+        "anchor": ladder.anchor,
+        "scale": "Elo",
+        "rating": rated.rating,
+        "interval": list(rated.interval),
+        "rungs": dict(zip(ladder.rungs, ladder.ratings, strict=True)),
+        "resamples": RESAMPLES,
+        "prior_games": PRIOR_GAMES,
+        "method": RATE_METHOD,
+        "pairings": [p.entry() for p in rated.pairings],
+        "report": rating_lines(plan, rated),
+    }
+    plan.path.write_text(json.dumps(data, indent=1) + "\n")
+    return plan.path
