@@ -1,14 +1,17 @@
-"""Search agent speed: milliseconds per decision of ``search:N`` on every variant.
+"""Search agent speed: milliseconds per decision of every search tier on every variant.
 
-    python benchmarks/search_speed.py [--budgets 8 16 32 64] [--decisions 40] [--variants classic ...]
+    python benchmarks/search_speed.py [--agents search advanced expert search:32] [--decisions 40]
+                                      [--variants classic ...]
 
-For each variant (its benchmark table: 2 players, Cross 4 single players) and each budget
-N it plays seeded matches with ``search:N`` in seat 0 and ``greedy`` elsewhere, and times the
-search agent's decisions that have a choice (more than one legal action: with one the agent
-answers at once, which is not what this measures) until ``--decisions`` of them are timed.
-It prints decisions per second and mean ms per decision, one row per variant, one column
-pair per budget: the table ``DEFAULT_WORLDS`` (``domino_env.agents.search``) is chosen from,
-so that a chain-game decision takes about 20 ms or less on one core.
+For each variant (its benchmark table: 2 players, Cross 4 single players) and each agent
+(``search``, ``search:N``, ``advanced``, ``expert``: any built-in search name) it plays seeded
+matches with the agent in seat 0 and ``greedy`` elsewhere, and times the agent's decisions
+that have a choice (more than one legal action: with one the agent answers at once, which is
+not what this measures) until ``--decisions`` of them are timed. It prints the mean and the
+slowest ms per decision, one row per variant, one column pair per agent: the table the
+budgets are chosen from (``DEFAULT_WORLDS`` in ``domino_env.agents.search``, about 20 ms or
+less a chain-game decision on one core; ``TIERS`` in ``domino_env.agents.expert``, about
+100 ms for ``expert`` and a quarter of that for ``advanced``).
 """
 
 from __future__ import annotations
@@ -17,22 +20,25 @@ import argparse
 import time
 
 import domino_env
-from domino_env.agents import make_agent
+from domino_env.agents import SEARCH_NAMES, is_builtin, make_agent
 from domino_env.agents.search import DEFAULT_WORLDS
 
+AGENTS = ["search", "advanced", "expert"]
 
-def decision_ms(name: str, budget: int, decisions: int, seed: int) -> float:
-    """Mean milliseconds of ``search:budget``'s decisions with a choice, over ``decisions`` of them."""
+
+def decision_times(name: str, agent_name: str, decisions: int, seed: int) -> list[float]:
+    """Seconds of each of ``decisions`` decisions with a choice of ``agent_name`` in seat 0."""
     spec = domino_env.spec(name)
     options = dict(spec.benchmark_tables[0])
     env = domino_env.raw_env(name, **options)
-    searcher = make_agent(f"search:{budget}", seed=seed)
+    searcher = make_agent(agent_name, seed=seed)
     others = make_agent("greedy", seed=seed + 1)
-    spent, timed, game = 0.0, 0, 0
-    while timed < decisions:
+    times: list[float] = []
+    game = 0
+    while len(times) < decisions:
         env.reset(seed=seed + game)
         game += 1
-        while not all(env.terminations.values()):
+        while not all(env.terminations.values()) and len(times) < decisions:
             agent = env.agent_selection
             obs = env.observe(agent)
             if agent == env.possible_agents[0]:
@@ -40,33 +46,43 @@ def decision_ms(name: str, budget: int, decisions: int, seed: int) -> float:
                 start = time.perf_counter()
                 action = searcher(env, obs)
                 if choices > 1:
-                    spent += time.perf_counter() - start
-                    timed += 1
+                    times.append(time.perf_counter() - start)
             else:
                 action = others(env, obs)
             env.step(action)
-            if timed >= decisions:
-                break
-    return 1000 * spent / timed
+    return times
+
+
+def agent_name(text: str) -> str:
+    """An argparse type: a built-in search agent's name."""
+    try:
+        known = is_builtin(text) and text not in ("random", "greedy")
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
+    if not known:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a search agent ({SEARCH_NAMES})")
+    return text
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description="ms per decision of search:N, per variant and budget")
-    parser.add_argument("--budgets", nargs="+", type=int, default=[8, 16, 32, 64])
+    parser = argparse.ArgumentParser(description="ms per decision of the search tiers, per variant")
+    parser.add_argument("--agents", nargs="+", type=agent_name, default=AGENTS, help=SEARCH_NAMES)
     parser.add_argument("--decisions", type=int, default=40, help="timed decisions per cell (default 40)")
     variants = list(domino_env.SPECS)
     parser.add_argument("--variants", nargs="+", default=variants, choices=variants)
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
-    print(f"search:N, decisions with a choice, {args.decisions} per cell; default N = {DEFAULT_WORLDS}")
-    head = "".join(f" {'N=' + str(b):>8} {'dec/s':>7}" for b in args.budgets)
-    print(f"{'variant':<12}{head}")
-    print(f"{'':<12}" + "".join(f" {'ms':>8} {'':>7}" for _ in args.budgets))
+    print(
+        f"ms per decision with a choice (mean, slowest), {args.decisions} per cell, seat 0 against "
+        f"greedy; search = search:{DEFAULT_WORLDS}"
+    )
+    print(f"{'variant':<12}" + "".join(f" {name:>17}" for name in args.agents))
+    print(f"{'':<12}" + "".join(f" {'mean':>8} {'max':>8}" for _ in args.agents))
     for name in args.variants:
         cells = []
-        for budget in args.budgets:
-            ms = decision_ms(name, budget, args.decisions, args.seed)
-            cells.append(f" {ms:>8.1f} {1000 / ms:>7.1f}")
+        for agent in args.agents:
+            times = decision_times(name, agent, args.decisions, args.seed)
+            cells.append(f" {1000 * sum(times) / len(times):>8.1f} {1000 * max(times):>8.1f}")
         print(f"{name:<12}" + "".join(cells), flush=True)
 
 

@@ -1,5 +1,6 @@
 """Shared by the rules and API tests: tile notation (``"3-5"``, ``(5, 3)`` or ``"0-0 3-5 6-6"``),
-fixed deals, making a move, and the tile a move lays."""
+fixed deals, making a move, and the tile a move lays; and by the search tests: games played
+in lockstep to show a seat's decisions do not depend on what it cannot know."""
 
 from __future__ import annotations
 
@@ -108,3 +109,37 @@ def check_seats_through_play(env, check: Any, games: int, rnd: Any, most_moves: 
             for seat in range(env.unwrapped.rules.num_players):
                 check(seat)
             play_random(env, rnd.randrange(1, most_moves), rnd)
+
+
+def decide_in_lockstep(envs, agents, steps: int = 60) -> int:
+    """Play games that differ only in what seat 0 cannot know in lockstep: seat 0 by its agent
+    in each game (seeded alike), the others by the same action in every game, while it is legal
+    in all of them and seat 0's views stay equal; assert that seat 0 decides alike in every
+    game. Returns the decisions with a choice checked."""
+    raws = [env.unwrapped for env in envs]
+    decisions = 0
+    for _ in range(steps):
+        if any(all(env.terminations.values()) for env in envs):
+            break
+        views = [raw.view(0) for raw in raws]
+        if any(v != views[0] for v in views[1:]):
+            break
+        current = {raw.game.current for raw in raws}
+        assert len(current) == 1  # (equal views: the same seat to move)
+        if current == {0}:
+            actions = [
+                agent(raw, env.observe("player_0"))
+                for agent, raw, env in zip(agents, raws, envs, strict=True)
+            ]
+            assert len(set(actions)) == 1, actions
+            decisions += len(views[0].legal_actions) > 1
+            action = actions[0]
+        else:
+            legal = [set(raw.game.legal) for raw in raws]
+            common = set.intersection(*legal)
+            if any(lg != legal[0] for lg in legal) or not common:
+                break
+            action = min(common)
+        for env in envs:
+            env.step(action)
+    return decisions

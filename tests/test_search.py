@@ -7,7 +7,7 @@ import random
 
 import numpy as np
 import pytest
-from helpers import check_seats_through_play
+from helpers import check_seats_through_play, decide_in_lockstep
 from variant_configs import configs, fixed_deal_envs, tiles_on_table
 
 import domino_env
@@ -105,40 +105,6 @@ def test_voids_keep_values_out_of_a_hand():
         assert not world.hands[1] & rules.tile_set.suit_mask[6]
     metro = domino_env.make("metro")  # a void there means "could not legally lay": no exclusion
     assert not metro.unwrapped.rules.voids_hold_none
-
-
-def decide_in_lockstep(envs, agents, steps: int = 60) -> int:
-    """Play games that differ only in what seat 0 cannot know in lockstep: seat 0 by its agent
-    in each game (seeded alike), the others by the same action in every game, while it is legal
-    in all of them and seat 0's views stay equal; assert that seat 0 decides alike in every
-    game. Returns the decisions with a choice checked."""
-    raws = [env.unwrapped for env in envs]
-    decisions = 0
-    for _ in range(steps):
-        if any(all(env.terminations.values()) for env in envs):
-            break
-        views = [raw.view(0) for raw in raws]
-        if any(v != views[0] for v in views[1:]):
-            break
-        current = {raw.game.current for raw in raws}
-        assert len(current) == 1  # (equal views: the same seat to move)
-        if current == {0}:
-            actions = [
-                agent(raw, env.observe("player_0"))
-                for agent, raw, env in zip(agents, raws, envs, strict=True)
-            ]
-            assert len(set(actions)) == 1, actions
-            decisions += len(views[0].legal_actions) > 1
-            action = actions[0]
-        else:
-            legal = [set(raw.game.legal) for raw in raws]
-            common = set.intersection(*legal)
-            if any(lg != legal[0] for lg in legal) or not common:
-                break
-            action = min(common)
-        for env in envs:
-            env.step(action)
-    return decisions
 
 
 @configs

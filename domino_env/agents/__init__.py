@@ -1,6 +1,7 @@
 """Agents by name (no torch): the ``random`` and ``greedy`` baselines, the fair ``search``
-agent (``search:N``: N sampled worlds per legal action; :mod:`domino_env.agents.search`), and
-what plug-ins load.
+agent (``search:N``: N sampled worlds per legal action; :mod:`domino_env.agents.search`), its
+stronger tiers ``advanced`` and ``expert`` (:mod:`domino_env.agents.expert`), and what
+plug-ins load.
 
 An agent is called as ``agent(env, observation) -> action`` with the *unwrapped*
 environment and the current agent's observation dict; ``random`` needs only the mask,
@@ -24,6 +25,7 @@ from functools import cache
 from importlib.metadata import entry_points
 
 from domino_env.agents.baselines import Agent, GreedyAgent, RandomAgent, greedy_choice, legal_actions
+from domino_env.agents.expert import TIER_NAMES, ExpertAgent, parse_tier_name
 from domino_env.agents.search import DEFAULT_WORLDS, SearchAgent, parse_search_name
 from domino_env.envs.base import DominoEnv
 
@@ -32,8 +34,10 @@ __all__ = [
     "DEFAULT_WORLDS",
     "LOADER_GROUP",
     "SEARCH_NAMES",
+    "TIER_NAMES",
     "Agent",
     "AgentLoader",
+    "ExpertAgent",
     "GreedyAgent",
     "RandomAgent",
     "SearchAgent",
@@ -43,18 +47,23 @@ __all__ = [
     "legal_actions",
     "make_agent",
     "parse_search_name",
+    "parse_tier_name",
 ]
 
 AGENTS: dict[str, type[RandomAgent] | type[GreedyAgent]] = {"random": RandomAgent, "greedy": GreedyAgent}
-# (the baselines; ``search`` and ``search:N`` are built in too, but kept out of AGENTS: what
-# lists every baseline - a run's final evaluation, the ratings - should not start searching)
-SEARCH_NAMES = "search, search:N"
+# (the baselines; ``search``, ``search:N`` and the tiers are built in too, but kept out of
+# AGENTS: what lists every baseline - a run's final evaluation, the ratings - should not start
+# searching)
+SEARCH_NAMES = f"search, search:N, {', '.join(TIER_NAMES)}"
 
 
 def is_builtin(name: object) -> bool:
-    """Is ``name`` an agent :func:`make_agent` builds itself (a baseline, ``search`` or
-    ``search:N``), needing no loader? A malformed ``search:...`` raises ValueError."""
-    return isinstance(name, str) and (name in AGENTS or parse_search_name(name) is not None)
+    """Is ``name`` an agent :func:`make_agent` builds itself (a baseline, ``search``,
+    ``search:N``, ``advanced`` or ``expert``), needing no loader? A malformed ``search:...``
+    or ``expert:...`` raises ValueError."""
+    return isinstance(name, str) and (
+        name in AGENTS or parse_search_name(name) is not None or parse_tier_name(name) is not None
+    )
 
 
 LOADER_GROUP = "domino_env.agents"  # the entry-point group of agent loaders
@@ -75,7 +84,8 @@ def agent_loaders() -> dict[str, AgentLoader | ImportError]:
 
 
 def make_agent(name: str | os.PathLike[str], seed: int | None = None, env: DominoEnv | None = None) -> Agent:
-    """The agent ``name`` names: a baseline or ``search``/``search:N`` seeded with ``seed``, or
+    """The agent ``name`` names: a baseline, ``search``/``search:N`` or a search tier
+    (``advanced``, ``expert``) seeded with ``seed``, or
     what an installed loader makes of it for ``env``'s table (the trainer's: a checkpoint file
     or a run folder).
     A name nobody takes raises ValueError listing what is known."""
@@ -83,6 +93,8 @@ def make_agent(name: str | os.PathLike[str], seed: int | None = None, env: Domin
         return AGENTS[name](seed=seed)
     if isinstance(name, str) and (worlds := parse_search_name(name)) is not None:
         return SearchAgent(worlds, seed=seed)
+    if isinstance(name, str) and (tier := parse_tier_name(name)) is not None:
+        return ExpertAgent(tier, seed=seed)
     if not isinstance(name, (str, os.PathLike)):
         raise ValueError(f"an agent name must be a string or a path, got {name!r}")
     loaders = agent_loaders()
@@ -98,5 +110,6 @@ def make_agent(name: str | os.PathLike[str], seed: int | None = None, env: Domin
     takes = f"; agent loaders: {', '.join(known)}" if known else ""
     raise ValueError(
         f"unknown agent {str(name)!r}: neither a baseline ({', '.join(AGENTS)}), "
-        f"nor {SEARCH_NAMES} (N worlds per legal action, default {DEFAULT_WORLDS}), nor loaded{takes}"
+        f"nor {SEARCH_NAMES} (N worlds per legal action, default {DEFAULT_WORLDS}; the tiers "
+        f"stronger and slower), nor loaded{takes}"
     )

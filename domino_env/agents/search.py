@@ -118,24 +118,63 @@ class SearchAgent:
 
     def choose(self, rules: TableRules, game: Any, view: SeatView) -> int:
         """The action to play for ``view.seat``; ``game`` is read only through
-        :func:`sample_world`, which keeps of it nothing the seat cannot know."""
+        :func:`sample_world`, which keeps of it nothing the seat cannot know.
+
+        The engine every search tier shares: a first batch of :attr:`worlds` sampled worlds
+        meets every candidate action, then :meth:`next_stage` may keep some candidates and
+        give them more worlds (``search`` stops after the first batch); the candidate with
+        the best total over the worlds they all met wins, the first in action order on a tie."""
         legal = list(view.legal_actions)
         if len(legal) == 1:
             return legal[0]
         rng = self.rng
         side = rules.side_of[view.seat]
-        worlds = [(sample_world(rules, game, view, rng), rng.getrandbits(64)) for _ in range(self.worlds)]
-        if not isinstance(rules, ChainRules) and len(legal) > GRID_CANDIDATES:
-            legal = grid_candidates(rules, worlds[0][0], legal, rng)
-        totals = [0.0] * len(legal)
-        for world, seed in worlds:
-            before = standing(rules, world)
-            for i, action in enumerate(legal):
-                sim = branch(world)
-                rules.apply(sim, action)
-                totals[i] += rollout_value(rules, sim, side, before, random.Random(seed))
-        best = max(totals)
-        return legal[totals.index(best)]
+        choices = len(legal) if isinstance(rules, ChainRules) else min(len(legal), GRID_CANDIDATES)
+        candidates, count, met = legal, self.first_batch(rules, view, choices), 0
+        samples: dict[int, list[float]] = {a: [] for a in legal}  # per action, its value in each world met
+        while True:
+            batch = [(sample_world(rules, game, view, rng), rng.getrandbits(64)) for _ in range(count)]
+            if not met and not isinstance(rules, ChainRules) and len(legal) > GRID_CANDIDATES:
+                candidates = grid_candidates(rules, batch[0][0], legal, rng)
+            for world, seed in batch:
+                values = self.world_values(rules, world, seed, candidates, side)
+                for action, value in zip(candidates, values, strict=True):
+                    samples[action].append(value)
+            met += count
+            stage = self.next_stage(candidates, samples, met)
+            if stage is None:
+                break
+            candidates, count = stage
+        totals = {a: sum(samples[a]) for a in candidates}
+        best = max(totals.values())
+        return next(a for a in candidates if totals[a] == best)
+
+    def world_values(
+        self, rules: TableRules, world: Any, seed: int, actions: list[int], side: int
+    ) -> list[float]:
+        """The value to ``side`` of each action in one sampled ``world``: a greedy rollout
+        after it, seeded alike for every action (common random numbers)."""
+        before = standing(rules, world)
+        values = []
+        for action in actions:
+            sim = branch(world)
+            rules.apply(sim, action)
+            values.append(rollout_value(rules, sim, side, before, random.Random(seed)))
+        return values
+
+    def first_batch(self, rules: TableRules, view: SeatView, choices: int) -> int:
+        """How many worlds every one of ``choices`` candidate actions meets first at the
+        decision of ``view`` (``search``: :attr:`worlds`)."""
+        return self.worlds
+
+    def next_stage(
+        self, candidates: list[int], samples: dict[int, list[float]], met: int
+    ) -> tuple[list[int], int] | None:
+        """After the candidates met the same ``met`` worlds (``samples``: each action's value
+        in each, in order): the candidates to go on with and how many more worlds they meet,
+        or None to decide now (``search``: always; the stronger tiers halve,
+        :mod:`domino_env.agents.expert`)."""
+        return None
 
 
 def branch(state: Any) -> Any:
@@ -183,6 +222,13 @@ def rollout_value(rules: TableRules, sim: Any, side: int, before: list[int], rng
             ties = [a for a, k in zip(legal, keys, strict=True) if k == best]
             move = ties[0] if len(ties) == 1 else choice(ties)
         rules.apply(sim, move)
+    return round_value(rules, sim, side, before)
+
+
+def round_value(rules: TableRules, sim: Any, side: int, before: list[int]) -> float:
+    """The value to ``side`` of ``sim``, a state whose round is over: its score change since
+    ``before`` against the other sides' mean (signed by ``lower_score_wins``), plus
+    ``match_target`` times the match outcome if the match ended."""
     after = standing(rules, sim)
     change = [a - b for a, b in zip(after, before, strict=True)]
     others = (sum(change) - change[side]) / (len(change) - 1)

@@ -1,0 +1,166 @@
+"""Search tiers above ``search``: ``advanced`` and ``expert``.
+
+Both run :class:`~domino_env.agents.search.SearchAgent`'s engine - the same sampled worlds,
+values and common random numbers - with a larger budget, spent where the decision is close,
+and exact leaves where a round's end fits:
+
+* **successive halving**: every candidate action meets a first batch of worlds, then the
+  better half meets more, and so on until two are left, each stage about the same number of
+  action-world evaluations (:class:`Tier`); ``search`` gives every action the same 8;
+* **double-dummy leaves** (:mod:`domino_env.agents.solver`): once the hands hold few tiles
+  (a public count) each world's rest of the round is solved exactly, every seat knowing every
+  tile, instead of played out by the greedy rule; a world whose solve passes its node budget,
+  and every world once the decision's nodes are spent, is rolled out as in ``search``.
+  Solved and rolled-out values are the same quantity, so worlds of both kinds average.
+
+**Fair by construction**, as ``search``: the worlds come from
+:func:`~domino_env.agents.search.sample_world` and the solver and the rollouts read nothing
+but a world, so a decision is a function of the seat's view and the agent's seed.
+
+Blind, Blind blitz and 3D dominoes get no solver (:func:`~domino_env.agents.solver.solvable`):
+there the tiers are the halving search alone. The budgets keep ``expert`` at or under about
+100 ms a 2-player chain-game decision on one core and ``advanced`` about a quarter of that
+(``benchmarks/search_speed.py``; Domino-Metro's longer rounds and 3D dominoes' grid get
+budgets of their own). What was tried and did not pay is in docs/guides/agents.md.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
+
+from domino_env.agents.search import SearchAgent, branch, standing
+from domino_env.agents.solver import Table, solvable, solve_counted
+from domino_env.core.view import SeatView
+from domino_env.rules.table import TableRules
+
+
+@dataclass(frozen=True)
+class Tier:
+    """A search tier's budget (see the module docstring)."""
+
+    budget: int  # action-world evaluations a decision, over every stage
+    max_worlds: int  # the most worlds one action meets
+    solve_tiles: int = 0  # solve the worlds once the hands hold at most this many tiles (0: never)
+    solve_budget: int = 0  # action-world evaluations a decision whose worlds are solved
+    node_budget: int = 0  # the most states one world's solve visits (all its actions together)
+    solve_nodes: int = 0  # the most states a decision's solves visit, all worlds together
+    min_worlds: int = 8  # the fewest worlds a stage gives each candidate
+    budgets: Mapping[str, int] = field(default_factory=dict)  # variant -> budget, where not ``budget``
+
+    def __post_init__(self) -> None:
+        counts = (self.budget, self.max_worlds, self.min_worlds, *self.budgets.values())
+        if any(isinstance(n, bool) or not isinstance(n, int) or n < 1 for n in counts):
+            raise ValueError(f"a tier's budgets, max_worlds and min_worlds must be positive integers: {self}")
+        limits = (self.solve_tiles, self.solve_budget, self.node_budget, self.solve_nodes)
+        if any(isinstance(n, bool) or not isinstance(n, int) or n < 0 for n in limits):
+            raise ValueError(f"a tier's solver limits must be integers >= 0: {self}")
+
+
+TIERS: Mapping[str, Tier] = MappingProxyType(
+    {
+        "advanced": Tier(
+            budget=240,
+            max_worlds=96,
+            solve_tiles=5,
+            solve_budget=24,
+            node_budget=400,
+            solve_nodes=1200,
+            budgets={"metro": 96, "domino3d": 144},
+        ),
+        "expert": Tier(
+            budget=960,
+            max_worlds=384,
+            solve_tiles=6,
+            solve_budget=96,
+            node_budget=1000,
+            solve_nodes=5000,
+            budgets={"metro": 384, "domino3d": 288},
+        ),
+    }
+)
+TIER_NAMES = tuple(TIERS)  # weakest first
+
+
+def parse_tier_name(name: str) -> str | None:
+    """The tier ``name`` names (``advanced``, ``expert``); None for a name of another kind.
+    A tier with anything after it (``expert:16``) raises ValueError naming the allowed forms."""
+    if name in TIERS:
+        return name
+    head, colon, _ = name.partition(":")
+    if colon and head in TIERS:
+        raise ValueError(
+            f"agent {name!r}: the search tiers take no budget; allowed: {', '.join(TIER_NAMES)} "
+            "(or search:N for N sampled worlds per legal action)"
+        )
+    return None
+
+
+class ExpertAgent(SearchAgent):
+    """A halving search with exact end-game leaves (see the module docstring): ``tier`` names
+    its budget, or is a :class:`Tier` (the tests use small ones)."""
+
+    def __init__(self, tier: str | Tier = "expert", seed: int | None = None) -> None:
+        if isinstance(tier, Tier):
+            name, budget = "expert*", tier
+        elif isinstance(tier, str) and tier in TIERS:
+            name, budget = tier, TIERS[tier]
+        else:
+            raise ValueError(f"unknown search tier {tier!r}; allowed: {', '.join(TIER_NAMES)} or a Tier")
+        super().__init__(budget.min_worlds, seed=seed)
+        self.tier = budget
+        self.name = name
+        self._share = budget.budget  # a stage's evaluations, at this decision
+        self._solving = False  # this decision's worlds are solved
+        self._nodes_left = 0  # of this decision's solves
+
+    def first_batch(self, rules: TableRules, view: SeatView, choices: int) -> int:
+        """The first stage's worlds: a stage's share of the budget (there are log2(choices)
+        stages) split among the ``choices``; the solving budget once the hands hold few
+        enough tiles (their count is public: every world has it)."""
+        tier = self.tier
+        self._solving = 0 < sum(view.hand_sizes) <= tier.solve_tiles and solvable(rules)
+        self._nodes_left = tier.solve_nodes
+        budget = tier.solve_budget if self._solving else tier.budgets.get(rules.name, tier.budget)
+        self._share = budget // max(1, math.ceil(math.log2(choices)))
+        return max(tier.min_worlds, min(tier.max_worlds, self._share // choices))
+
+    def next_stage(
+        self, candidates: list[int], samples: dict[int, list[float]], met: int
+    ) -> tuple[list[int], int] | None:
+        """Halve: the better half of the candidates (ties: the first in action order) meets
+        as many new worlds as a stage's share allows; decide once two have had theirs."""
+        tier = self.tier
+        if len(candidates) <= 2 or met >= tier.max_worlds:
+            return None
+        totals = {a: sum(samples[a]) for a in candidates}
+        ranked = sorted(candidates, key=lambda a: -totals[a])  # (stable)
+        keep = sorted(ranked[: (len(candidates) + 1) // 2])
+        count = min(tier.max_worlds - met, max(tier.min_worlds, self._share // len(keep)))
+        return keep, count
+
+    def world_values(
+        self, rules: TableRules, world: Any, seed: int, actions: list[int], side: int
+    ) -> list[float]:
+        """Each action's value in one world: solved exactly at a solving decision while the
+        world's and the decision's node budgets last, else (every action alike) rolled out."""
+        if self._solving and self._nodes_left > 0:
+            before = standing(rules, world)
+            table: Table = {}  # (shared by the actions: same world, side and standing)
+            allowance = min(self.tier.node_budget, self._nodes_left)
+            values: list[float] = []
+            for action in actions:
+                sim = branch(world)
+                rules.apply(sim, action)
+                value, used = solve_counted(rules, sim, side, before, allowance, table)
+                self._nodes_left -= used
+                allowance -= used
+                if value is None:
+                    break
+                values.append(value)
+            else:
+                return values
+        return super().world_values(rules, world, seed, actions, side)
