@@ -26,9 +26,7 @@ from domino_env.rules.chain import ChainRules
 SOLVED = [name for name, spec in domino_env.SPECS.items() if solvable(spec.rules())]
 TINY = [name for name in SOLVED if "tiny" in domino_env.spec(name).presets]
 # a small tier for the tests: few worlds, the solver tried at every decision on a small budget
-SMALL = Tier(
-    budget=12, max_worlds=6, solve_tiles=99, solve_budget=12, node_budget=60, solve_nodes=400, min_worlds=2
-)
+SMALL = Tier(budget=12, max_worlds=6, solve_tiles=99, node_budget=60, solve_nodes=400, min_worlds=2)
 
 
 def minimax(rules, state, side: int, before: list[int]) -> float:
@@ -188,9 +186,7 @@ def test_same_seed_same_decisions():
 
 @configs
 def test_tiers_play_whole_matches_legally(name, n, teams):
-    tiny = Tier(
-        budget=4, max_worlds=2, solve_tiles=10, solve_budget=4, node_budget=40, solve_nodes=100, min_worlds=1
-    )
+    tiny = Tier(budget=4, max_worlds=2, solve_tiles=10, node_budget=40, solve_nodes=100, min_worlds=1)
     agents = [ExpertAgent(tiny, seed=seat) for seat in range(n)]
     _, env = play_match(name, agents, seed=2, num_players=n, teams=teams)
     assert env.unwrapped.game.match_over
@@ -292,8 +288,10 @@ def test_halving_gives_the_better_actions_more_worlds(monkeypatch: pytest.Monkey
 
 
 def test_solving_decisions_solve_within_their_node_budgets(monkeypatch: pytest.MonkeyPatch):
-    env = decision_at("classic", lambda game: len(game.legal) >= 2 and tiles_in_hands(game) <= 6)
-    ample = Tier(budget=8, max_worlds=8, solve_tiles=6, solve_budget=16, node_budget=10**6, solve_nodes=10**7)
+    env = decision_at(
+        "classic", lambda game: len(game.legal) >= 2 and tiles_in_hands(game) + len(game.stock) <= 9
+    )
+    ample = Tier(budget=16, max_worlds=8, solve_tiles=9, node_budget=10**6, solve_nodes=10**7)
     met, rolled = count_worlds(monkeypatch, ExpertAgent(ample, seed=0), env)
     assert max(met.values()) >= 8 and rolled == 0  # every world solved
     spent = ExpertAgent(dataclasses.replace(ample, solve_nodes=1), seed=0)

@@ -7,11 +7,12 @@ and exact leaves where a round's end fits:
 * **successive halving**: every candidate action meets a first batch of worlds, then the
   better half meets more, and so on until two are left, each stage about the same number of
   action-world evaluations (:class:`Tier`); ``search`` gives every action the same 8;
-* **double-dummy leaves** (:mod:`domino_env.agents.solver`): once the hands hold few tiles
-  (a public count) each world's rest of the round is solved exactly, every seat knowing every
-  tile, instead of played out by the greedy rule; a world whose solve passes its node budget,
-  and every world once the decision's nodes are spent, is rolled out as in ``search``.
-  Solved and rolled-out values are the same quantity, so worlds of both kinds average.
+* **double-dummy leaves** (:mod:`domino_env.agents.solver`): once few tiles are left in the
+  hands and the boneyard (a public count) each world's rest of the round is solved exactly,
+  every seat knowing every tile, instead of played out by the greedy rule; a world whose solve
+  passes its node budget, and every world once the decision's nodes are spent, is rolled out
+  as in ``search`` (all its actions alike). Solved and rolled-out values are the same
+  quantity, so worlds of both kinds average.
 
 **Fair by construction**, as ``search``: the worlds come from
 :func:`~domino_env.agents.search.sample_world` and the solver and the rollouts read nothing
@@ -44,8 +45,7 @@ class Tier:
 
     budget: int  # action-world evaluations a decision, over every stage
     max_worlds: int  # the most worlds one action meets
-    solve_tiles: int = 0  # solve the worlds once the hands hold at most this many tiles (0: never)
-    solve_budget: int = 0  # action-world evaluations a decision whose worlds are solved
+    solve_tiles: int = 0  # solve the worlds once hands and boneyard hold at most this many tiles
     node_budget: int = 0  # the most states one world's solve visits (all its actions together)
     solve_nodes: int = 0  # the most states a decision's solves visit, all worlds together
     min_worlds: int = 8  # the fewest worlds a stage gives each candidate
@@ -55,7 +55,7 @@ class Tier:
         counts = (self.budget, self.max_worlds, self.min_worlds, *self.budgets.values())
         if any(isinstance(n, bool) or not isinstance(n, int) or n < 1 for n in counts):
             raise ValueError(f"a tier's budgets, max_worlds and min_worlds must be positive integers: {self}")
-        limits = (self.solve_tiles, self.solve_budget, self.node_budget, self.solve_nodes)
+        limits = (self.solve_tiles, self.node_budget, self.solve_nodes)
         if any(isinstance(n, bool) or not isinstance(n, int) or n < 0 for n in limits):
             raise ValueError(f"a tier's solver limits must be integers >= 0: {self}")
 
@@ -65,19 +65,17 @@ TIERS: Mapping[str, Tier] = MappingProxyType(
         "advanced": Tier(
             budget=240,
             max_worlds=96,
-            solve_tiles=5,
-            solve_budget=24,
-            node_budget=400,
-            solve_nodes=1200,
+            solve_tiles=8,
+            node_budget=500,
+            solve_nodes=3000,
             budgets={"metro": 96, "domino3d": 144},
         ),
         "expert": Tier(
             budget=960,
             max_worlds=384,
-            solve_tiles=6,
-            solve_budget=96,
-            node_budget=1000,
-            solve_nodes=5000,
+            solve_tiles=10,
+            node_budget=2000,
+            solve_nodes=12000,
             budgets={"metro": 384, "domino3d": 288},
         ),
     }
@@ -119,13 +117,12 @@ class ExpertAgent(SearchAgent):
 
     def first_batch(self, rules: TableRules, view: SeatView, choices: int) -> int:
         """The first stage's worlds: a stage's share of the budget (there are log2(choices)
-        stages) split among the ``choices``; the solving budget once the hands hold few
-        enough tiles (their count is public: every world has it)."""
+        stages) split among the ``choices``. The worlds are solved once few enough tiles are
+        left in the hands and the boneyard (a public count: every world has it)."""
         tier = self.tier
-        self._solving = 0 < sum(view.hand_sizes) <= tier.solve_tiles and solvable(rules)
+        self._solving = sum(view.hand_sizes) + view.boneyard_size <= tier.solve_tiles and solvable(rules)
         self._nodes_left = tier.solve_nodes
-        budget = tier.solve_budget if self._solving else tier.budgets.get(rules.name, tier.budget)
-        self._share = budget // max(1, math.ceil(math.log2(choices)))
+        self._share = tier.budgets.get(rules.name, tier.budget) // max(1, math.ceil(math.log2(choices)))
         return max(tier.min_worlds, min(tier.max_worlds, self._share // choices))
 
     def next_stage(
