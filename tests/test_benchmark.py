@@ -36,19 +36,41 @@ def small_protocol(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_normalized_score_on_a_hand_made_case() -> None:
-    # per-deal win shares against two opponents x, y: W(random) = 0.25, W(search) = 0.75
-    shares = {
-        "random": [[0.0, 0.5], [0.5, 0.0]],
-        "search": [[1.0, 0.5], [0.5, 1.0]],
-        "mine": [[1.0, 0.0], [0.5, 0.5]],
-    }
+    # per-deal win shares against the top rung: W(random) = 0.1, the top's own (a mirror) 0.5
+    shares = {"random": [0.0, 0.2], "expert": [0.5, 0.5], "mine": [0.3, 0.5], "better": [0.9, 0.9]}
     scores = benchmark.normalized(shares)
-    assert scores["random"] == pytest.approx([0.0, 0.0])  # per deal (0 + .5) / 2 and (.5 + 0) / 2
-    assert scores["search"] == pytest.approx([1.0, 1.0])
-    # mine: per deal (1 + .5) / 2 = .75 and (0 + .5) / 2 = .25 -> (.75 - .25) / .5 = 1, 0
-    assert scores["mine"] == pytest.approx([1.0, 0.0])
-    flat = {k: [[0.5, 0.5]] for k in shares}
+    assert scores["random"] == pytest.approx([-0.25, 0.25])  # (0 - .1) / .4 and (.2 - .1) / .4
+    assert scores["expert"] == pytest.approx([1.0, 1.0])
+    assert scores["mine"] == pytest.approx([0.5, 1.0])
+    assert scores["better"] == pytest.approx([2.0, 2.0])  # beating the top rung scores above 1
+    flat = {k: [0.5, 0.5] for k in shares}
     assert math.isnan(benchmark.normalized(flat)["mine"][0])
+
+
+def test_the_score_reads_only_the_games_against_the_top_rung(
+    cheap_ladder: None, small_protocol: None, tmp_path: Path
+) -> None:
+    """W is the win rate against TOP: the other rungs' games are tabled, not scored."""
+    summary = run(tmp_path, ["shipped"], ["blitz"], 10)
+    rows = csv_rows(tmp_path)
+    low = float(rows[("blitz", "random", "greedy")]["win_rate"])
+    mine = float(rows[("blitz", "shipped", "greedy")]["win_rate"])
+    expected = (mine - low) / (0.5 - low)
+    assert summary["agents"]["shipped"]["scores"]["blitz"] == pytest.approx(expected, abs=1e-6)
+    assert summary["agents"]["greedy"]["scores"]["blitz"] == pytest.approx(1.0)
+    assert "win rate against greedy" in summary["score"]
+
+
+def test_a_pairings_file_of_protocol_v1_is_refused_naming_this_one(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    old = tmp_path / "pairings.json"
+    old.write_text(json.dumps({"protocol": "v1", "deal_seed": benchmark.DEAL_SEED, "pairings": []}))
+    out = tmp_path / "bench"
+    assert main(["benchmark", "greedy", "--reference", str(old), "--out", str(out), "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert "protocol v1 pairings" in err and f"protocol {benchmark.PROTOCOL}" in err and "expert" in err
+    assert not out.exists()
 
 
 def test_swapped_reads_a_two_sided_match_from_the_other_side() -> None:
@@ -105,10 +127,15 @@ def csv_rows(folder: Path) -> dict[tuple[str, str, str], dict[str, str]]:
 def test_benchmark_writes_the_protocol(cheap_ladder: None, small_protocol: None, tmp_path: Path) -> None:
     checkpoint = str(ROOT / "agents" / "classic.pt")  # the shipped agent's file: the same agent
     summary = run(tmp_path, ["greedy", "shipped", checkpoint], ["classic", "blitz"], 9)
-    assert (summary["protocol"], summary["exploratory"], summary["label"]) == ("v1", False, "protocol v1")
+    protocol = benchmark.PROTOCOL
+    assert (summary["protocol"], summary["exploratory"], summary["label"]) == (
+        protocol,
+        False,
+        f"protocol {protocol}",
+    )
     assert summary["games_per_pairing"] == 10  # 9 rounded up: the protocol's 10
     rows = csv_rows(tmp_path)
-    assert {r["protocol"] for r in rows.values()} == {"v1"}
+    assert {r["protocol"] for r in rows.values()} == {protocol}
     assert {r["games"] for r in rows.values()} == {"10"}  # 9 rounded up to whole deals of two seatings
     assert {r["source"] for r in rows.values()} == {"played"}
     same = {"shipped": "shipped", checkpoint: "shipped"}  # who is who: mirror matches are not played
@@ -131,15 +158,15 @@ def test_benchmark_writes_the_protocol(cheap_ladder: None, small_protocol: None,
         ("classic", "shipped", "greedy")
     ] | {"agent": ""}
     saved = json.loads((tmp_path / "summary.json").read_text())
-    assert saved["protocol"] == "v1" and saved["deal_seed"] == benchmark.DEAL_SEED
+    assert saved["protocol"] == protocol and saved["deal_seed"] == benchmark.DEAL_SEED
     assert saved["agents"]["random"]["scores"]["classic"] == pytest.approx(0.0, abs=1e-9)
     assert saved["agents"]["greedy"]["scores"]["blitz"] == pytest.approx(1.0)  # the scale's top
     assert saved["agents"]["greedy"]["ms_per_decision"]["classic"] > 0
     table = (tmp_path / "benchmark.md").read_text()
     assert "| classic | greedy | " in table and "mirror" in table
-    assert table.startswith("Normalized scores, protocol v1 (") and "exploratory" not in table
+    assert table.startswith(f"Normalized scores, protocol {protocol} (") and "exploratory" not in table
     assert (tmp_path / "benchmark.png").stat().st_size > 1000
-    assert Image.open(tmp_path / "benchmark.png").info["Description"] == "protocol v1"
+    assert Image.open(tmp_path / "benchmark.png").info["Description"] == f"protocol {protocol}"
 
 
 def test_deviations_from_the_protocol() -> None:
@@ -148,7 +175,7 @@ def test_deviations_from_the_protocol() -> None:
     assert benchmark.deviations(every, 10) == ["10 games a pairing, the protocol plays 200"]
     assert benchmark.deviations(["classic"], 200) == ["1 of the 9 variants, the protocol plays every one"]
     assert benchmark.protocol_label(benchmark.deviations(["classic", "blitz"], 10)) == (
-        "exploratory (not protocol v1: 10 games a pairing, the protocol plays 200; "
+        "exploratory (not protocol v2: 10 games a pairing, the protocol plays 200; "
         "2 of the 9 variants, the protocol plays every one)"
     )
 
@@ -169,17 +196,17 @@ def test_a_small_run_is_labelled_exploratory_on_screen_and_in_every_file(
     out = tmp_path / "bench"
     assert small_run(out) == 0
     label = (
-        "exploratory (not protocol v1: 2 games a pairing, the protocol plays 200; "
+        "exploratory (not protocol v2: 2 games a pairing, the protocol plays 200; "
         "1 of the 9 variants, the protocol plays every one)"
     )
     screen = capsys.readouterr().out.splitlines()
     assert screen[0].startswith(f"{label}: not comparable with the reference")
     assert "IQM intervals too narrow to trust" in screen[0]
     assert screen[-1].endswith(f"pairings.json ({label})")
-    assert not any("(protocol v1)" in line for line in screen)
+    assert not any("(protocol v2)" in line for line in screen)
     assert {r["protocol"] for r in csv_rows(out).values()} == {label}
     table = (out / "benchmark.md").read_text()
-    assert table.startswith(f"**{label}**\n") and "protocol v1 (" not in table
+    assert table.startswith(f"**{label}**\n") and "protocol v2 (" not in table
     saved = json.loads((out / "summary.json").read_text())
     assert saved["protocol"] is None and saved["exploratory"] is True and saved["label"] == label
     assert saved["exploratory_reasons"] == [
@@ -272,8 +299,9 @@ def test_a_shipped_agent_of_another_table_is_left_out(cheap_ladder: None, tmp_pa
 
 def test_the_shipped_reference_is_what_the_code_plays() -> None:
     """Replay the first deal of every variant's search-against-shipped pairing in the reference
-    file: a change to the rules, the search or an agent that changes play fails here (then
-    regenerate the file, as its README section says)."""
+    file, and of expert against search where the file has the tiers' pairings: a change to the
+    rules, the search or an agent that changes play fails here (then regenerate the file, as
+    docs/benchmark-v2.md says). Every variant holds at least v1's ladder (the same games)."""
     data = json.loads(benchmark.REFERENCE.read_text())
     assert (data["protocol"], data["deal_seed"]) == (benchmark.PROTOCOL, benchmark.DEAL_SEED)
     stored: dict[str, dict] = {}
@@ -281,20 +309,26 @@ def test_the_shipped_reference_is_what_the_code_plays() -> None:
         stored.setdefault(entry["variant"], {})[(entry["first"], entry["second"])] = entry
     assert set(stored) == set(domino_env.SPECS)
     for variant, entries in stored.items():
-        shipped = benchmark.identity(benchmark.contestant(str(ROOT / "agents" / f"{variant}.pt")))
+        path = str(ROOT / "agents" / f"{variant}.pt")
+        shipped = benchmark.identity(benchmark.contestant(path))
         players = {shipped if n == benchmark.SHIPPED else n for n in benchmark.REFERENCE_PLAYERS}
-        assert players <= {n for pair in entries for n in pair}
-        entry = entries.get(("search", shipped)) or entries[(shipped, "search")]
-        match = entry["match"]
-        k = match["per_deal"]
-        spec = {"search": "search", shipped: str(ROOT / "agents" / f"{variant}.pt")}
-        replay = benchmark.play_task(benchmark.Task(variant, spec[entry["first"]], spec[entry["second"]], k))
-        assert (replay.shares, replay.margins) == (match["shares"][:k], match["margins"][:k]), variant
+        named = {n for pair in entries for n in pair}
+        assert named <= players and players - {"advanced", "expert"} <= named, variant
+        spec = {"search": "search", "expert": "expert", shipped: path}
+        pairs = [("search", shipped)] + ([("expert", "search")] if "expert" in named else [])
+        for a, b in pairs:
+            entry = entries.get((a, b)) or entries[(b, a)]
+            match = entry["match"]
+            k = match["per_deal"]
+            replay = benchmark.play_task(
+                benchmark.Task(variant, spec[entry["first"]], spec[entry["second"]], k)
+            )
+            assert (replay.shares, replay.margins) == (match["shares"][:k], match["margins"][:k]), variant
 
 
 def test_a_broken_reference_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     broken = tmp_path / "pairings.json"
-    broken.write_text('{"protocol": "v1"}')
+    broken.write_text('{"protocol": "v2"}')
     out = tmp_path / "bench"
     assert main(["benchmark", "greedy", "--reference", str(broken), "--out", str(out), "--no-progress"]) == 2
     assert "is not a benchmark pairings file" in capsys.readouterr().err

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from training import ladder
+from training import benchmark, ladder
 from training.__main__ import main
 from training.evaluate import prepare
 
@@ -141,6 +141,41 @@ def test_a_new_agent_is_rated_with_the_rungs_fixed(
     # a second rating of the same agent is refused without --overwrite
     assert main(["ladder", "--rate", "greedy", "--against", str(out / "ladder.json")]) == 2
     assert "already holds a rating" in capsys.readouterr().err
+
+
+def test_a_ladder_reads_the_benchmark_reference_where_it_holds_the_same_games(tmp_path: Path) -> None:
+    """The shipped reference's Blitz pairing is the games a ladder on the benchmark's deals
+    plays (its rungs seated in the benchmark's order): read, it rates as played; other deals
+    read nothing."""
+    rungs, seed = ["random", "greedy"], str(benchmark.DEAL_SEED)
+    common = [*rungs, "--variant", "blitz", "--games", "200", "--no-progress", "--workers", "1"]
+    read = ladder.prepare_ladder(
+        rungs, "blitz", games=200, seed=benchmark.DEAL_SEED, out=tmp_path / "r", reference=benchmark.REFERENCE
+    )
+    assert set(read.stored) == set(read.pairs) and "1 read from the reference" in read.header()
+    assert (
+        main(
+            [
+                "ladder",
+                *common,
+                "--seed",
+                seed,
+                "--reference",
+                str(benchmark.REFERENCE),
+                "--out",
+                str(tmp_path / "r"),
+            ]
+        )
+        == 0
+    )
+    assert main(["ladder", *common, "--seed", seed, "--out", str(tmp_path / "p")]) == 0
+    from_file, played = (json.loads((tmp_path / d / "ladder.json").read_text()) for d in ("r", "p"))
+    assert from_file["pairings"] == played["pairings"] and from_file["ratings"] == played["ratings"]
+    other = ladder.prepare_ladder(
+        rungs, "blitz", games=200, seed=0, out=tmp_path / "o", reference=benchmark.REFERENCE
+    )
+    assert other.stored == {}
+    assert ladder.is_standard_table("blitz", {}) and not ladder.is_standard_table("blitz", {"num_players": 4})
 
 
 def test_the_workers_play_what_one_process_plays() -> None:

@@ -52,7 +52,7 @@ def test_page_and_catalog(client):
     assert client.get("/static/app.js").status_code == 200
     catalog = client.get("/api/catalog").json()
     assert set(catalog["variants"]) == set(domino_env.SPECS)
-    assert {"random", "greedy", "search"} <= set(catalog["agents"])
+    assert {"random", "greedy", "search", "advanced", "expert"} <= set(catalog["agents"])
 
 
 @pytest.mark.parametrize("variant", ["classic", "domino3d"])

@@ -221,6 +221,7 @@ def ladder_command(args: argparse.Namespace) -> int:
             args.out,
             args.workers,
             args.overwrite,
+            args.reference,
         )
     except ValueError as err:
         return _fail(err)
@@ -432,8 +433,8 @@ def record_command(args: argparse.Namespace) -> int:
     from training.record import prepare_recording, record
 
     try:
-        path = report.writable_file(args.out)
         recording = prepare_recording(args.variant, args.agents, args.option, args.seed)
+        path = report.writable_file(args.out)  # (after the agents: a bad name creates no folder)
         print(f"recording {recording.header}")
         frames = record(recording, path, args.fps, args.max_frames)
     except ValueError as err:
@@ -517,10 +518,12 @@ def main(argv: list[str] | None = None) -> int:
         help="agents against each other, seats rotated: win rate with 95%% CI, reward, final score",
         description="Every pair of the agents plays --games seeded games with the seats rotated "
         "(both orders at 3-4 single seats, where one agent sits against copies of the other). "
-        "Agents: random, greedy, search, search:N (N worlds per legal action), a checkpoint file "
-        "or a run folder (its latest.pt).",
+        "Agents: random, greedy, search, search:N (N worlds per legal action), advanced, expert "
+        "(the stronger search tiers), a checkpoint file or a run folder (its latest.pt).",
     )
-    evaluate.add_argument("agent", help="random, greedy, search[:N], a checkpoint file or a run folder")
+    evaluate.add_argument(
+        "agent", help="random, greedy, search[:N], advanced, expert, a checkpoint file or a run folder"
+    )
     evaluate.add_argument("opponents", nargs="+", metavar="AGENT", help="more agents, the same kinds")
     _table_arguments(evaluate)
     evaluate.add_argument("--games", type=positive_int, default=100, help="games per pairing (default 100)")
@@ -548,7 +551,9 @@ def main(argv: list[str] | None = None) -> int:
         "duplicate deals (whole matches, each deal once per seating): the win rate with its 95% "
         "interval, also written to exploit.json in the run folder.",
     )
-    exploit.add_argument("agent", help="random, greedy, search[:N], a checkpoint file or a run folder")
+    exploit.add_argument(
+        "agent", help="random, greedy, search[:N], advanced, expert, a checkpoint file or a run folder"
+    )
     exploit.add_argument(
         "overrides",
         nargs="*",
@@ -591,7 +596,10 @@ def main(argv: list[str] | None = None) -> int:
         "too large for an exact walk is refused with its size.",
     )
     exploitability.add_argument(
-        "agents", nargs="+", metavar="AGENT", help="random, greedy, search[:N], checkpoints, run folders"
+        "agents",
+        nargs="+",
+        metavar="AGENT",
+        help="random, greedy, search[:N], advanced, expert, checkpoints, run folders",
     )
     _table_arguments(exploitability)
     exploitability.add_argument("--preset", help="a named table, e.g. tiny (same as --option preset=tiny)")
@@ -627,7 +635,9 @@ def main(argv: list[str] | None = None) -> int:
     play = commands.add_parser("play", help="play in the terminal against an agent")
     _table_arguments(play)
     play.add_argument(
-        "--opponent", default="greedy", help="greedy, random, search[:N], checkpoint or run folder"
+        "--opponent",
+        default="greedy",
+        help="greedy, random, search[:N], advanced, expert, checkpoint or run folder",
     )
     play.add_argument("--seat", type=int, default=0, help="your seat, 0..players-1 (default 0)")
     play.add_argument("--seed", type=int, help="deal seed (default: a new deal each time)")
@@ -710,7 +720,7 @@ def main(argv: list[str] | None = None) -> int:
         help="record a game between agents as an animated GIF, a frame per move",
         description="One episode (a round; --option episode=match for a whole match) drawn as the "
         "table's rgb_array picture after the deal and after every move. Agents take the seats in "
-        "turn: random, greedy, search[:N], a checkpoint file or a run folder.",
+        "turn: random, greedy, search[:N], advanced, expert, a checkpoint file or a run folder.",
     )
     record.add_argument("variant", help=f"one of {', '.join(domino_env.SPECS)}")
     record.add_argument(
@@ -735,15 +745,19 @@ def main(argv: list[str] | None = None) -> int:
 
     bench = commands.add_parser(
         "benchmark",
-        help="agents against the ladder (random, greedy, search, the shipped agent) on every variant, "
-        "protocol v1 -> benchmark.csv, summary.json, benchmark.png",
+        help="agents against the ladder (random, greedy, search, advanced, expert, the shipped agent) "
+        "on every variant, protocol v2 -> benchmark.csv, summary.json, benchmark.png",
         description="Each agent plays the ladder on each variant's standard table, whole matches, "
-        "duplicate deals from the protocol's fixed deal seeds. Scores: 0 plays like random, 1 like "
-        "search; summary.json holds their interquartile mean with a stratified bootstrap interval. "
-        "Fewer than 200 games a pairing or only some variants is an exploratory run, labelled so.",
+        "duplicate deals from the protocol's fixed deal seeds. Scores, from the win rate against "
+        "expert: 0 plays like random, 1 holds its own against expert; summary.json holds their "
+        "interquartile mean with a stratified bootstrap interval. Fewer than 200 games a pairing "
+        "or only some variants is an exploratory run, labelled so.",
     )
     bench.add_argument(
-        "agents", nargs="+", metavar="AGENT", help="baselines, search[:N], checkpoints, run folders, shipped"
+        "agents",
+        nargs="+",
+        metavar="AGENT",
+        help="baselines, search[:N], advanced, expert, checkpoints, run folders, shipped",
     )
     bench.add_argument("--variants", nargs="+", help="variants to play (default all)")
     bench.add_argument(
@@ -758,7 +772,7 @@ def main(argv: list[str] | None = None) -> int:
     bench.add_argument(
         "--reference",
         help="a pairings.json whose pairings are read instead of played again (default: the shipped "
-        "training/benchmark_reference_v1.json, this version's ladder under the protocol)",
+        "training/benchmark_reference_v2.json, this version's ladder under the protocol)",
     )
     bench.add_argument("--fresh", action="store_true", help="play every pairing, reading none")
     bench.add_argument(
@@ -788,7 +802,8 @@ def main(argv: list[str] | None = None) -> int:
         "agents",
         nargs="*",
         metavar="AGENT",
-        help="the rungs, in order (the first is 0): random, greedy, search[:N], checkpoints, run folders",
+        help="the rungs, in order (the first is 0): random, greedy, search[:N], advanced, expert, "
+        "checkpoints, run folders",
     )
     _table_arguments(ladder)
     ladder.add_argument(
@@ -809,6 +824,13 @@ def main(argv: list[str] | None = None) -> int:
         "--rate", metavar="AGENT", help="rate this agent against the fixed rungs of --against"
     )
     ladder.add_argument("--against", metavar="LADDER_JSON", help="the ladder.json that --rate plays")
+    ladder.add_argument(
+        "--reference",
+        metavar="PAIRINGS_JSON",
+        help="a benchmark's pairings.json (training/benchmark_reference_v2.json: the ladder under the "
+        "protocol): its pairings of the same games (the variant's standard table, --seed 1000000, "
+        "the same --games) are read, not played",
+    )
     ladder.add_argument(
         "--overwrite",
         action="store_true",

@@ -5,7 +5,8 @@
 
 plays ``--first`` (default ``greedy``) against ``--second`` (default ``random``) in every
 variant (2 players, and 4 as partners where the variant allows it) and prints win rates with
-95% Wilson intervals. Any built-in agent plays: the baselines, ``search`` and ``search:N``.
+95% Wilson intervals. Any built-in agent plays: the baselines, ``search``, ``search:N``,
+``advanced`` and ``expert``.
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ def positive_int(text: str) -> int:
 
 
 def builtin_agent(text: str) -> str:
-    """An argparse type: a built-in agent's name (a baseline, ``search``, ``search:N``)."""
+    """An argparse type: a built-in agent's name (a baseline, ``search``, ``search:N``, a tier)."""
     try:
         known = is_builtin(text)
     except ValueError as err:  # a malformed search:N says what is allowed
@@ -53,8 +54,8 @@ def builtin_agent(text: str) -> str:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(
         prog="python -m training.arena",
-        description="Seeded games between built-in agents (baselines, search, search:N) in every "
-        "variant; for checkpoints use python -m training evaluate.",
+        description="Seeded games between built-in agents (baselines, search, search:N, advanced, "
+        "expert) in every variant; for checkpoints use python -m training evaluate.",
     )
     parser.add_argument("--games", type=positive_int, default=50, help="episodes per match-up (default 50)")
     parser.add_argument("--seed", type=int, default=0, help="game g is dealt from seed + g (default 0)")

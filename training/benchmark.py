@@ -3,15 +3,20 @@ protocol, with normalized scores and their aggregate.
 
     python -m training benchmark runs/all_fives-1 search:32 --variants all_fives classic --games 200
 
-**Protocol v1** (``PROTOCOL``, written into every result): each variant at its first standard
+**Protocol v2** (``PROTOCOL``, written into every result): each variant at its first standard
 table (``spec.benchmark_tables[0]``), whole matches, **duplicate deals** from the fixed deal seeds
 ``DEAL_SEED + d`` (d = 0, 1, ...: every pairing plays the same deals), each deal once per seating,
 so ``--games`` is rounded up to whole deals. The first agent of a pairing is seeded ``DEAL_SEED``,
 the second ``DEAL_SEED + 1``. Every variant is played (``PROTOCOL_VARIANTS``), at least
-``PROTOCOL_GAMES`` (200) games a pairing. The ladder is ``random``, ``greedy``, ``search`` and the
-variant's shipped agent (``agents/<variant>.pt``); the name ``shipped`` stands for that agent as a
-contestant too. A checkpoint plays only the variant and table it was trained on (other variants
-are skipped for it, and the output says so).
+``PROTOCOL_GAMES`` (200) games a pairing. The ladder (``LADDER``) is ``random``, ``greedy``,
+``search``, ``advanced``, ``expert`` (the search tiers of :mod:`domino_env.agents.expert`: no
+trained network, so the ladder never moves when an agent is retrained) and the variant's shipped
+agent (``agents/<variant>.pt``); the name ``shipped`` stands for that agent as a contestant too.
+A checkpoint plays only the variant and table it was trained on (other variants are skipped for
+it, and the output says so). v2 keeps v1's deals and seeds, so a pairing of v1's ladder
+(random, greedy, search, shipped) is the same games under both; v1 scored against ``search``,
+which a one-minute PPO run tops, and a v1 pairings file given as a reference is refused, naming
+v2.
 
 **Pairings played once.** Two agents that are the same agent (a name, or a checkpoint's content)
 are not played: by symmetry a mirror match is won 1/sides of the time, and that is what it counts.
@@ -27,7 +32,7 @@ file stays what the code plays.
 **Exploratory runs.** A run with fewer games a pairing (after rounding to whole deals) or only
 some of the variants plays the protocol's deals, but is not the protocol: its IQM is over other
 variants, or its intervals rest on a handful of deals. It says so wherever the protocol would be
-named: ``exploratory (not protocol v1: <why>)`` on screen, in ``benchmark.md``, ``benchmark.png``
+named: ``exploratory (not protocol v2: <why>)`` on screen, in ``benchmark.md``, ``benchmark.png``
 (its title and its PNG ``Description``), in the ``protocol`` column of ``benchmark.csv``, and in
 ``summary.json`` (``"protocol": null``, ``"exploratory": true``, ``"exploratory_reasons"``,
 ``"label"``).
@@ -41,10 +46,15 @@ and it never has zero width when every game went one way.
 **Output folder.** A run refuses an ``out`` folder that already holds a benchmark's files
 (``BENCHMARK_FILES``) before any game, unless ``overwrite``: then its files replace them.
 
-**Normalized score** of agent ``a`` on a variant: ``(W(a) - W(random)) / (W(search) - W(random))``,
-where ``W(x)`` is x's mean win rate against the ladder's opponents: 0 plays like ``random``, 1
-like ``search``, against the same ladder (``random`` and ``search`` play it too, as the
-references). Per deal the same formula gives each deal's contribution, whose mean is the score.
+**Normalized score** of agent ``a`` on a variant: ``(W(a) - W(random)) / (1/sides - W(random))``,
+where ``W(x)`` is x's win rate against ``expert`` (``TOP``) and ``1/sides`` is ``expert``'s own
+against itself (a mirror match: 1/2 at two sides, 1/4 at Cross's four single seats): 0 plays
+like ``random``, 1 holds its own against ``expert``, above 1 beats it. The top rung alone sets
+the scale because the weak rungs saturate it: an agent that beats ``random`` and ``greedy`` in
+nearly every match gains nothing more there, so a mean over the whole ladder (v1's W) puts a
+search-level agent near the top of a scale whose top it is far from. The other rungs' win rates
+are still played and tabled. Per deal the same formula gives each deal's contribution, whose
+mean is the score.
 
 **Aggregate** (``summary.json``): the interquartile mean of an agent's scores over the variants
 (``scipy.stats.trim_mean``, 25% cut each side), with a 95% stratified bootstrap interval
@@ -89,16 +99,16 @@ from training.matches import Match, RecordFolder, seatings, whole_deals, wilson_
 from training.pool import play_in_processes
 from training.report import writable_folder, write_rows
 
-PROTOCOL = "v1"
+PROTOCOL = "v2"
 PROTOCOL_NAME = f"protocol {PROTOCOL}"
-DEAL_SEED = 1_000_000  # protocol v1's deals: seeds DEAL_SEED, DEAL_SEED + 1, ...
-PROTOCOL_GAMES = 200  # protocol v1's games a pairing, at least: fewer is an exploratory run
-PROTOCOL_VARIANTS = tuple(domino_env.SPECS)  # protocol v1 plays every variant: fewer is exploratory
-LADDER = ("random", "greedy", "search")  # then the variant's shipped agent
-BOTTOM, TOP = "random", "search"  # the scores' 0 and 1
+DEAL_SEED = 1_000_000  # the protocol's deals: seeds DEAL_SEED, DEAL_SEED + 1, ... (v1's too)
+PROTOCOL_GAMES = 200  # the protocol's games a pairing, at least: fewer is an exploratory run
+PROTOCOL_VARIANTS = tuple(domino_env.SPECS)  # the protocol plays every variant: fewer is exploratory
+LADDER = ("random", "greedy", "search", "advanced", "expert")  # then the variant's shipped agent
+BOTTOM, TOP = "random", "expert"  # the scores' 0 and 1: W = the win rate against TOP
 SHIPPED = "shipped"  # a contestant name: the variant's agents/<variant>.pt
-REFERENCE_PLAYERS = ("random", "greedy", "search:2", "search", SHIPPED)  # the README's reference table
-REFERENCE = Path(__file__).with_name("benchmark_reference_v1.json")
+REFERENCE_PLAYERS = (*LADDER, SHIPPED)  # the ladder against itself: the reference file's pairings
+REFERENCE = Path(__file__).with_name("benchmark_reference_v2.json")
 COLUMNS = (
     "agent",
     "variant",
@@ -152,7 +162,7 @@ def deviations(variants: list[str], games: int) -> list[str]:
 
 
 def protocol_label(reasons: list[str]) -> str:
-    """``protocol v1``, or ``exploratory (not protocol v1: <reasons>)``."""
+    """``protocol v2``, or ``exploratory (not protocol v2: <reasons>)``."""
     return f"exploratory (not {PROTOCOL_NAME}: {'; '.join(reasons)})" if reasons else PROTOCOL_NAME
 
 
@@ -244,6 +254,10 @@ def swapped(match: Match, lower_score_wins: bool) -> Match:
     )
 
 
+class OldProtocol(ValueError):
+    """A pairings file of another protocol than this one."""
+
+
 Key = tuple[str, str, str, str, int]  # variant, table, first identity, second identity, games
 
 
@@ -260,18 +274,27 @@ class Store:
 
     @classmethod
     def load(cls, path: str | Path | None) -> Store:
-        """Read a ``pairings.json``; one from another protocol or deal list gives nothing. A
-        file that is not one raises ValueError saying so."""
+        """Read a ``pairings.json``; one from another deal list gives nothing. A file that is
+        not one, or one of another protocol (v1's: its ladder lacks the search tiers), raises
+        ValueError saying so."""
         store = cls()
         if path is None:
             return store
         try:
             data = json.loads(Path(path).read_text())
-            if data["protocol"] != PROTOCOL or data["deal_seed"] != DEAL_SEED:
+            if data["protocol"] != PROTOCOL:
+                raise OldProtocol(
+                    f"{path} holds protocol {data['protocol']} pairings; this benchmark is "
+                    f"{PROTOCOL_NAME} (its ladder: {', '.join(LADDER)}, scored against {TOP}): "
+                    f"give a {PROTOCOL} pairings.json, or --fresh to play every pairing"
+                )
+            if data["deal_seed"] != DEAL_SEED:
                 return store
             for entry in data["pairings"]:
                 k = (entry["variant"], entry["table"], entry["first"], entry["second"], int(entry["games"]))
                 store.matches[k] = Match(**entry["match"])
+        except OldProtocol:
+            raise
         except (OSError, ValueError, KeyError, TypeError) as err:
             raise ValueError(
                 f"{path} is not a benchmark pairings file (pairings.json): {type(err).__name__}: {err}"
@@ -352,11 +375,11 @@ class VariantResults:
         return 1000 * sum(r.seconds[0] for r in mine) / decisions if decisions else math.nan
 
 
-def normalized(per_deal_shares: dict[str, list[list[float]]]) -> dict[str, list[float]]:
+def normalized(top_shares: dict[str, list[float]]) -> dict[str, list[float]]:
     """Each player's per-deal normalized scores (see the module docstring) from its per-deal
-    win shares against each opponent; nan where ``search`` and ``random`` do equally well
-    (the scale has no width)."""
-    per_deal = {p: np.mean(shares, axis=0) for p, shares in per_deal_shares.items()}
+    win shares against ``TOP`` (``TOP``'s own: its mirror match's 1/sides); nan where ``TOP``
+    and ``random`` do equally well against it (the scale has no width)."""
+    per_deal = {p: np.asarray(shares, dtype=float) for p, shares in top_shares.items()}
     low, high = float(per_deal[BOTTOM].mean()), float(per_deal[TOP].mean())
     width = high - low
     return {p: ((values - low) / width).tolist() if width else [math.nan] for p, values in per_deal.items()}
@@ -367,20 +390,22 @@ def collect(plan: VariantPlan, store: Store, source: str) -> VariantResults:
     results: dict[tuple[str, str], Result] = {}
     sources: dict[tuple[str, str], str] = {}
     mirrors = set()
-    shares: dict[str, list[list[float]]] = {p: [] for p in plan.players}
+    top_shares: dict[str, list[float]] = {}
     deals = plan.games // plan.per_deal
     for (p, o), pair in plan.pairs.items():
         if pair is None:
-            shares[p].append([1.0 / plan.sides] * deals)
             mirrors.add((p, o))
+            if o == TOP:
+                top_shares[p] = [1.0 / plan.sides] * deals
             continue
         k, flip = pair
         match = store.matches[k]
         match = swapped(match, plan.lower_score_wins) if flip else match
         results[(p, o)] = Result(**vars(match), agent=p, opponent=o)
         sources[(p, o)] = source if k in store.read else "played"
-        shares[p].append(match.deal_shares())
-    return VariantResults(plan.variant, results, normalized(shares), sources, mirrors)
+        if o == TOP:
+            top_shares[p] = match.deal_shares()
+    return VariantResults(plan.variant, results, normalized(top_shares), sources, mirrors)
 
 
 # --- running ----------------------------------------------------------------------------------
@@ -559,7 +584,7 @@ def summarize(
         "deal_seed": DEAL_SEED,
         "games_asked": games,
         "ladder": [*LADDER, SHIPPED],
-        "score": "(W(agent) - W(random)) / (W(search) - W(random)), W = mean win rate against the ladder",
+        "score": f"(W(agent) - W({BOTTOM})) / (1/sides - W({BOTTOM})), W = the win rate against {TOP}",
         "win_rate_interval": "95% Wilson score interval, n = the deals, p = their mean win share",
         "iqm_interval": "95% stratified bootstrap (percentile); NaN where it would have zero width",
         "agents": entries,
@@ -594,7 +619,7 @@ def markdown(by_variant: list[VariantResults], summary: dict[str, Any]) -> str:
     lines = [f"**{summary['label']}**", ""] if exploratory else []
     named = "" if exploratory else f", {summary['label']}"
     lines += [
-        f"Normalized scores{named} (0: plays like random, 1: like search):",
+        f"Normalized scores{named} (0: plays like {BOTTOM}, 1: holds its own against {TOP}):",
         "",
         "| variant | " + " | ".join(labels) + " |",
         "|---" * (len(labels) + 1) + "|",
@@ -654,7 +679,7 @@ def plot(path: Path, by_variant: list[VariantResults], summary: dict[str, Any]) 
     ax.set_yticks([i + 0.4 - height / 2 for i in range(len(by_variant))], [v.variant for v in by_variant])
     ax.axvline(0, color="grey", lw=0.8)
     ax.axvline(1, color="grey", lw=0.8, ls="--")
-    ax.set_xlabel("normalized score (0: random, 1: search, against the same ladder)")
+    ax.set_xlabel(f"normalized score (0: plays like {BOTTOM}, 1: holds its own against {TOP})")
     if summary["exploratory"]:  # the reasons on a second line, smaller, wrapped to the figure
         reasons = textwrap.fill(
             "not " + PROTOCOL_NAME + ": " + "; ".join(summary["exploratory_reasons"]), 110

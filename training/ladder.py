@@ -7,8 +7,12 @@ new agent rated against them without refitting them.
 **Games.** Every pair of rungs plays ``--games`` whole matches (rounded up to whole deals) on
 duplicate deals, as ``evaluate --duplicate`` plays a pairing (:func:`training.evaluate.play_all`,
 :func:`training.matches.play_match` with ``duplicate=True``): deal ``d`` is dealt from
-``seed + d`` and played once per seating, and every pairing plays the same deals. The first
-rung of a pairing is seeded ``seed``, the second ``seed + 1``. A rating needs a table of two
+``seed + d`` and played once per seating, and every pairing plays the same deals. A pairing's
+two rungs are seated in the benchmark's order (by name; a checkpoint by its content hash), the
+first seeded ``seed``, the second ``seed + 1``, as :mod:`training.benchmark` seats them. So on
+the benchmark's table and deals (``--seed 1000000``, its 200 games) a pairing is the same games
+as the benchmark's, and ``--reference training/benchmark_reference_v2.json`` (any benchmark
+``pairings.json``) reads the pairings it holds instead of playing them. A rating needs a table of two
 sides (heads-up or partnerships); at 3-4 single seats one agent sits against copies of the
 other, which is no pairwise comparison, and such a table is refused.
 
@@ -61,7 +65,7 @@ import numpy as np
 from tqdm import tqdm
 
 from domino_env import raw_env
-from training.benchmark import identity
+from training.benchmark import DEAL_SEED, Store, identity, key_of, standard_table
 from training.evaluate import (
     Contestant,
     Evaluation,
@@ -431,12 +435,49 @@ class LadderPlan:
     seed: int
     folder: Path
     workers: int
+    stored: dict[tuple[int, int], Pairing] = field(default_factory=dict)  # read, not played
 
     def header(self) -> str:
+        read = f", {len(self.stored)} read from the reference" if self.stored else ""
         return (
             f"{self.evaluation.header(self.games, self.seed, duplicate=True)}; "
-            f"{len(self.pairs)} pairings of {len(self.evaluation.contestants)} rungs"
+            f"{len(self.pairs)} pairings of {len(self.evaluation.contestants)} rungs{read}"
         )
+
+
+def is_standard_table(variant: str, options: dict[str, Any]) -> bool:
+    """Do ``options`` make the benchmark's table of ``variant`` (an option left out: the
+    variant's own value, read from the rules)?"""
+    table = standard_table(variant)
+    given = {k: v for k, v in options.items() if v is not None}
+    if any(k not in table or table[k] != v for k, v in given.items()):
+        return False
+    rules = raw_env(variant, **given).rules
+    return all(getattr(rules, k, None) == v for k, v in table.items() if k not in given)
+
+
+def stored_pairings(
+    plan: Evaluation, pairs: list[tuple[int, int]], games: int, seed: int, reference: str | Path
+) -> dict[tuple[int, int], Pairing]:
+    """The pairs a benchmark ``pairings.json`` already holds: the same games when the ladder
+    plays the benchmark's table and deals (``seed`` its deal seed); none otherwise."""
+    store = Store.load(reference)
+    if seed != DEAL_SEED or not is_standard_table(plan.variant, plan.options):
+        return {}
+    c = plan.contestants
+    found = {}
+    for i, j in pairs:
+        match = store.matches.get(key_of(plan.variant, identity(c[i]), identity(c[j]), games))
+        if match is not None:
+            found[(i, j)] = Pairing(c[i].label, c[j].label, [float(x) for x in match.shares], match.per_deal)
+    return found
+
+
+def seated(plan: Evaluation) -> list[tuple[int, int]]:
+    """Every pair of rungs, the two in the benchmark's order (by identity: a name, a checkpoint's
+    content hash), so that on its table and deals a pairing is the benchmark's games."""
+    c = plan.contestants
+    return [(i, j) if identity(c[i]) <= identity(c[j]) else (j, i) for i, j in plan.pairs()]
 
 
 def default_workers(workers: int | None) -> int:
@@ -482,10 +523,12 @@ def prepare_ladder(
     out: str | Path | None = None,
     workers: int | None = None,
     overwrite: bool = False,
+    reference: str | Path | None = None,
 ) -> LadderPlan:
     """Check everything before any game: two rungs or more, each known and given once, a table of
     two sides, ``games`` at least 1, an ``out`` folder that is writable and holds no ladder (unless
-    ``overwrite``); raises ValueError with a message for a person."""
+    ``overwrite``), a readable ``reference`` (a benchmark's ``pairings.json``, whose pairings of
+    the same games are read rather than played); raises ValueError with a message for a person."""
     games = DEFAULT_GAMES if games is None else games
     seed = 0 if seed is None else seed
     if len(agents) < 2:
@@ -498,14 +541,19 @@ def prepare_ladder(
     check_two_sides(plan)
     folder = Path(out) if out is not None else Path("runs") / f"ladder-{plan.variant}"
     check_out(folder, overwrite)
+    pairs, whole = seated(plan), plan.games(games, True)
+    stored = {} if reference is None else stored_pairings(plan, pairs, whole, seed, reference)
     folder = writable_folder(folder)
-    return LadderPlan(plan, plan.pairs(), plan.games(games, True), games, seed, folder, count)
+    return LadderPlan(plan, pairs, whole, games, seed, folder, count, stored)
 
 
 def play_ladder(plan: LadderPlan, progress: bool = False, resamples: int = RESAMPLES) -> Ladder:
-    """Play every pairing, fit the ratings and their intervals (nothing is written)."""
+    """Play every pairing (but those read from the reference), fit the ratings and their
+    intervals (nothing is written)."""
     evaluation = plan.evaluation
-    results = play_pairings(evaluation, plan.pairs, plan.games, plan.seed, plan.workers, progress)
+    missing = [pair for pair in plan.pairs if pair not in plan.stored]
+    results = play_pairings(evaluation, missing, plan.games, plan.seed, plan.workers, progress)
+    played = dict(zip(missing, (Pairing.of(r) for r in results), strict=True))
     contestants = evaluation.contestants
     ladder = Ladder(
         variant=evaluation.variant,
@@ -515,7 +563,7 @@ def play_ladder(plan: LadderPlan, progress: bool = False, resamples: int = RESAM
         identities=[identity(c) for c in contestants],
         seed=plan.seed,
         games=plan.games,
-        pairings=[Pairing.of(r) for r in results],
+        pairings=[plan.stored.get(pair) or played[pair] for pair in plan.pairs],
         games_asked=plan.games_asked,
         version=version("domino-env"),
     )

@@ -37,7 +37,7 @@ from PIL import Image
 from pydantic import BaseModel, Field
 
 from domino_env import SPECS, DominoEnv, GameRecorder, move_text, raw_env, replay
-from domino_env.agents import AGENTS, Agent
+from domino_env.agents import AGENTS, TIER_NAMES, Agent
 from domino_env.records import start_game
 from training.evaluate import Contestant, contestant, rules_table
 from training.play import PERSON, EventFeed, board_text, check_seat, final_totals, move_menu, result_text
@@ -100,7 +100,7 @@ def catalog(agents_dir: Path) -> dict[str, Any]:
             }
             for name, variant in SPECS.items()
         },
-        "agents": [*AGENTS, "search", "search:8", *shipped],
+        "agents": [*AGENTS, "search", "search:8", *TIER_NAMES, *shipped],
     }
 
 

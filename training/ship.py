@@ -25,7 +25,7 @@ from typing import Any
 
 import yaml
 
-from domino_env.agents import parse_search_name
+from domino_env.agents import parse_search_name, parse_tier_name
 from training import checkpoint, evaluate, report
 from training.config import ConfigError, load_config
 from training.guided import parse_guided_name
@@ -62,12 +62,12 @@ def ship(
     made) before training, so a bad path does not throw the training away; ``progress`` shows
     bars while training and evaluating (the final table is printed anyway)."""
     config = load_config(config_path, overrides)
-    folder = report.writable_folder(agents_dir)
-    for name in opponents:  # an unknown name fails here, before training
+    for name in opponents:  # an unknown name fails here, before training (and before agents_dir)
         if name == POLICY and not guided:
             raise ConfigError("the opponent 'policy' (the shipped policy) is for --guided rows only")
         if name != POLICY:
             evaluate.contestant(name)
+    folder = report.writable_folder(agents_dir)
     variant = config.env.variant
     shipped = folder / f"{variant}.pt"
     agent = GUIDED if guided else POLICY
@@ -119,9 +119,13 @@ def measure(
 
 
 def searches(name: str) -> bool:
-    """Whether an agent name is a search (``search``, ``search:N``, ``search:<checkpoint>``):
-    its games cost about a hundred baseline games each."""
-    return parse_search_name(name) is not None or parse_guided_name(name) is not None
+    """Whether an agent name is a search (``search``, ``search:N``, ``advanced``, ``expert``,
+    ``search:<checkpoint>``): its games cost a hundred baseline games each or more."""
+    return (
+        parse_search_name(name) is not None
+        or parse_tier_name(name) is not None
+        or parse_guided_name(name) is not None
+    )
 
 
 def read_rows(folder: Path) -> list[dict[str, Any]]:
