@@ -75,6 +75,7 @@ from training.evaluate import (
     play_all,
     play_pairing,
     prepare,
+    rules_table,
 )
 from training.matches import wilson_interval
 from training.pool import play_in_processes
@@ -446,14 +447,8 @@ class LadderPlan:
 
 
 def is_standard_table(variant: str, options: dict[str, Any]) -> bool:
-    """Do ``options`` make the benchmark's table of ``variant`` (an option left out: the
-    variant's own value, read from the rules)?"""
-    table = standard_table(variant)
-    given = {k: v for k, v in options.items() if v is not None}
-    if any(k not in table or table[k] != v for k, v in given.items()):
-        return False
-    rules = raw_env(variant, **given).rules
-    return all(getattr(rules, k, None) == v for k, v in table.items() if k not in given)
+    """Do ``options`` make the benchmark's table of ``variant`` (defaults filled in)?"""
+    return rules_table(variant, options) == rules_table(variant, standard_table(variant))
 
 
 def stored_pairings(

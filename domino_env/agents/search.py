@@ -133,7 +133,7 @@ class SearchAgent:
         candidates, count, met = legal, self.first_batch(rules, view, choices), 0
         samples: dict[int, list[float]] = {a: [] for a in legal}  # per action, its value in each world met
         while True:
-            batch = [(sample_world(rules, game, view, rng), rng.getrandbits(64)) for _ in range(count)]
+            batch = [(self.sample(rules, game, view, rng), rng.getrandbits(64)) for _ in range(count)]
             if not met and not isinstance(rules, ChainRules) and len(legal) > GRID_CANDIDATES:
                 candidates = grid_candidates(rules, batch[0][0], legal, rng)
             for world, seed in batch:
@@ -161,6 +161,12 @@ class SearchAgent:
             rules.apply(sim, action)
             values.append(rollout_value(rules, sim, side, before, random.Random(seed)))
         return values
+
+    def sample(self, rules: TableRules, game: Any, view: SeatView, rng: random.Random) -> Any:
+        """One world to search: :func:`sample_world`, which keeps of ``game`` nothing the seat
+        cannot know (``benchmarks/ceiling.py`` overrides it with worlds that cheat, to measure
+        what knowing the hidden tiles is worth)."""
+        return sample_world(rules, game, view, rng)
 
     def first_batch(self, rules: TableRules, view: SeatView, choices: int) -> int:
         """How many worlds every one of ``choices`` candidate actions meets first at the

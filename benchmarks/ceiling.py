@@ -1,0 +1,81 @@
+"""How far above ``search`` can any player get? The ``expert`` search with worlds that cheat.
+
+    python benchmarks/ceiling.py --variant classic --cheat hands --games 400 [--seed 2000]
+
+A fair player's worlds come from what its seat knows (:func:`domino_env.agents.search.sample_world`).
+The *cheating* expert is the same search (the ``expert`` tier's halving, solver and rollouts)
+searching worlds that are not fair:
+
+* ``--cheat hands``: every hand is the true one; only the boneyard's order is shuffled anew
+  for each world (the tiles in it are then known: they are what no hand holds);
+* ``--cheat all``: the true state itself, the boneyard's order too, in every world (the rest
+  of the round is then a perfect-information game the solver and rollouts play out).
+
+It plays whole matches on duplicate deals against ``--opponent`` (default ``search``), as
+``python -m training evaluate expert search --duplicate --first-only`` plays the fair tier, and
+prints the win rate with its 95% Wilson interval over deals. The gap between the fair tier and
+``--cheat hands`` is what inferring the hidden hands better could still win; a target above the
+cheater's rate is out of reach of any fair player of this search's kind.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+from typing import Any
+
+from tqdm import tqdm
+
+import domino_env
+from domino_env.agents import make_agent
+from domino_env.agents.expert import ExpertAgent
+from domino_env.agents.search import branch
+from domino_env.core.view import SeatView
+from domino_env.rules.table import TableRules
+from training.matches import play_match, wilson_interval
+
+CHEATS = ("hands", "all")
+
+
+class CheatingExpert(ExpertAgent):
+    """``expert`` searching the true hands (``hands``), or the true state (``all``)."""
+
+    def __init__(self, cheat: str, seed: int | None = None) -> None:
+        super().__init__("expert", seed=seed)
+        self.cheat = cheat
+        self.name = f"expert (cheat: {cheat})"
+
+    def sample(self, rules: TableRules, game: Any, view: SeatView, rng: random.Random) -> Any:
+        world = branch(game)
+        if self.cheat == "hands":
+            world.stock = sorted(world.stock)
+            rng.shuffle(world.stock)
+        return world
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description="the expert search with worlds that cheat, against search")
+    parser.add_argument(
+        "--variant", default="classic", choices=["all_fives", "classic", "osel", "blitz", "metro"]
+    )
+    parser.add_argument("--cheat", default="hands", choices=CHEATS)
+    parser.add_argument("--opponent", default="search")
+    parser.add_argument("--games", type=int, default=400, help="whole matches, rounded up to whole deals")
+    parser.add_argument("--seed", type=int, default=2000)
+    args = parser.parse_args(argv)
+    env = domino_env.raw_env(args.variant, num_players=2)
+    cheater = CheatingExpert(args.cheat, seed=args.seed)
+    opponent = make_agent(args.opponent, seed=args.seed + 1)
+    with tqdm(total=args.games, unit="game") as bar:
+        match = play_match(env, cheater, opponent, args.games, args.seed, lambda: bar.update(1), True)
+    shares = match.deal_shares()
+    low, high = wilson_interval(sum(shares), len(shares))
+    print(
+        f"{args.variant}: expert cheating ({args.cheat}) against {args.opponent}: "
+        f"{match.win_rate:.1%} [{low:.1%}, {high:.1%}] of {match.games} whole matches "
+        f"({len(shares)} duplicate deals, seed {args.seed})"
+    )
+
+
+if __name__ == "__main__":
+    main()
