@@ -355,7 +355,10 @@ def test_help_shows_defaults_and_errors_read_well(capsys: pytest.CaptureFixture[
     ship = help_text("ship")
     assert "(default 2000)" in ship and "--seed SEED deal seed" in ship
     assert "--seed SEED game g is dealt" in help_text("rate")
-    assert "built-in agents (baselines, search, search:n)" in " ".join(arena_help().split()).lower()
+    assert (
+        "built-in agents (baselines, search, search:n, advanced, expert)"
+        in " ".join(arena_help().split()).lower()
+    )
     for bad in ("x", "0"):
         with pytest.raises(SystemExit):
             main(["evaluate", "greedy", "random", "--games", bad])
