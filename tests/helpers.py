@@ -1,13 +1,19 @@
 """Shared by the rules and API tests: tile notation (``"3-5"``, ``(5, 3)`` or ``"0-0 3-5 6-6"``),
-fixed deals, making a move, and the tile a move lays; and by the search tests: games played
-in lockstep to show a seat's decisions do not depend on what it cannot know."""
+fixed deals, making a move, and the tile a move lays; by the search tests: games played in
+lockstep to show a seat's decisions do not depend on what it cannot know, and an episode
+played by given agents; and by the tests of ``benchmarks/`` scripts: loading one."""
 
 from __future__ import annotations
 
+import importlib.util
 from collections.abc import Sequence
+from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import numpy as np
+
+import domino_env
 
 Tile = tuple[int, int]
 
@@ -143,3 +149,29 @@ def decide_in_lockstep(envs, agents, steps: int = 60) -> int:
         for env in envs:
             env.step(action)
     return decisions
+
+
+def play_with(name: str, agents: Sequence[Any], seed: int, **options: Any) -> tuple[list[int], Any]:
+    """One episode of ``name`` with ``agents[i]`` in seat i, every action checked legal: the
+    actions played and the finished env."""
+    env = domino_env.make(name, **options)
+    env.reset(seed=seed)
+    played = []
+    while not all(env.terminations.values()):
+        agent = env.agent_selection
+        obs = env.observe(agent)
+        action = agents[env.possible_agents.index(agent)](env.unwrapped, obs)
+        assert obs["action_mask"][action], (name, action)
+        played.append(action)
+        env.step(action)
+    return played, env
+
+
+def load_script(name: str) -> ModuleType:
+    """``benchmarks/<name>.py`` as a module (the scripts are no package)."""
+    path = Path(__file__).resolve().parent.parent / "benchmarks" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(f"benchmarks_{name}", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module

@@ -3,27 +3,15 @@ boneyard reshuffled; or the true state), and the cheater plays legal moves."""
 
 from __future__ import annotations
 
-import importlib.util
 import random
-from pathlib import Path
-from types import ModuleType
 
 import pytest
+from helpers import load_script, play_with
 
 import domino_env
 from domino_env.agents import expert, make_agent
 
-
-def load_ceiling() -> ModuleType:
-    path = Path(__file__).resolve().parent.parent / "benchmarks" / "ceiling.py"
-    spec = importlib.util.spec_from_file_location("benchmarks_ceiling", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-ceiling = load_ceiling()
+ceiling = load_script("ceiling")
 
 
 def test_cheating_worlds_hold_the_true_hands() -> None:
@@ -46,13 +34,6 @@ def test_cheating_worlds_hold_the_true_hands() -> None:
 def test_the_cheater_plays_legal_moves(monkeypatch: pytest.MonkeyPatch) -> None:
     small = expert.Tier(budget=4, max_worlds=2, min_worlds=1)
     monkeypatch.setattr(expert, "TIERS", {**expert.TIERS, "expert": small})
-    env = domino_env.raw_env("classic", num_players=2)
-    env.reset(seed=1)
     players = [ceiling.CheatingExpert("all", seed=0), make_agent("greedy", seed=1)]
-    for _ in range(30):
-        if all(env.terminations.values()):
-            break
-        obs = env.observe(env.agent_selection)
-        action = players[env.possible_agents.index(env.agent_selection)](env, obs)
-        assert obs["action_mask"][action]
-        env.step(action)
+    _, env = play_with("classic", players, seed=1, num_players=2)  # (every action checked legal)
+    assert all(env.terminations.values())

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from helpers import decide_in_lockstep
+from helpers import decide_in_lockstep, play_with
 from variant_configs import configs, fixed_deal_envs
 
 import domino_env
@@ -161,26 +161,12 @@ def test_tiers_do_not_peek_in_tiny_end_games(name):
         assert decide_in_lockstep(envs, [make_agent(tier, seed=2) for _ in envs]) >= 1
 
 
-def play_match(name: str, agents, seed: int, **options):
-    env = domino_env.make(name, **options)
-    env.reset(seed=seed)
-    played = []
-    while not all(env.terminations.values()):
-        agent = env.agent_selection
-        obs = env.observe(agent)
-        action = agents[env.possible_agents.index(agent)](env.unwrapped, obs)
-        assert obs["action_mask"][action], (name, action)
-        played.append(action)
-        env.step(action)
-    return played, env
-
-
 def test_same_seed_same_decisions():
     for name, agent in (("classic", "advanced"), ("blind_blitz", SMALL), ("domino3d", SMALL)):
         runs = []
         for _ in range(2):
             first = make_agent(agent, seed=3) if isinstance(agent, str) else ExpertAgent(agent, seed=3)
-            runs.append(play_match(name, [first, make_agent("greedy", seed=4)], seed=9)[0])
+            runs.append(play_with(name, [first, make_agent("greedy", seed=4)], seed=9)[0])
         assert runs[0] == runs[1]
 
 
@@ -188,7 +174,7 @@ def test_same_seed_same_decisions():
 def test_tiers_play_whole_matches_legally(name, n, teams):
     tiny = Tier(budget=4, max_worlds=2, solve_tiles=10, node_budget=40, solve_nodes=100, min_worlds=1)
     agents = [ExpertAgent(tiny, seed=seat) for seat in range(n)]
-    _, env = play_match(name, agents, seed=2, num_players=n, teams=teams)
+    _, env = play_with(name, agents, seed=2, num_players=n, teams=teams)
     assert env.unwrapped.game.match_over
 
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from test_search import decide_in_lockstep, play_with
+from helpers import decide_in_lockstep, play_with
 from variant_configs import fixed_deal_envs
 
 import domino_env

@@ -4,15 +4,13 @@ and beats ``random``."""
 from __future__ import annotations
 
 import copy
-import importlib.util
 import random
 from collections.abc import Iterator
-from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import numpy as np
 import pytest
+from helpers import load_script
 
 from domino_env.core.line import Line
 from domino_env.core.state import State
@@ -20,17 +18,7 @@ from domino_env.core.tiles import mask_of
 from domino_env.registry import raw_env
 from domino_env.rules.chain import ChainRules
 
-
-def load_oracle() -> ModuleType:
-    path = Path(__file__).resolve().parent.parent / "benchmarks" / "oracle.py"
-    spec = importlib.util.spec_from_file_location("benchmarks_oracle", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-oracle = load_oracle()
+oracle = load_script("oracle")
 
 
 def snapshot(state: State) -> dict[str, Any]:

@@ -7,7 +7,7 @@ import random
 
 import numpy as np
 import pytest
-from helpers import check_seats_through_play, decide_in_lockstep
+from helpers import check_seats_through_play, decide_in_lockstep, play_with
 from variant_configs import configs, fixed_deal_envs, tiles_on_table
 
 import domino_env
@@ -126,20 +126,6 @@ def test_search_does_not_peek_at_a_real_choice():
             make_agent("search:4", seed=seed)(env.unwrapped, o) for env, o in zip(envs, obs, strict=True)
         }
         assert len(actions) == 1
-
-
-def play_with(name: str, agents, seed: int, **options):
-    env = domino_env.make(name, **options)
-    env.reset(seed=seed)
-    played = []
-    while not all(env.terminations.values()):
-        agent = env.agent_selection
-        obs = env.observe(agent)
-        action = agents[env.possible_agents.index(agent)](env.unwrapped, obs)
-        assert obs["action_mask"][action], (name, action)
-        played.append(action)
-        env.step(action)
-    return played, env
 
 
 def test_same_seed_same_decisions():
