@@ -2,7 +2,7 @@
 
     python benchmarks/ceiling.py --variant classic --cheat hands --games 400 [--seed 2000]
 
-A fair player's worlds come from what its seat knows (:func:`domino_env.agents.search.sample_world`).
+A fair player's worlds come from what its seat knows (the rules' ``sample_world``).
 The *cheating* expert is the same search (the ``expert`` tier's halving, solver and rollouts)
 searching worlds that are not fair:
 

@@ -39,14 +39,14 @@ for a fair agent to improve. Raising K (``--rollouts``) shows whether more searc
 change the answer.
 
 ``--fair`` adds a line for the same search made fair: before each rollout the tiles the
-player cannot see (the opponent's hand and the stock) are dealt anew at random, consistent
-with hand sizes and the values the opponent was seen to lack when it drew or passed
-(:func:`determinize`; "perfect-information Monte Carlo"). It still knows the opponent plays
-uniformly at random, which is fair game against the ``random`` baseline. Whatever it
-reaches, a fair player can reach, so it bounds the target from the other side: a constructive
-lower bound, where the oracle gives an approximate upper one. In Blind and Blind blitz the
-places of the face-down rows whose tiles the mover cannot name (its own too, in Blind) and
-the stock are dealt anew instead (:func:`determinize_rows`).
+player cannot see (the opponent's hand and the stock) are dealt anew at random by the rules'
+own sampler, the search agents' (:func:`determinize`; "perfect-information Monte Carlo"):
+consistent with hand sizes and, where the rules say it means "holds none", the values the
+opponent was seen to lack when it drew or passed; in Blind and Blind blitz the places of the
+face-down rows whose tiles the mover cannot name (its own too, in Blind). It still knows the
+opponent plays uniformly at random, which is fair game against the ``random`` baseline.
+Whatever it reaches, a fair player can reach, so it bounds the target from the other side: a
+constructive lower bound, where the oracle gives an approximate upper one.
 """
 
 from __future__ import annotations
@@ -62,10 +62,9 @@ import numpy as np
 
 from domino_env.agents import greedy_choice
 from domino_env.core.state import State
-from domino_env.core.tiles import iter_bits, mask_of
 from domino_env.registry import VARIANTS, raw_env
 from domino_env.rules.chain import ChainRules
-from domino_env.variants.blind import BlindBlitzRules
+from domino_env.rules.view import seat_view
 from training.arena import positive_int
 from training.config import load_config
 from training.matches import wilson_interval, win_share
@@ -119,10 +118,8 @@ class Oracle:
         """Value for the seat to move of ``action`` followed by one random playout of the round;
         ``state`` is not changed (the playout runs on a clone, with its own RNGs)."""
         me = rules.side_of[state.current]
-        sim = state.clone()
         rng = random.Random(seed)
-        if self.fair:
-            determinize(rules, sim, rng)
+        sim = determinize(rules, state, rng) if self.fair else state.clone()
         rules.apply(sim, action)
         side_of = rules.side_of
         while not sim.round_over:
@@ -153,65 +150,18 @@ class Oracle:
         return value
 
 
-def determinize(rules: ChainRules, state: State, rng: random.Random) -> None:
-    """Deal the tiles the seat to move cannot see - the other hands and the stock - anew, at
-    random: each hand keeps its size and gets no tile carrying a value that seat was seen to
-    lack when it last drew or passed (``voids``), the rest is the stock in random order.
+def determinize(rules: ChainRules, state: State, rng: random.Random) -> State:
+    """A copy of ``state`` with the tiles the seat to move cannot name dealt anew at random by
+    the rules' own sampler (:meth:`~domino_env.rules.table.TableRules.sample_world`, the search
+    agents' worlds): hand sizes kept, the voids honoured where they mean "holds none", in
+    Blind and Blind blitz the face-down places of the rows refilled.
 
     Against a ``random`` opponent its plays tell nothing more about its hand than that they
     were legal, so in a 2-player draw game (Classic, All Fives, Metro) this is close to a
-    sample from the true posterior of the hidden tiles (earlier voids, superseded by a
-    later draw, and the first round's opening rule are ignored)."""
-    if isinstance(rules, BlindBlitzRules):
-        determinize_rows(state, rng)
-        return
-    seat = state.current
-    hidden = [s for s in range(rules.num_players) if s != seat]
-    tiles = [t for s in hidden for t in iter_bits(state.hands[s])] + state.stock
-    rng.shuffle(tiles)
-    suit = rules.tile_set.suit_mask
-    for s in hidden:
-        size = state.hands[s].bit_count()
-        banned = 0
-        for v in iter_bits(state.voids[s]):
-            banned |= suit[v]
-        fits = [t for t in tiles if not banned >> t & 1]
-        hand = (fits if len(fits) >= size else tiles)[:size]
-        state.hands[s] = mask_of(hand)
-        taken = set(hand)
-        tiles = [t for t in tiles if t not in taken]
-    state.stock = tiles
-
-
-def determinize_rows(state: State, rng: random.Random) -> None:
-    """Blind and Blind blitz: deal the face-down tiles the seat to move cannot name anew. Every
-    place of a row that is not face up keeps its tile if the mover can name it (its own
-    knowledge for its own row, what everybody has seen for the others; before the lead, the
-    opening tile its leader owes), and the other places - the mover's own too, in Blind - the
-    other seats' tiles outside their rows (Blind blitz, not yet arranged) and the stock are
-    refilled from those tiles shuffled. Sizes stay; the mover's tiles outside its row (turned
-    up now, or being arranged) stay too."""
-    x, seat = state.extra, state.current
-    owed = 1 << state.required_lead if not state.line.count and state.required_lead >= 0 else 0
-    unknown: list[int] = list(state.stock)
-    refill: list[tuple[int, list[int], list[int]]] = []  # (seat, row places to refill, tiles outside)
-    for p, row in enumerate(x.rows):
-        if x.open[p]:
-            continue
-        named = (x.known[seat] if p == seat else x.seen[p]) | owed
-        places = [i for i, t in enumerate(row) if not named >> t & 1]
-        outside = [] if p == seat else [t for t in iter_bits(state.hands[p] & ~named) if t not in row]
-        unknown += [row[i] for i in places] + outside
-        refill.append((p, places, outside))
-    rng.shuffle(unknown)
-    for p, places, outside in refill:
-        row = x.rows[p]
-        given_back = mask_of([row[i] for i in places] + outside)
-        dealt, unknown = unknown[: len(places) + len(outside)], unknown[len(places) + len(outside) :]
-        for i, t in zip(places, dealt[: len(places)], strict=True):
-            row[i] = t
-        state.hands[p] = state.hands[p] & ~given_back | mask_of(dealt)
-    state.stock = unknown
+    sample from the true posterior of the hidden tiles."""
+    view = seat_view(rules, state, state.current, rules.public_extra(state))
+    world: State = rules.sample_world(state, view, rng)
+    return world
 
 
 def play_match(rules: ChainRules, players: list[Policy], seed: int, rngs: list[random.Random]) -> State:

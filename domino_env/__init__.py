@@ -31,6 +31,7 @@ from domino_env.envs.base import DominoEnv
 from domino_env.records import GameRecorder, load_record, replay, write_record
 from domino_env.registry import SPECS, VARIANTS, make, preset_options, raw_env, spec, variant_module
 from domino_env.render.moves import move_text
+from domino_env.render.words import per_seat_text, value_text
 from domino_env.rules.spec import Option, VariantSpec
 
 # The <name>_v0 modules, made from the specs: `from domino_env import classic_v0` and
@@ -53,10 +54,12 @@ __all__ = [
     "VariantSpec",
     "make",
     "move_text",
+    "per_seat_text",
     "preset_options",
     "raw_env",
     "replay",
     "spec",
+    "value_text",
     "write_record",
     *(variant.module_name for variant in SPECS.values()),
 ]

@@ -318,6 +318,53 @@ def test_resampled_states_keep_the_information_state(name: str, options: dict[st
     assert checked > 5
 
 
+@pytest.mark.parametrize("name", list(domino_env.SPECS))
+def test_each_variant_declares_the_action_kinds_the_adapter_hides(name: str) -> None:
+    """``rules.private_action_kinds``: Blind blitz's ``arrange`` (which tile went where in the
+    row), nothing elsewhere; another seat's information state names such a move by its kind
+    alone, the mover's own by its action id."""
+    game = openspiel.load_game(name, episode="round")
+    rules = game.rules
+    assert rules.private_action_kinds == ({"arrange"} if name == "blind_blitz" else set())
+    assert rules.private_action_kinds <= set(rules.action_kind)
+    if not rules.private_action_kinds:
+        return
+    rng = np.random.RandomState(2)
+    state = game.new_initial_state()
+    while state.is_chance_node() or rules.action_kind[state.legal_actions()[0]] != "arrange":
+        outcomes, chances = zip(*state.chance_outcomes(), strict=True)
+        state.apply_action(int(rng.choice(outcomes, p=chances)))
+    mover = state.current_player()
+    action = state.legal_actions()[-1]
+    state.apply_action(action)
+    assert f"({mover}, {action})" in state.information_state_string(mover)
+    other = state.information_state_string(1 - mover)
+    assert f"({mover}, 'arrange')" in other and f"({mover}, {action})" not in other
+
+
+def test_resampling_asks_the_rules_sampler(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``resample_from_infostate`` deals by the rules' own sampler (``rules.sample_world``), the
+    one the search agents use, with the view of the seat asked for."""
+    game = openspiel.load_game("blind", episode="round")
+    rules, asked = game.rules, []
+    sample_world = rules.sample_world
+
+    def spy(world: Any, view: Any, rng: random.Random) -> Any:
+        asked.append(view.seat)
+        return sample_world(world, view, rng)
+
+    monkeypatch.setattr(rules, "sample_world", spy)
+    rng = np.random.RandomState(0)
+    state = game.new_initial_state()
+    while state.is_chance_node():
+        outcomes, chances = zip(*state.chance_outcomes(), strict=True)
+        state.apply_action(int(rng.choice(outcomes, p=chances)))
+    player = state.current_player()
+    other = state.resample_from_infostate(player, lambda: 0.25)
+    assert asked == [player]
+    assert other.information_state_string(player) == state.information_state_string(player)
+
+
 def test_openspiel_algorithms_run_unchanged() -> None:
     """IS-MCTS plays a whole round of All Fives; external-sampling MCCFR learns the tiny table."""
     ismcts = pytest.importorskip("open_spiel.python.algorithms.ismcts")

@@ -108,6 +108,20 @@ def test_every_screen_is_in_words_and_hides_what_the_seat_cannot_know(
         assert "pips left [" not in text and " 1 tiles" not in text
 
 
+@pytest.mark.parametrize("variant", list(SPECS))
+def test_each_variant_words_only_the_extras_it_publishes(variant: str) -> None:
+    """``rules.extra_words``: the variant's words for its own ``public_state()`` extras (none
+    for a key it does not publish), each a line or None (left out)."""
+    env = raw_env(variant)
+    env.reset(seed=0)
+    public, names = env.public_state(), env.possible_agents
+    words = env.rules.extra_words
+    assert set(words) <= set(public)
+    for key, say in words.items():
+        line = say(public[key], names)
+        assert line is None or (line and not any(raw in line for raw in RAW)), (key, line)
+
+
 @pytest.mark.parametrize("variant", ["blind", "blind_blitz"])
 def test_blind_rows_read_as_words(variant: str) -> None:
     person, _ = session(variant, {}, seed=3)

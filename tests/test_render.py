@@ -27,6 +27,8 @@ from domino_env.render.drawing import BACK, FELT, IVORY
 from domino_env.render.frame import HIGHLIGHT, LABEL_WIDTH, SEAT_ROW, Frame
 from domino_env.render.scores import score_event_text
 from domino_env.rules.grid import BOARD_SIZES
+from domino_env.variants import blind as blind_variant
+from domino_env.variants import metro as metro_variant
 from training.__main__ import main
 
 CHAIN_VARIANTS = [name for name, spec in domino_env.SPECS.items() if spec.table == "chain"]
@@ -338,6 +340,33 @@ def test_classic_text_says_penalty_and_lower_wins() -> None:
     assert score_event_text(metro, "P1", -2, "domino-metro clears metros") == (
         "P1 has penalty 2 taken off (domino-metro clears metros)"
     )
+
+
+def test_a_variants_own_events_are_said_in_its_words() -> None:
+    """Blind's and Domino-Metro's event kinds live in their modules and are said there
+    (``rules.describe_event``); the renderer says the shared kinds and asks the rules for the rest."""
+    names = ["P0", "P1", "P2"]
+    blind = domino_env.raw_env("blind_blitz")
+    tid = blind.rules.tile_set.ids
+    assert blind_variant.ARRANGED == blind_variant.ARRANGE  # the event names the action's kind
+    said = {
+        (blind_variant.UP, 0, tid[(0, 1)]): "P0 turns up 0-1",
+        (blind_variant.MISS, 1, tid[(2, 4)]): "P1 turns up 2-4: no fit, to the left end of the row",
+        (blind_variant.REVEAL, 1, 1 << tid[(1, 1)] | 1 << tid[(5, 6)]): (
+            "P1 turns the last three tiles face up: 1-1 5-6"
+        ),
+        (blind_variant.ARRANGED, 0): None,  # which tile: the arranger's secret
+    }
+    for event, text in said.items():
+        assert blind.rules.describe_event(event, names) == text
+        assert blind.event_text(event, names) == text
+    metro = domino_env.raw_env("metro", num_players=3)
+    place = (metro_variant.PLACE, 2, 3, "mole")
+    assert metro.event_text(place, names) == "P2 takes place 3 (the mole, left holding tiles)"
+    assert metro.rules.describe_event(place, names) == "P2 takes place 3 (the mole, left holding tiles)"
+    classic = domino_env.raw_env("classic").rules  # a kind a variant does not declare: not said
+    assert classic.describe_event(place, names) is None
+    assert classic.describe_event((blind_variant.UP, 0, 1), names) is None
 
 
 def test_the_recorded_gif_says_penalty_under_classic_seats(

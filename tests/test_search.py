@@ -13,7 +13,7 @@ from variant_configs import configs, fixed_deal_envs, tiles_on_table
 import domino_env
 from domino_env import agents as agents_module
 from domino_env.agents import DEFAULT_WORLDS, SearchAgent, make_agent
-from domino_env.agents.search import parse_search_name, sample_world
+from domino_env.agents.search import parse_search_name
 from domino_env.core.tiles import iter_bits, mask_of
 from domino_env.rules.chain import ChainRules
 from domino_env.variants.blind import BlindBlitzRules
@@ -24,7 +24,7 @@ def check_world(env, seat: int, rnd: random.Random) -> None:
     raw = env.unwrapped
     rules, game = raw.rules, raw.game
     view = raw.view(seat)
-    world = sample_world(rules, game, view, rnd)
+    world = rules.sample_world(game, view, rnd)
     n = rules.num_players
     # every tile in play exactly once: hands, stock, table
     parts = [*world.hands, mask_of(world.stock), tiles_on_table(world)]
@@ -101,7 +101,7 @@ def test_voids_keep_values_out_of_a_hand():
     assert view.voids[1] >> 6 & 1
     rnd = random.Random(0)
     for _ in range(50):
-        world = sample_world(rules, env.unwrapped.game, view, rnd)
+        world = rules.sample_world(env.unwrapped.game, view, rnd)
         assert not world.hands[1] & rules.tile_set.suit_mask[6]
     metro = domino_env.make("metro")  # a void there means "could not legally lay": no exclusion
     assert not metro.unwrapped.rules.voids_hold_none

@@ -10,7 +10,7 @@
   legal action, reading its own observation *of that world* (an encoder per rollout), to the
   end of the round; all rollouts of a decision step in lockstep, one batched forward per step.
 
-Worlds are sampled from the seat's view by the same :func:`~domino_env.agents.search.sample_world`,
+Worlds are sampled from the seat's view by the same sampler, the rules' ``sample_world``,
 and a rollout is valued as ``search`` values it (the round's score change against the other
 sides, plus ``match_target`` times the match outcome when the round ends the match). The
 policy's favourite is played unless another searched action beats it in the same worlds by
@@ -33,7 +33,7 @@ import torch
 
 from domino_env import DominoEnv
 from domino_env.agents import DEFAULT_WORLDS, legal_actions
-from domino_env.agents.search import branch, rollout_value, sample_world, standing
+from domino_env.agents.search import branch, rollout_value, standing
 from training.networks import ActorCritic
 
 PRIOR_MASS = 0.95  # the searched actions hold at least this much of the policy's probability
@@ -92,7 +92,7 @@ class GuidedSearchAgent:
         side = rules.side_of[view.seat]
         sims, seeds, before = [], [], []
         for _ in range(self.worlds):
-            world, seed = sample_world(rules, game, view, rng), rng.getrandbits(64)
+            world, seed = rules.sample_world(game, view, rng), rng.getrandbits(64)
             start = standing(rules, world)
             for action in searched:
                 sim = branch(world)

@@ -10,17 +10,26 @@ names the tiles you draw, not the others'. Tests and scripts drive it by feeding
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
 from typing import Any, TextIO
 
-from domino_env import DominoEnv, GameRecorder, SeatView, events, format_tile, move_text
+from domino_env import (
+    DominoEnv,
+    GameRecorder,
+    SeatView,
+    events,
+    format_tile,
+    move_text,
+    per_seat_text,
+    value_text,
+)
 from domino_env.agents import Agent
 from domino_env.records import start_game
 
 PERSON = "person"  # who plays the person's seat, in a game record
 
 # The entries of public_state() that the table's own text already draws; the rest are the
-# variant's (Blitz's laid_this_turn, Osel's remembered, Blind's rows ...), said below in words.
+# variant's (Blitz's laid_this_turn, Osel's remembered, Blind's rows ...), said below in the
+# variant's words (``rules.extra_words``).
 TABLE_KEYS = frozenset(
     (
         "variant", "round", "leader", "current_player", "scores", "ends", "open_ends", "table",
@@ -122,10 +131,9 @@ def board_text(env: DominoEnv, seat: int, names: list[str]) -> str:
         tiles = env.rules.tile_set.tiles
         known = " ".join(format_tile(tiles[t]) for t in sorted(view.hand)) or "none"
         lines.append(f"  your tiles you know: {known}")
+    words = env.rules.extra_words  # the variant's words for its extras
     for key, value in extra.items():
-        line = (
-            EXTRA_TEXT[key](value, names) if key in EXTRA_TEXT else f"{key.replace('_', ' ')}: {plain(value)}"
-        )
+        line = words[key](value, names) if key in words else f"{key.replace('_', ' ')}: {value_text(value)}"
         if line:
             lines.append(f"  {line}")
     return "\n".join(lines)
@@ -166,66 +174,12 @@ def row_lines(
     return lines
 
 
-def plain(value: Any) -> str:
-    """A value of ``public_state()`` in words: tiles as ``3-4``, lists and dicts without brackets."""
-    if value is None:
-        return "-"
-    if isinstance(value, bool):
-        return "yes" if value else "no"
-    if isinstance(value, tuple) and len(value) == 2 and all(isinstance(v, int) for v in value):
-        return format_tile(value)
-    if isinstance(value, dict):
-        return ", ".join(f"{k} {plain(v)}" for k, v in value.items()) or "none"
-    if isinstance(value, (list, tuple)):
-        return ", ".join(plain(v) for v in value) or "none"
-    return str(value)
-
-
-def per_seat(values: list[Any], names: list[str]) -> str:
-    return ", ".join(f"{name} {plain(value)}" for name, value in zip(names, values, strict=True))
-
-
-def _ordinal(place: int) -> str:
-    suffix = {1: "st", 2: "nd", 3: "rd"}.get(place, "th")  # (Metro seats 2-3 players)
-    return f"{place}{suffix}"
-
-
-# Per public_state extra (Blitz, Cross, Osel, Metro): its line, or None to leave it out.
-EXTRA_TEXT: dict[str, Callable[[Any, list[str]], str | None]] = {
-    "laid_this_turn": lambda n, _: f"tiles laid this turn: {n}" if n else None,
-    "unstarted_arms": lambda arms, _: (
-        f"arms not started yet (a player who can start one must): {', '.join(arms)}" if arms else None
-    ),
-    "remembered": lambda points, names: (
-        f"remembered penalty points (not written yet): {per_seat(points, names)}"
-    ),
-    "opened": lambda flags, names: (
-        "scores opened: "
-        + (", ".join(name for name, flag in zip(names, flags, strict=True) if flag) or "nobody yet")
-    ),
-    "live_ends": lambda ends, _: f"live ends: {plain(ends)}",
-    "places": lambda places, names: (
-        "places: " + ", ".join(f"{n} {_ordinal(p)}" for n, p in zip(names, places, strict=True) if p)
-        if any(places)
-        else None
-    ),
-    "penalties": lambda _, __: None,  # the header's scores are the penalties
-    "metros": lambda metros, names: f"Metros made: {per_seat(metros, names)}" if any(metros) else None,
-    "doubles_open": lambda flag, _: (
-        "doubles are laid open (two new ends) or face down (closing the end)"
-        if flag
-        else "the first double is laid as an ordinary tile"
-    ),
-    "ending": lambda how, _: f"game ended by: {how.replace('_', '-')}" if how else None,
-}
-
-
 def totals_text(env: DominoEnv, names: list[str], totals: list[int]) -> str:
     """``penalty points, lower wins: P0 76, P1 14`` where the lower total wins (``rules.
     lower_score_wins``: Classic, Osel, Domino-Metro ...), else ``scores: P0 76, P1 14``: the
     words of the table's own text and picture."""
     label = "penalty points, lower wins" if env.rules.lower_score_wins else "scores"
-    return f"{label}: {per_seat(totals, names)}"
+    return f"{label}: {per_seat_text(totals, names)}"
 
 
 def final_totals(env: DominoEnv, names: list[str]) -> str:
@@ -235,15 +189,14 @@ def final_totals(env: DominoEnv, names: list[str]) -> str:
     points where there are any (they break ties)."""
     public = env.public_state()
     said = []
-    places = public.get("places")
-    if env.episode == "round" and places and any(places):
-        said.append(
-            "places: " + ", ".join(f"{n} {_ordinal(p)}" for n, p in zip(names, places, strict=True) if p)
-        )
+    places = public.get("places")  # (Domino-Metro's, in its words)
+    placed = env.rules.extra_words["places"](places, names) if env.episode == "round" and places else None
+    if placed:
+        said.append(placed)
     said.append(totals_text(env, names, public["scores"]))
     remembered = public.get("remembered")
     if remembered and any(remembered):
-        said.append(f"remembered, not written yet: {per_seat(remembered, names)}")
+        said.append(f"remembered, not written yet: {per_seat_text(remembered, names)}")
     return "; ".join(said)
 
 

@@ -15,7 +15,7 @@ and exact leaves where a round's end fits:
   quantity, so worlds of both kinds average.
 
 **Fair by construction**, as ``search``: the worlds come from
-:func:`~domino_env.agents.search.sample_world` and the solver and the rollouts read nothing
+:meth:`~domino_env.rules.table.TableRules.sample_world` and the solver and the rollouts read nothing
 but a world, so a decision is a function of the seat's view and the agent's seed.
 
 Blind, Blind blitz and 3D dominoes get no solver (:func:`~domino_env.agents.solver.solvable`):

@@ -1,7 +1,8 @@
 """A fair determinized search agent (``search``, ``search:N``) for every variant, 3D dominoes too.
 
 At each decision with more than one legal action the agent samples N *worlds*: full game
-states consistent with everything its seat knows (:func:`sample_world`, built on the seat's
+states consistent with everything its seat knows (the rules' own sampler,
+:meth:`~domino_env.rules.table.TableRules.sample_world`, built on the seat's
 :class:`~domino_env.core.view.SeatView`). In every world it plays each legal action, then the
 rest of the round (3D dominoes: the rest of the game, which is the match) by a cheap default
 policy, the rules' greedy rule for every seat (``greedy_key``, ties at random). The action
@@ -20,7 +21,9 @@ difference plus 10 (its ``match_target``, the points scale) times the outcome.
 **Fairness by construction.** The decision is a function of the seat's view and the agent's
 own RNG only. A world starts as ``game.clone()`` for the rules' public bookkeeping (the line
 or grid, scores, whose turn, passes, the variant's public state), and then *every* part that
-could hold hidden information is overwritten from the view and the agent's RNG:
+could hold hidden information is overwritten from the view and the agent's RNG, each part by
+the rules that know it (``TableRules.sample_world``; the voids ``ChainRules.sample_bans``,
+Blind's rows ``BlindBlitzRules.place_hidden`` in its module):
 
 * the hands: each seat keeps the tiles the view names in it (``known_hands``: its own hand,
   tiles shown to everybody, Blind's misses and open hands), and the rest of its hand size is
@@ -38,7 +41,7 @@ could hold hidden information is overwritten from the view and the agent's RNG:
   cannot name (Blind blitz's arrange phase) is chosen in the world by the opening rule;
 * the game's RNG (its state is a function of the deal) by one seeded from the agent's RNG,
   the events by the view's (hidden draws as ``HIDDEN``: the rules read only lays from them),
-  and fixed deals of later rounds dropped.
+  and fixed deals of later rounds dropped (``ChainRules.place_hidden``).
 
 Nothing else in a game state depends on a hidden tile: ``tests/test_search.py`` checks that
 two deals differing only in what the seat cannot know give the same decisions with the same
@@ -50,21 +53,17 @@ best first, ties at random).
 
 from __future__ import annotations
 
-import copy
 import random
-from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
 from domino_env.agents.baselines import legal_actions
-from domino_env.core.state import State, TableState
-from domino_env.core.tiles import mask_of
+from domino_env.core.state import branch
 from domino_env.core.view import SeatView
 from domino_env.envs.base import DominoEnv
 from domino_env.rules.chain import ChainRules
 from domino_env.rules.table import TableRules
-from domino_env.variants.blind import BlindBlitzRules
 
 NAME = "search"
 DEFAULT_WORLDS = 8  # the ``search`` budget: N sampled worlds per legal action
@@ -118,7 +117,7 @@ class SearchAgent:
 
     def choose(self, rules: TableRules, game: Any, view: SeatView) -> int:
         """The action to play for ``view.seat``; ``game`` is read only through
-        :func:`sample_world`, which keeps of it nothing the seat cannot know.
+        :meth:`sample`, which keeps of it nothing the seat cannot know.
 
         The engine every search tier shares: a first batch of :attr:`worlds` sampled worlds
         meets every candidate action, then :meth:`next_stage` may keep some candidates and
@@ -163,10 +162,10 @@ class SearchAgent:
         return values
 
     def sample(self, rules: TableRules, game: Any, view: SeatView, rng: random.Random) -> Any:
-        """One world to search: :func:`sample_world`, which keeps of ``game`` nothing the seat
-        cannot know (``benchmarks/ceiling.py`` overrides it with worlds that cheat, to measure
+        """One world to search: the rules' ``sample_world``, which keeps of ``game`` nothing the
+        seat cannot know (``benchmarks/ceiling.py`` overrides it with worlds that cheat, to measure
         what knowing the hidden tiles is worth)."""
-        return sample_world(rules, game, view, rng)
+        return rules.sample_world(game, view, rng)
 
     def first_batch(self, rules: TableRules, view: SeatView, choices: int) -> int:
         """How many worlds every one of ``choices`` candidate actions meets first at the
@@ -181,16 +180,6 @@ class SearchAgent:
         or None to decide now (``search``: always; the stronger tiers halve,
         :mod:`domino_env.agents.expert`)."""
         return None
-
-
-def branch(state: Any) -> Any:
-    """``state.clone()`` sharing ``state.rng`` instead of deep-copying it (a third of a rollout's
-    cost). Safe for rollouts: the rules draw from the game's RNG only to deal a round."""
-    shallow = copy.copy(state)
-    shallow.rng = None
-    other = shallow.clone()
-    other.rng = state.rng
-    return other
 
 
 def grid_candidates(rules: TableRules, world: Any, legal: list[int], rng: random.Random) -> list[int]:
@@ -244,131 +233,3 @@ def round_value(rules: TableRules, sim: Any, side: int, before: list[int]) -> fl
     if sim.match_over:
         value += rules.match_target * rules.outcome(rules.match_keys(sim))[side]
     return value
-
-
-# --- the sampler ------------------------------------------------------------------------------
-
-
-def sample_world(rules: TableRules, game: TableState, view: SeatView, rng: random.Random) -> Any:
-    """A game state consistent with ``view`` (what ``view.seat`` knows), the hidden tiles dealt
-    by ``rng``: a clone of ``game`` whose every part that could hold hidden information is
-    overwritten from the view and ``rng`` alone (the module docstring lists them)."""
-    n = view.num_players
-    pool = sorted(view.unseen)  # canonical order first: then only rng decides
-    rng.shuffle(pool)
-    known = [mask_of(tiles) for tiles in view.known_hands]
-    need = [view.hand_sizes[p] - len(view.known_hands[p]) for p in range(n)]
-    banned = [0] * n
-    if isinstance(rules, ChainRules) and rules.voids_hold_none and view.voids:
-        suit = rules.tile_set.suit_mask
-        for p, values in enumerate(view.voids):
-            if p == view.current_player:
-                continue  # (the mover may just have drawn the tile that fits: its voids hold after it lays)
-            for v in range(len(suit)):
-                if values >> v & 1:
-                    banned[p] |= suit[v]
-    dealt = _deal(pool, need, banned)  # per seat, its tiles the seat cannot name, in dealt order
-    world = branch(game)  # (the rng, a function of the deal, is replaced below)
-    world.hands = [known[p] | mask_of(dealt[p]) for p in range(n)]
-    world.stock = pool  # what is left, in the shuffled order
-    world.rng = np.random.default_rng(rng.getrandbits(64))
-    world.events = list(view.events)
-    world.last_round_events = list(view.last_round_events)
-    if isinstance(world, State):
-        world.fixed_deals = []
-        if isinstance(rules, BlindBlitzRules):
-            _blind_rows(rules, world, view, dealt, rng)
-    # (for a seat not to move the mover's legal actions depend on its hidden tiles: none are
-    # listed, and such a world is a snapshot to inspect rather than to play on)
-    world.legal = list(view.legal_actions) if view.to_move else []
-    return world
-
-
-def _deal(pool: list[int], need: list[int], banned: list[int]) -> list[list[int]]:
-    """Take ``need[p]`` tiles for each seat from the front of ``pool`` (removed from it), none in
-    ``banned[p]``: the most constrained seats first; a seat short of allowed tiles swaps them
-    in from seats dealt before it (giving each a pool tile it allows), and takes any tile only
-    when that fails too."""
-    dealt: list[list[int]] = [[] for _ in need]
-    done: list[int] = []
-    for p in sorted(range(len(need)), key=lambda p: (-banned[p].bit_count(), p)):
-        want, ban = need[p], banned[p]
-        if not want:
-            continue
-        take = [t for t in pool if not ban >> t & 1][:want] if ban else pool[:want]
-        taken = set(take)
-        rest = [t for t in pool if t not in taken]
-        for q in done:
-            if len(take) == want:
-                break
-            hand = dealt[q]
-            for i, t in enumerate(hand):
-                if len(take) == want:
-                    break
-                if ban >> t & 1:
-                    continue
-                j = next((j for j, u in enumerate(rest) if not banned[q] >> u & 1), -1)
-                if j < 0:
-                    break
-                hand[i] = rest.pop(j)
-                take.append(t)
-        if len(take) < want:  # the constraint cannot be met: any tiles
-            short = want - len(take)
-            take += rest[:short]
-            del rest[:short]
-        pool[:] = rest
-        dealt[p] = take
-        done.append(p)
-    return dealt
-
-
-def _blind_rows(
-    rules: BlindBlitzRules, world: State, view: SeatView, dealt: list[list[int]], rng: random.Random
-) -> None:
-    """Blind and Blind blitz: rebuild every row from what the seat knows, the unnamed places
-    filled from that seat's dealt tiles (the rest of them outside its row)."""
-    ids, seat, x = rules.tile_set.ids, view.seat, world.extra
-    if not world.line.count and world.required_lead >= 0 and not known_tile(view, world.required_lead):
-        world.required_lead = _opening_tile(rules, world, view, dealt, rng)
-    listings: Sequence[Sequence[Any]] = [
-        view.private["row"] if p == seat else view.public["rows"][p] for p in range(view.num_players)
-    ]
-    rows = []
-    for p, listing in enumerate(listings):
-        fill = iter(dealt[p])
-        rows.append([ids[t] if t is not None else next(fill) for t in listing])
-    x.rows = rows
-    x.known = [
-        mask_of(view.hand) if p == seat else (x.seen[p] if rules.blind else world.hands[p])
-        for p in range(view.num_players)
-    ]
-    if view.public.get("arranging"):
-        x.left = world.hands[world.current] & ~mask_of(rows[world.current])
-
-
-def known_tile(view: SeatView, tile: int) -> bool:
-    """Can the seat name where ``tile`` is (in some hand, or on the table)?"""
-    return tile in view.table or any(tile in hand for hand in view.known_hands)
-
-
-def _opening_tile(
-    rules: BlindBlitzRules, world: State, view: SeatView, dealt: list[list[int]], rng: random.Random
-) -> int:
-    """The first round's opening tile of a world, when the seat cannot name it: the first
-    dealt tile in the rules' opening order must be the leader's (the leader is public); a
-    sampled holder other than the leader swaps it for one of the leader's dealt tiles."""
-    leader = world.leader
-    order = getattr(rules, "_opening_order", None) or sorted(range(rules.tile_set.size))
-    held = 0
-    for hand in world.hands:
-        held |= hand
-    first = next(t for t in order if held >> t & 1)
-    holder = next(p for p, hand in enumerate(world.hands) if hand >> first & 1)
-    if holder != leader and first in dealt[holder] and dealt[leader]:
-        i, j = dealt[holder].index(first), rng.randrange(len(dealt[leader]))
-        dealt[holder][i], dealt[leader][j] = dealt[leader][j], first
-        world.hands[holder] ^= 1 << first | 1 << dealt[holder][i]
-        world.hands[leader] ^= 1 << first | 1 << dealt[holder][i]
-        return first
-    mine = [t for t in order if world.hands[leader] >> t & 1]
-    return mine[0]

@@ -1,6 +1,6 @@
 """An exact double-dummy solver for the rest of a round in one sampled world.
 
-In a world of :func:`~domino_env.agents.search.sample_world` every hand and the boneyard's
+In a world of :meth:`~domino_env.rules.table.TableRules.sample_world` every hand and the boneyard's
 order are fixed, so the rest of the round is a deterministic game of perfect information.
 :func:`solve` plays it out by alpha-beta over ``rules.apply`` on branched states, moves
 ordered by the rules' ``greedy_key``, with a transposition table, and returns the quantity
@@ -21,9 +21,9 @@ lay just made and, in Osel, for the next round's leader, on which no value here 
 :func:`state_key` is that tuple; ``tests/test_expert.py`` checks the solver against plain
 minimax, without pruning or table, on tiny tables and end-games of the standard ones.
 
-It plays the line games whose seats name their own tiles (not Blind and Blind blitz, whose
-rows hide a seat's tiles from itself, nor 3D dominoes with its hundreds of placements a
-move): :func:`solvable`.
+It plays the line games whose seats name their own tiles (``rules.seats_name_own_tiles``: not
+Blind and Blind blitz, whose rows hide a seat's tiles from itself, nor 3D dominoes with its
+hundreds of placements a move): :func:`solvable`.
 """
 
 from __future__ import annotations
@@ -36,7 +36,6 @@ from domino_env.agents.search import round_value
 from domino_env.core.state import State, VariantState
 from domino_env.rules.chain import ChainRules
 from domino_env.rules.table import TableRules
-from domino_env.variants.blind import BlindBlitzRules
 
 Table = dict[Any, tuple[float, float]]  # state key -> bounds (lower, upper) of its value
 INF = float("inf")
@@ -48,7 +47,7 @@ class _OverBudget(Exception):
 
 def solvable(rules: TableRules) -> bool:
     """Can :func:`solve` play ``rules``' rounds (a line game whose seats name their tiles)?"""
-    return isinstance(rules, ChainRules) and not isinstance(rules, BlindBlitzRules)
+    return isinstance(rules, ChainRules) and rules.seats_name_own_tiles
 
 
 def tiles_in_hands(state: Any) -> int:

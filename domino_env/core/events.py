@@ -1,7 +1,9 @@
 """The events of a round's history (``state.events``), one type per event.
 
-An event is a plain tuple whose first item is its kind; each kind has its tuple type below,
-and ``Event`` is their union, so the type checker checks the shape of every event appended.
+An event is a plain tuple whose first item is its kind. The kinds every table shares have
+their tuple types below; a variant's own kinds (Blind's ``up``, Domino-Metro's ``place`` ...)
+are declared in its module, with their words (``rules.describe_event``), and enter ``Event``
+as a :data:`VariantEvent`.
 Plain tuples, not NamedTuples: events are made on the hot path (a lay, a draw, a pass at
 every step), where building a NamedTuple cost about 10% of a step of Classic; readers
 dispatch on ``event[0]`` and unpack.
@@ -9,7 +11,7 @@ dispatch on ``event[0]`` and unpack.
 
 from __future__ import annotations
 
-from typing import Final, Literal
+from typing import Any, Final, Literal
 
 DEAL: Final = "deal"
 LAY: Final = "lay"
@@ -17,13 +19,6 @@ DRAW: Final = "draw"
 PASS: Final = "pass"
 SCORE: Final = "score"
 ROUND_END: Final = "round_end"
-# Blind and Blind blitz
-UP: Final = "up"
-MISS: Final = "miss"
-REVEAL: Final = "reveal"
-ARRANGED: Final = "arrange"
-# Domino-Metro
-PLACE: Final = "place"
 
 # ("deal", round_index): a round's tiles were dealt (the first event of a round)
 Deal = tuple[Literal["deal"], int]
@@ -40,15 +35,8 @@ Pass = tuple[Literal["pass"], int]
 Score = tuple[Literal["score"], int, int, str]
 # ("round_end", winner seat or -1, blocked)
 RoundEnd = tuple[Literal["round_end"], int, bool]
-# Blind: ("up", seat, tile) the rightmost tile turned face up for all to see, and it fits;
-# ("miss", seat, tile) turned up, it did not fit and went face down to the left end of the row;
-# ("reveal", seat, mask) the last three tiles turned face up for good; ("arrange", seat) one
-# more tile placed in a row (which one is private)
-Up = tuple[Literal["up"], int, int]
-Miss = tuple[Literal["miss"], int, int]
-Reveal = tuple[Literal["reveal"], int, int]
-Arranged = tuple[Literal["arrange"], int]
-# Domino-Metro: ("place", seat, place, how), how one of out, domino_metro, metro, mole, pips
-Place = tuple[Literal["place"], int, int, str]
+# A variant's own kind, (kind, seat, ...): its module declares the kind, the tuple type and
+# the words (``rules.describe_event``), e.g. Blind's ``up`` or Domino-Metro's ``place``.
+VariantEvent = tuple[Any, ...]
 
-Event = Deal | Lay | GridLay | Draw | Pass | Score | RoundEnd | Up | Miss | Reveal | Arranged | Place
+Event = Deal | Lay | GridLay | Draw | Pass | Score | RoundEnd | VariantEvent

@@ -30,6 +30,7 @@ __all__ = [
     "State",
     "TableState",
     "VariantState",
+    "branch",
 ]
 
 TableStateT = TypeVar("TableStateT", bound="TableState")
@@ -131,3 +132,13 @@ class State(TableState, Generic[ExtraT]):
         if isinstance(self.extra, VariantState):
             other.extra = self.extra.clone()
         return other
+
+
+def branch(state: Any) -> Any:
+    """``state.clone()`` sharing ``state.rng`` instead of deep-copying it (a third of a rollout's
+    cost). Safe for rollouts: the rules draw from the game's RNG only to deal a round."""
+    shallow = copy.copy(state)
+    shallow.rng = None
+    other = shallow.clone()
+    other.rng = state.rng
+    return other

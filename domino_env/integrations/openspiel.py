@@ -55,7 +55,6 @@ except ImportError as err:  # pragma: no cover - the message is the point
         'domino_env.integrations.openspiel needs OpenSpiel: pip install "domino-env[openspiel]"'
     ) from err
 
-from domino_env.agents.search import sample_world
 from domino_env.core.events import DRAW
 from domino_env.core.tiles import format_tile
 from domino_env.envs.base import DominoEnv
@@ -65,7 +64,6 @@ from domino_env.rules.view import seat_view
 
 # What a chance node decides (its outcomes are tile ids, a seat, or the side a tile lies).
 DEAL, START, SIDE, LEADER, LOT, DRAWN = "deal", "start", "side", "leader", "lot", "draw"
-ARRANGE = "arrange"  # Blind blitz's action kind that places a tile in the row, unseen by the others
 MAX_ROUNDS = 200  # the bound on a match's rounds behind ``max_game_length`` (never reached in play)
 
 
@@ -311,12 +309,13 @@ class DominoState(pyspiel.State):
     def _round_text(self, seat: int) -> str:
         """This round as ``seat`` saw it: its hand as it can name it, what only it knows, the
         events, and the moves (an event may not tell them apart: a double laid face down);
-        another seat's ``arrange`` move (which tile went where in its row) is private."""
+        another seat's move of a private kind (``rules.private_action_kinds``: Blind blitz's
+        ``arrange``, which tile went where in its row) is named by its kind only."""
         assert self._engine is not None
         rules = self._game.rules
         view = seat_view(rules, self._engine.game, seat, {})
-        kinds = rules.action_kind
-        moves = [(s, a if s == seat or kinds[a] != ARRANGE else ARRANGE) for s, a in self._moves]
+        kinds, private = rules.action_kind, rules.private_action_kinds
+        moves = [(s, a if s == seat or kinds[a] not in private else kinds[a]) for s, a in self._moves]
         known = f"hand {sorted(view.hand)} private {dict(view.private)}"
         return f"{known} events {list(view.events)} moves {moves}"
 
@@ -346,14 +345,15 @@ class DominoState(pyspiel.State):
 
     def resample_from_infostate(self, player_id: int, probability_sampler: Any = None) -> DominoState:
         """A state ``player_id`` cannot tell from this one (IS-MCTS samples them): the tiles it
-        cannot name dealt anew, consistent with what it has seen, by the search agents' sampler
-        (:func:`domino_env.agents.search.sample_world`). ``probability_sampler`` (OpenSpiel's,
-        a callable giving numbers in [0, 1)) seeds the deal; without one it is random."""
+        cannot name dealt anew, consistent with what it has seen, by the rules' sampler (the
+        search agents' too: :meth:`~domino_env.rules.table.TableRules.sample_world`).
+        ``probability_sampler`` (OpenSpiel's, a callable giving numbers in [0, 1)) seeds the
+        deal; without one it is random."""
         if self._engine is None or self._chance is not None or self.is_terminal():
             raise ValueError("resample_from_infostate needs a decision: not a chance node nor the end")
         draw = probability_sampler() if callable(probability_sampler) else random.random()
         view = self.env().view(player_id)
-        world = sample_world(self._game.rules, self._engine.game, view, random.Random(int(draw * 2**62)))
+        world = self._game.rules.sample_world(self._engine.game, view, random.Random(int(draw * 2**62)))
         other: DominoState = self.clone()
         other._engine = _Engine(world)
         return other

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 from typing import Any
 
-from domino_env.core.events import DRAW, LAY, MISS, PASS, PLACE, REVEAL, SCORE, UP
+from domino_env.core.events import DRAW, LAY, PASS, SCORE
 from domino_env.core.line import CLOSED, EAST, NORTH, OPEN, SOUTH, UNUSED, WEST, Line
 from domino_env.core.state import RoundResult, State
 from domino_env.core.tiles import format_tile, iter_bits
@@ -53,20 +53,10 @@ def side_name(rules: ChainRules, side: int, agent_names: list[str]) -> str:
     return agent_names[side]
 
 
-# How a Domino-Metro player took its place (a ``place`` event's ``how``), in words.
-PLACE_HOW = {
-    "out": "went out",
-    "domino_metro": "domino-Metro",
-    "mole": "the mole, left holding tiles",
-    "pips": "by pips in hand",
-    "metro": "made a Metro",
-}
-
-
 def event_text(rules: ChainRules, event: tuple[Any, ...], agent_names: list[str]) -> str | None:
-    """A line of the game log for an event (any ``Event``) of any chain variant; None for the
-    events it does not show (the header names the round and the scores say how it ended; an arranged tile says
-    nothing anybody else may know)."""
+    """A line of the game log for an event (any ``Event``) of any chain variant: the shared
+    kinds here, a variant's own in its words (``rules.describe_event``); None for the events it
+    does not show (the header names the round and the scores say how it ended)."""
     kind = event[0]
     if kind == LAY:
         _, seat, tile, slot, end_value = event
@@ -81,17 +71,7 @@ def event_text(rules: ChainRules, event: tuple[Any, ...], agent_names: list[str]
         return f"{agent_names[event[1]]} passes"
     if kind == SCORE:  # a penalty where the lower total wins (Classic), else a score (All Fives)
         return score_event_text(rules, side_name(rules, event[1], agent_names), event[2], event[3])
-    if kind == PLACE:
-        _, seat, place, how = event
-        return f"{agent_names[seat]} takes place {place} ({PLACE_HOW[how]})"
-    if kind in (UP, MISS, REVEAL):
-        name, tiles = agent_names[event[1]], rules.tile_set.tiles
-        if kind == REVEAL:
-            shown = " ".join(format_tile(tiles[t]) for t in iter_bits(event[2]))
-            return f"{name} turns the last three tiles face up: {shown}"
-        turned = f"{name} turns up {format_tile(tiles[event[2]])}"
-        return turned if kind == UP else turned + ": no fit, to the left end of the row"
-    return None
+    return rules.describe_event(event, agent_names)
 
 
 def tiles_text(count: int) -> str:

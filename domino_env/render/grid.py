@@ -68,7 +68,7 @@ def event_text(rules: GridRules, event: tuple[Any, ...], names: list[str]) -> st
         return f"{names[event[1]]} passes"
     if kind == SCORE:
         return None  # the lay already says it
-    return None
+    return rules.describe_event(event, names)
 
 
 def grid_text(rules: GridRules, grid: Grid) -> list[str]:

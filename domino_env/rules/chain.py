@@ -7,6 +7,7 @@ when the match ends. The turn loop (forced draws, passes, blocked rounds) lives 
 
 from __future__ import annotations
 
+import random
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -17,6 +18,7 @@ from domino_env.core.events import DEAL, DRAW, LAY, PASS, ROUND_END
 from domino_env.core.line import CLOSED, NORTH, SOUTH, SPINNER_SLOT_NAMES, UNUSED, Line, Spinner
 from domino_env.core.state import RoundResult, State, VariantState
 from domino_env.core.tiles import format_tile, iter_bits, mask_of, tile_set_of
+from domino_env.core.view import SeatView
 from domino_env.rules.table import PLAY, TableRules
 
 STOP = "stop"
@@ -629,6 +631,27 @@ class ChainRules(TableRules):
 
     def layout(self, state: State) -> Line:
         return state.line
+
+    # --- hidden information: sampled worlds ------------------------------------------------
+
+    def sample_bans(self, view: SeatView) -> list[int]:
+        """Per seat, the tiles carrying a value it was seen unable to play, where that means it
+        holds none (:attr:`voids_hold_none`); not the seat to move's, which may have just
+        drawn the tile that fits (its voids hold after it lays)."""
+        banned = [0] * view.num_players
+        if self.voids_hold_none and view.voids:
+            suit = self.tile_set.suit_mask
+            for p, values in enumerate(view.voids):
+                if p == view.current_player:
+                    continue
+                for v in range(len(suit)):
+                    if values >> v & 1:
+                        banned[p] |= suit[v]
+        return banned
+
+    def place_hidden(self, world: State, view: SeatView, dealt: list[list[int]], rng: random.Random) -> None:
+        """The fixed deals of later rounds are dropped: a world deals them from its own RNG."""
+        world.fixed_deals = []
 
 
 def round_to_five(points: int) -> int:

@@ -8,15 +8,21 @@ is the same for a line of play (:class:`~domino_env.rules.chain.ChainRules`) and
 
 from __future__ import annotations
 
+import random
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar
 
 import numpy as np
 
 from domino_env.core.events import DRAW, SCORE
-from domino_env.core.tiles import DOUBLE_SIX, TileSet, format_tile
+from domino_env.core.state import branch
+from domino_env.core.tiles import DOUBLE_SIX, TileSet, format_tile, mask_of
+from domino_env.core.view import SeatView
 
 PLAY = "play"  # the kind of an action that lays a tile
+# The words of one entry of a variant's ``public_extra`` (its value, the seats' names): a line,
+# or None to leave it out.
+ExtraWords = Callable[[Any, list[str]], str | None]
 LISTED_TILES = 6  # the most tiles an explanation names before "..."
 
 
@@ -34,6 +40,15 @@ class TableRules:
     match_target: int = 101  # also the scale of ``reward="points"`` and of the scores block
     lower_score_wins: ClassVar[bool] = True  # penalty scores (Classic) vs points (All Fives)
     names_own_draws: ClassVar[bool] = True  # a player sees the tiles it draws (not in Blind)
+    # Every seat can name every tile of its own hand (not in Blind's face-down rows): what an
+    # exact solver of a sampled world needs (``domino_env.agents.solver.solvable``).
+    seats_name_own_tiles: ClassVar[bool] = True
+    # Action kinds whose choice the other seats do not see (Blind blitz's ``arrange``): the
+    # OpenSpiel adapter names only their kind in another seat's information state.
+    private_action_kinds: ClassVar[frozenset[str]] = frozenset()
+    # Per key of the variant's ``public_extra`` (Blitz's ``laid_this_turn`` ...), its words:
+    # what a person's table text says of it (``training.play``); a key not here is said plainly.
+    extra_words: ClassVar[Mapping[str, ExtraWords]] = {}
     ordered_hands: bool = False  # the order a hand is dealt in is part of the game (Blind's rows)
 
     # The action table, filled by the subclass: how many, and each action's kind and tile id.
@@ -230,6 +245,12 @@ class TableRules:
         """The tiles of its own hand ``seat`` can name."""
         return self.known_hands(state)[seat]
 
+    def describe_event(self, event: tuple[Any, ...], names: list[str]) -> str | None:
+        """Hook: one of the variant's own events (``domino_env.core.events``: the kinds every
+        table shares are the renderer's) as a line of the game log, ``names`` naming the seats;
+        None for an event it does not show (any kind it does not declare, by default)."""
+        return None
+
     # --- what a seat knows (the seat view, ``domino_env.rules.view``) ---------------------------
 
     @property
@@ -252,3 +273,79 @@ class TableRules:
     def private_view(self, state: Any, seat: int) -> dict[str, Any]:
         """Hook: what only ``seat`` knows beyond the tiles it can name (nothing by default)."""
         return {}
+
+    # --- hidden information: sampled worlds ------------------------------------------------
+
+    def sample_world(self, game: Any, view: SeatView, rng: random.Random) -> Any:
+        """A game state consistent with ``view`` (what ``view.seat`` knows), the hidden tiles
+        dealt by ``rng``: a clone of ``game`` whose every part that could hold hidden
+        information is overwritten from the view and ``rng`` alone (the search agents' worlds,
+        OpenSpiel's ``resample_from_infostate``; :mod:`domino_env.agents.search` lists the
+        parts). Each seat keeps the tiles the view names in it and the rest of its hand is
+        dealt from the unseen tiles shuffled (none in :meth:`sample_bans`, where that can be
+        met); the stock is what is left; the RNG and the events are the world's own;
+        :meth:`place_hidden` rebuilds what else of the table hides tiles."""
+        n = view.num_players
+        pool = sorted(view.unseen)  # canonical order first: then only rng decides
+        rng.shuffle(pool)
+        known = [mask_of(tiles) for tiles in view.known_hands]
+        need = [view.hand_sizes[p] - len(view.known_hands[p]) for p in range(n)]
+        dealt = _deal(pool, need, self.sample_bans(view))  # per seat, in dealt order
+        world = branch(game)  # (the rng, a function of the deal, is replaced below)
+        world.hands = [known[p] | mask_of(dealt[p]) for p in range(n)]
+        world.stock = pool  # what is left, in the shuffled order
+        world.rng = np.random.default_rng(rng.getrandbits(64))
+        world.events = list(view.events)
+        world.last_round_events = list(view.last_round_events)
+        self.place_hidden(world, view, dealt, rng)
+        # (for a seat not to move the mover's legal actions depend on its hidden tiles: none are
+        # listed, and such a world is a snapshot to inspect rather than to play on)
+        world.legal = list(view.legal_actions) if view.to_move else []
+        return world
+
+    def sample_bans(self, view: SeatView) -> list[int]:
+        """Hook: per seat, the tiles a sampled world should not deal it (none by default)."""
+        return [0] * view.num_players
+
+    def place_hidden(self, world: Any, view: SeatView, dealt: list[list[int]], rng: random.Random) -> None:
+        """Hook: rebuild from ``view`` whatever else of a sampled ``world`` could hold hidden
+        information, ``dealt`` being each seat's tiles it cannot name in dealt order (nothing
+        by default)."""
+
+
+def _deal(pool: list[int], need: list[int], banned: list[int]) -> list[list[int]]:
+    """Take ``need[p]`` tiles for each seat from the front of ``pool`` (removed from it), none in
+    ``banned[p]``: the most constrained seats first; a seat short of allowed tiles swaps them
+    in from seats dealt before it (giving each a pool tile it allows), and takes any tile only
+    when that fails too."""
+    dealt: list[list[int]] = [[] for _ in need]
+    done: list[int] = []
+    for p in sorted(range(len(need)), key=lambda p: (-banned[p].bit_count(), p)):
+        want, ban = need[p], banned[p]
+        if not want:
+            continue
+        take = [t for t in pool if not ban >> t & 1][:want] if ban else pool[:want]
+        taken = set(take)
+        rest = [t for t in pool if t not in taken]
+        for q in done:
+            if len(take) == want:
+                break
+            hand = dealt[q]
+            for i, t in enumerate(hand):
+                if len(take) == want:
+                    break
+                if ban >> t & 1:
+                    continue
+                j = next((j for j, u in enumerate(rest) if not banned[q] >> u & 1), -1)
+                if j < 0:
+                    break
+                hand[i] = rest.pop(j)
+                take.append(t)
+        if len(take) < want:  # the constraint cannot be met: any tiles
+            short = want - len(take)
+            take += rest[:short]
+            del rest[:short]
+        pool[:] = rest
+        dealt[p] = take
+        done.append(p)
+    return dealt

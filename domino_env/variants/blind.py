@@ -80,29 +80,40 @@ Version history:
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import random
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Final, Literal
 
-from domino_env.core.events import (
-    ARRANGED,
-    DRAW,
-    MISS,
-    PASS,
-    REVEAL,
-    UP,
-)
+from domino_env.core.events import DRAW, PASS
 from domino_env.core.state import State, VariantState
-from domino_env.core.tiles import format_tile, iter_bits
+from domino_env.core.tiles import format_tile, iter_bits, mask_of
+from domino_env.core.view import SeatView
 from domino_env.observation.observer import Blocks, Observer
 from domino_env.rules.chain import STOP, DealSpec
 from domino_env.rules.spec import VariantSpec
+from domino_env.rules.table import ExtraWords
+from domino_env.variants.blitz import laid_words
 from domino_env.variants.classic import ClassicRules, by_pips
 
 TURN_UP = "turn_up"
 DRAW_TILE = "draw"
 ARRANGE = "arrange"
 ARRANGE_MODES = ("choose", "dealt")
+
+# Blind's own events (``domino_env.core.events`` has the shared kinds): ("up", seat, tile) the
+# rightmost tile turned face up for all to see, and it fits; ("miss", seat, tile) turned up, it
+# did not fit and went face down to the left end of the row; ("reveal", seat, mask) the last
+# three tiles turned face up for good; ("arrange", seat) one more tile placed in a row (which
+# one is private: it says nothing).
+UP: Final = "up"
+MISS: Final = "miss"
+REVEAL: Final = "reveal"
+ARRANGED: Final = "arrange"
+Up = tuple[Literal["up"], int, int]
+Miss = tuple[Literal["miss"], int, int]
+Reveal = tuple[Literal["reveal"], int, int]
+Arranged = tuple[Literal["arrange"], int]
 
 # Where the round stands (``BlindState.mode``).
 _INIT, _ARRANGE, _LEAD, _START, _UP, _CONT, _MISSED, _OPEN, _OPEN_DRAW = range(9)
@@ -131,6 +142,10 @@ class BlindBlitzRules(ClassicRules):
     phases: ClassVar[tuple[str, ...]] = ("lead", "arrange", "continuing", "draw")
     blind: ClassVar[bool] = False  # Blind: nobody looked at their tiles
     names_own_draws: ClassVar[bool] = False  # a tile drawn goes to the row unseen
+    seats_name_own_tiles: ClassVar[bool] = False  # a row hides tiles from its own seat
+    private_action_kinds: ClassVar[frozenset[str]] = frozenset((ARRANGE,))  # which tile: the arranger's
+    # (the rows are said by training.play's row_lines)
+    extra_words: ClassVar[Mapping[str, ExtraWords]] = {"laid_this_turn": laid_words}
     arranges: ClassVar[bool] = True  # the action table has the arrange actions
 
     def __init__(
@@ -478,6 +493,67 @@ class BlindBlitzRules(ClassicRules):
             "laid_this_turn": state.turn_laid,
         }
 
+    def describe_event(self, event: tuple[Any, ...], names: list[str]) -> str | None:
+        """Blind's events in words: a tile turned up (and where a miss goes), a row revealed;
+        an arranged tile says nothing anybody else may know."""
+        kind = event[0]
+        if kind not in (UP, MISS, REVEAL):
+            return super().describe_event(event, names)
+        name, tiles = names[event[1]], self.tile_set.tiles
+        if kind == REVEAL:
+            shown = " ".join(format_tile(tiles[t]) for t in iter_bits(event[2]))
+            return f"{name} turns the last three tiles face up: {shown}"
+        turned = f"{name} turns up {format_tile(tiles[event[2]])}"
+        return turned if kind == UP else turned + ": no fit, to the left end of the row"
+
+    # --- hidden information: sampled worlds ------------------------------------------------
+
+    def place_hidden(
+        self, world: State[BlindState], view: SeatView, dealt: list[list[int]], rng: random.Random
+    ) -> None:
+        """Rebuild every row from what the seat knows (its own row from ``view.private["row"]``,
+        the others' from ``view.public["rows"]``), the places it cannot name filled from that
+        seat's ``dealt`` tiles, the rest of them outside the row (not yet arranged); ``known``
+        consistent with it; a first-round opening tile the seat cannot name (Blind blitz's
+        arrange phase) chosen in the world by the opening rule."""
+        super().place_hidden(world, view, dealt, rng)
+        ids, seat, x = self.tile_set.ids, view.seat, world.extra
+        if not world.line.count and world.required_lead >= 0 and not _known_tile(view, world.required_lead):
+            world.required_lead = self._opening_tile(world, dealt, rng)
+        listings: Sequence[Sequence[Any]] = [
+            view.private["row"] if p == seat else view.public["rows"][p] for p in range(view.num_players)
+        ]
+        rows = []
+        for p, listing in enumerate(listings):
+            fill = iter(dealt[p])
+            rows.append([ids[t] if t is not None else next(fill) for t in listing])
+        x.rows = rows
+        x.known = [
+            mask_of(view.hand) if p == seat else (x.seen[p] if self.blind else world.hands[p])
+            for p in range(view.num_players)
+        ]
+        if view.public.get("arranging"):
+            x.left = world.hands[world.current] & ~mask_of(rows[world.current])
+
+    def _opening_tile(self, world: State[BlindState], dealt: list[list[int]], rng: random.Random) -> int:
+        """The first round's opening tile of a world, when the seat cannot name it: the first
+        dealt tile in the opening order must be the leader's (the leader is public); a sampled
+        holder other than the leader swaps it for one of the leader's dealt tiles."""
+        leader, order = world.leader, self._opening_order
+        held = 0
+        for hand in world.hands:
+            held |= hand
+        first = next(t for t in order if held >> t & 1)
+        holder = next(p for p, hand in enumerate(world.hands) if hand >> first & 1)
+        if holder != leader and first in dealt[holder] and dealt[leader]:
+            i, j = dealt[holder].index(first), rng.randrange(len(dealt[leader]))
+            dealt[holder][i], dealt[leader][j] = dealt[leader][j], first
+            world.hands[holder] ^= 1 << first | 1 << dealt[holder][i]
+            world.hands[leader] ^= 1 << first | 1 << dealt[holder][i]
+            return first
+        mine = [t for t in order if world.hands[leader] >> t & 1]
+        return mine[0]
+
     def greedy_key(self, state: State[BlindState], action: int) -> tuple[int, ...]:
         """Greedy lays its heaviest tile, turns up the next one while it may and never draws (a drawn
         tile only adds pips); it arranges its heaviest tiles to be turned up first."""
@@ -489,6 +565,11 @@ class BlindBlitzRules(ClassicRules):
         return super().greedy_key(state, action)
 
 
+def _known_tile(view: SeatView, tile: int) -> bool:
+    """Can the seat name where ``tile`` is (in some hand, or on the table)?"""
+    return tile in view.table or any(tile in hand for hand in view.known_hands)
+
+
 class BlindRules(BlindBlitzRules):
     """Blind: nobody looked at their tiles; the rightmost tile opens; one tile a turn from a row."""
 
@@ -498,6 +579,7 @@ class BlindRules(BlindBlitzRules):
     phases = ("lead", "continuing", "draw")
     blind = True
     arranges = False
+    private_action_kinds = frozenset()  # (no arrange phase)
 
     def __init__(
         self,

@@ -33,12 +33,19 @@ Version history:
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, ClassVar
 
 from domino_env.core.state import State
 from domino_env.rules.chain import STOP
 from domino_env.rules.spec import VariantSpec
+from domino_env.rules.table import ExtraWords
 from domino_env.variants.classic import ClassicRules, by_pips
+
+
+def laid_words(count: int, names: list[str]) -> str | None:
+    """``public_state()["laid_this_turn"]`` in words (Blind's too), while there are any."""
+    return f"tiles laid this turn: {count}" if count else None
 
 
 class BlitzRules(ClassicRules):
@@ -46,6 +53,7 @@ class BlitzRules(ClassicRules):
     opening_rule = "the tile with the fewest pips dealt"
     extra_actions = (STOP,)
     phases = ("lead", "continuing")
+    extra_words: ClassVar[Mapping[str, ExtraWords]] = {"laid_this_turn": laid_words}
 
     def __init__(
         self,

@@ -27,7 +27,8 @@ Version history:
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, ClassVar
 
 from domino_env.core.line import OPEN, Spinner
 from domino_env.core.state import State
@@ -35,6 +36,7 @@ from domino_env.core.tiles import tile_set_of
 from domino_env.observation.observer import Blocks, Observer
 from domino_env.rules.chain import MAX_PIPS
 from domino_env.rules.spec import VariantSpec
+from domino_env.rules.table import ExtraWords
 from domino_env.variants.classic import ClassicRules
 
 
@@ -44,6 +46,11 @@ class CrossRules(ClassicRules):
     player_counts = (4,)
     num_slots = 4
     spinner = Spinner.AT_ONCE
+    extra_words: ClassVar[Mapping[str, ExtraWords]] = {
+        "unstarted_arms": lambda arms, _: (
+            f"arms not started yet (a player who can start one must): {', '.join(arms)}" if arms else None
+        )
+    }
 
     def __init__(
         self,

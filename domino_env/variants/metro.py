@@ -72,18 +72,45 @@ Version history:
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar, Final, Literal
 
 import numpy as np
 
-from domino_env.core.events import PLACE
 from domino_env.core.line import OPEN, Line
 from domino_env.core.state import State, VariantState
 from domino_env.core.tiles import DOUBLE_NINE
 from domino_env.observation.observer import Blocks, Observer
+from domino_env.render.words import per_seat_text, value_text
 from domino_env.rules.chain import ChainRules
 from domino_env.rules.spec import VariantSpec
+from domino_env.rules.table import ExtraWords
+
+# Domino-Metro's own event (``domino_env.core.events`` has the shared kinds): ("place", seat,
+# place, how), how one of the keys of PLACE_HOW.
+PLACE: Final = "place"
+Place = tuple[Literal["place"], int, int, str]
+# How a player took its place (a ``place`` event's ``how``), in words.
+PLACE_HOW = {
+    "out": "went out",
+    "domino_metro": "domino-Metro",
+    "mole": "the mole, left holding tiles",
+    "pips": "by pips in hand",
+    "metro": "made a Metro",
+}
+
+
+def places_words(places: list[int | None], names: list[str]) -> str | None:
+    """``public_state()["places"]`` in words (``places: P1 1st, P0 2nd``), once any is taken."""
+    if not any(places):
+        return None
+    return "places: " + ", ".join(f"{n} {_ordinal(p)}" for n, p in zip(names, places, strict=True) if p)
+
+
+def _ordinal(place: int) -> str:
+    suffix = {1: "st", 2: "nd", 3: "rd"}.get(place, "th")  # (Metro seats 2-3 players)
+    return f"{place}{suffix}"
 
 
 def _positive_int(name: str, value: Any) -> int:
@@ -124,6 +151,20 @@ class MetroRules(ChainRules):
     match_target = 5
     lower_score_wins = True
     voids_hold_none = False  # a void: could not *legally* lay (a player holding only Metro moves draws)
+    extra_words: ClassVar[Mapping[str, ExtraWords]] = {
+        "live_ends": lambda ends, _: f"live ends: {value_text(ends)}",
+        "places": places_words,
+        "penalties": lambda _, __: None,  # the header's scores are the penalties
+        "metros": lambda metros, names: (
+            f"Metros made: {per_seat_text(metros, names)}" if any(metros) else None
+        ),
+        "doubles_open": lambda flag, _: (
+            "doubles are laid open (two new ends) or face down (closing the end)"
+            if flag
+            else "the first double is laid as an ordinary tile"
+        ),
+        "ending": lambda how, _: f"game ended by: {how.replace('_', '-')}" if how else None,
+    }
 
     def __init__(
         self,
@@ -392,6 +433,13 @@ class MetroRules(ChainRules):
                 self.add_score(state, seat, self.metro_penalty, "metro")
             elif places[seat] == worst:
                 self.add_score(state, seat, 1, "last place")
+
+    def describe_event(self, event: tuple[Any, ...], names: list[str]) -> str | None:
+        """A place taken, and how, in words."""
+        if event[0] != PLACE:
+            return super().describe_event(event, names)
+        _, seat, place, how = event
+        return f"{names[seat]} takes place {place} ({PLACE_HOW[how]})"
 
     # --- ranking -------------------------------------------------------------------------------
 

@@ -45,14 +45,17 @@ Version history:
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from domino_env.core.line import OPEN, Spinner
 from domino_env.core.state import LAY, State, VariantState
 from domino_env.observation.observer import Blocks, Observer
+from domino_env.render.words import per_seat_text
 from domino_env.rules.chain import ChainRules
 from domino_env.rules.spec import VariantSpec
+from domino_env.rules.table import ExtraWords
 from domino_env.variants.classic import by_pips, lowest_opening
 
 OPEN_ABOVE = 12  # round points above this open the score
@@ -77,6 +80,15 @@ class OselRules(ChainRules):
     extra_actions = ("stop",)
     phases = ("lead", "continuing")
     match_target = 125
+    extra_words: ClassVar[Mapping[str, ExtraWords]] = {
+        "remembered": lambda points, names: (
+            f"remembered penalty points (not written yet): {per_seat_text(points, names)}"
+        ),
+        "opened": lambda flags, names: (
+            "scores opened: "
+            + (", ".join(name for name, flag in zip(names, flags, strict=True) if flag) or "nobody yet")
+        ),
+    }
 
     def __init__(
         self,
