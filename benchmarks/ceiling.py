@@ -29,7 +29,6 @@ from tqdm import tqdm
 import domino_env
 from domino_env.agents import make_agent
 from domino_env.agents.expert import ExpertAgent
-from domino_env.agents.search import branch
 from domino_env.core.view import SeatView
 from domino_env.rules.table import TableRules
 from training.matches import play_match, wilson_interval
@@ -46,7 +45,7 @@ class CheatingExpert(ExpertAgent):
         self.name = f"expert (cheat: {cheat})"
 
     def sample(self, rules: TableRules, game: Any, view: SeatView, rng: random.Random) -> Any:
-        world = branch(game)
+        world = game.clone()
         if self.cheat == "hands":
             world.stock = sorted(world.stock)
             rng.shuffle(world.stock)

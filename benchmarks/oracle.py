@@ -167,14 +167,25 @@ def determinize(rules: ChainRules, state: State, rng: random.Random) -> State:
 def play_match(rules: ChainRules, players: list[Policy], seed: int, rngs: list[random.Random]) -> State:
     """One whole match, seat ``i`` played by ``players[i]`` with ``rngs[i]``; the env's loop:
     apply until the round is over, deal the next round until the match is over."""
-    state = rules.new_match(np.random.default_rng(seed))  # the env's reset(seed=seed) stream
+    deals = np.random.default_rng(seed)  # the env's reset(seed=seed) stream
+    state = dealt_match(rules, deals)
     while True:
         seat = state.current
         rules.apply(state, players[seat](rules, state, rngs[seat]))
         if state.round_over:
             if state.match_over:
                 return state
-            rules.start_round(state)
+            rules.start_round(state, deals)
+            rules.resolve(state, deals)
+
+
+def dealt_match(rules: ChainRules, seed: int | np.random.Generator) -> State:
+    """A new match dealt as the env's ``reset(seed=seed)`` deals it (its chance resolved by
+    ``seed``, or by that generator)."""
+    rng = np.random.default_rng(seed)
+    state = rules.new_match(rng=rng)
+    rules.resolve(state, rng)
+    return state
 
 
 def head_to_head(

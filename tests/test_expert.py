@@ -19,7 +19,7 @@ import domino_env
 from domino_env import agents as agents_module
 from domino_env.agents import SEARCH_NAMES, is_builtin, make_agent
 from domino_env.agents.expert import TIERS, ExpertAgent, Tier, parse_tier_name
-from domino_env.agents.search import SearchAgent, branch, round_value, standing
+from domino_env.agents.search import SearchAgent, round_value, standing
 from domino_env.agents.solver import solvable, solve, tiles_in_hands
 from domino_env.rules.chain import ChainRules
 
@@ -36,7 +36,7 @@ def minimax(rules, state, side: int, before: list[int]) -> float:
         return round_value(rules, state, side, before)
     values = []
     for action in state.legal:
-        sim = branch(state)
+        sim = state.clone()
         rules.apply(sim, action)
         values.append(minimax(rules, sim, side, before))
     return max(values) if rules.side_of[state.current] == side else min(values)
@@ -48,7 +48,7 @@ def positions(state, rules):
         return
     yield state
     for action in state.legal:
-        sim = branch(state)
+        sim = state.clone()
         rules.apply(sim, action)
         yield from positions(sim, rules)
 
@@ -62,7 +62,7 @@ def check_solves(rules, state) -> int:
         # a table shared by the root's actions (as the tiers share it) proves the same values
         table: dict = {}
         for action in state.legal:
-            sim = branch(state)
+            sim = state.clone()
             rules.apply(sim, action)
             assert solve(rules, sim, side, before, 10**6, table) == minimax(rules, sim, side, before)
     return rules.num_sides
@@ -76,7 +76,7 @@ def test_solver_is_minimax_on_tiny_tables(name):
     checks = 0
     for seed in range(12):
         env.reset(seed=seed)
-        for state in positions(branch(env.unwrapped.game), rules):
+        for state in positions(env.unwrapped.game.clone(), rules):
             checks += check_solves(rules, state)
     assert checks >= 24
 
@@ -109,7 +109,7 @@ def test_solver_is_minimax_in_end_games(name, n, teams, left):
             env.step(rnd.choice(game.legal))
             game = env.unwrapped.game
         if not game.round_over:
-            for state in itertools.islice(positions(branch(game), rules), 12):
+            for state in itertools.islice(positions(game.clone(), rules), 12):
                 checks += check_solves(rules, state)
     assert checks >= 12
 
@@ -118,7 +118,7 @@ def test_solver_gives_up_past_its_budget():
     env = domino_env.make("classic")
     env.reset(seed=1)
     rules, game = env.unwrapped.rules, env.unwrapped.game
-    assert solve(rules, branch(game), 0, standing(rules, game), 50) is None
+    assert solve(rules, game.clone(), 0, standing(rules, game), 50) is None
 
 
 def test_solver_plays_only_line_games_whose_seats_name_their_tiles():

@@ -8,7 +8,6 @@ import random
 from collections.abc import Iterator
 from typing import Any
 
-import numpy as np
 import pytest
 from helpers import load_script
 
@@ -22,22 +21,19 @@ oracle = load_script("oracle")
 
 
 def snapshot(state: State) -> dict[str, Any]:
-    """Everything about a state, by value (the RNG by its bit generator's state)."""
-    values = {
-        name: copy.deepcopy(value) for name, value in vars(state).items() if name not in ("line", "rng")
-    }
+    """Everything about a state, by value."""
+    values = {name: copy.deepcopy(value) for name, value in vars(state).items() if name != "line"}
     shared = ("tiles", "slots", "slot_moves", "firsts")  # the layout's constant tables
     values["line"] = {
         name: copy.deepcopy(getattr(state.line, name)) for name in Line.__slots__ if name not in shared
     }
-    values["rng"] = copy.deepcopy(state.rng.bit_generator.state)
     return values
 
 
 @pytest.mark.parametrize("variant", ["classic", "blind", "metro"])
 def test_rollouts_leave_the_real_state_untouched(variant: str) -> None:
     rules = oracle.variant_rules(variant)
-    state = rules.new_match(np.random.default_rng(3))
+    state = oracle.dealt_match(rules, 3)
     player = oracle.Oracle(rollouts=3)
     rng = random.Random(0)
     checked = 0
@@ -63,7 +59,7 @@ def test_match_loop_deals_as_the_env() -> None:
     state = oracle.play_match(rules, [oracle.random_move] * 2, 5, [random.Random(0), random.Random(1)])
     assert state.match_over
     assert max(state.scores) >= rules.match_target
-    fresh = rules.new_match(np.random.default_rng(5))
+    fresh = oracle.dealt_match(rules, 5)
     env = raw_env("classic", num_players=2)
     env.reset(seed=5)
     assert env.game.hands == fresh.hands and env.game.stock == fresh.stock
@@ -73,7 +69,7 @@ def fair_decisions(variant: str, deal_seed: int, seed: int) -> Iterator[tuple[Ch
     """Each decision of a round the fair oracle plays: (rules, the state, a determinized copy).
     After each, checks that the oracle's search left the state as it was."""
     rules = oracle.variant_rules(variant)
-    state = rules.new_match(np.random.default_rng(deal_seed))
+    state = oracle.dealt_match(rules, deal_seed)
     rng = random.Random(seed)
     while not state.round_over:
         sim = oracle.determinize(rules, state, rng)
@@ -136,7 +132,7 @@ def test_the_fair_oracle_deals_by_the_rules_sampler(monkeypatch: pytest.MonkeyPa
     """The fair player's worlds are the rules' own (``rules.sample_world``, the search agents'
     sampler), from the view of the seat to move: one per rollout."""
     rules = oracle.variant_rules("blind_blitz")
-    state = rules.new_match(np.random.default_rng(3))
+    state = oracle.dealt_match(rules, 3)
     while len(state.legal) < 2:
         rules.apply(state, state.legal[0])
     asked: list[int] = []

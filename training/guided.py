@@ -33,7 +33,7 @@ import torch
 
 from domino_env import DominoEnv
 from domino_env.agents import DEFAULT_WORLDS, legal_actions
-from domino_env.agents.search import branch, rollout_value, standing
+from domino_env.agents.search import rollout_value, standing
 from training.networks import ActorCritic
 
 PRIOR_MASS = 0.95  # the searched actions hold at least this much of the policy's probability
@@ -95,7 +95,7 @@ class GuidedSearchAgent:
             world, seed = rules.sample_world(game, view, rng), rng.getrandbits(64)
             start = standing(rules, world)
             for action in searched:
-                sim = branch(world)
+                sim = world.clone()
                 rules.apply(sim, action)
                 sims.append(sim)
                 seeds.append(seed)

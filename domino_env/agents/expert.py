@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
-from domino_env.agents.search import SearchAgent, branch, standing
+from domino_env.agents.search import SearchAgent, standing
 from domino_env.agents.solver import Table, solvable, solve_counted
 from domino_env.core.view import SeatView
 from domino_env.rules.table import TableRules
@@ -150,7 +150,7 @@ class ExpertAgent(SearchAgent):
             allowance = min(self.tier.node_budget, self._nodes_left)
             values: list[float] = []
             for action in actions:
-                sim = branch(world)
+                sim = world.clone()
                 rules.apply(sim, action)
                 value, used = solve_counted(rules, sim, side, before, allowance, table)
                 self._nodes_left -= used

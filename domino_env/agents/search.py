@@ -33,14 +33,15 @@ Blind's rows ``BlindBlitzRules.place_hidden`` in its module):
   where the rules make that mean "holds none" (``ChainRules.voids_hold_none``; not in
   Domino-Metro, where it means "could not legally lay"), falling back to any tile when the
   constraint cannot be met;
-* the stock (boneyard, bazaar): the unseen tiles left, in the shuffled order;
+* the stock (boneyard, bazaar): the unseen tiles left, in the shuffled order, which decides
+  the world's draws (``state.shuffled``: a rollout's draws are no chance points, and a rollout
+  stops at the round's end, never dealing another);
 * Blind and Blind blitz: every row is rebuilt from what the seat knows (its own row from
   ``view.private["row"]``, the others' from ``view.public["rows"]``), the places it cannot
   name filled from that seat's dealt tiles, the rest of them outside the row (not yet
   arranged); ``known`` and ``seen`` consistent with it; a first-round opening tile the seat
   cannot name (Blind blitz's arrange phase) is chosen in the world by the opening rule;
-* the game's RNG (its state is a function of the deal) by one seeded from the agent's RNG,
-  the events by the view's (hidden draws as ``HIDDEN``: the rules read only lays from them),
+* the events by the view's (hidden draws as ``HIDDEN``: the rules read only lays from them),
   and fixed deals of later rounds dropped (``ChainRules.place_hidden``).
 
 Nothing else in a game state depends on a hidden tile: ``tests/test_search.py`` checks that
@@ -59,7 +60,6 @@ from typing import Any
 import numpy as np
 
 from domino_env.agents.baselines import legal_actions
-from domino_env.core.state import branch
 from domino_env.core.view import SeatView
 from domino_env.envs.base import DominoEnv
 from domino_env.rules.chain import ChainRules
@@ -156,7 +156,7 @@ class SearchAgent:
         before = standing(rules, world)
         values = []
         for action in actions:
-            sim = branch(world)
+            sim = world.clone()
             rules.apply(sim, action)
             values.append(rollout_value(rules, sim, side, before, random.Random(seed)))
         return values

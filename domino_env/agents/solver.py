@@ -193,18 +193,10 @@ _STATE_LISTS = State._lists
 
 
 def child(state: Any) -> Any:
-    """A copy of ``state`` to apply one move to, sharing its RNG (the rules draw from it only
-    to deal a round, which a solve never does): :meth:`State.clone`'s copy made directly, as
+    """A copy of ``state`` to apply one move to: :meth:`State.clone`'s copy made directly, as
     cloning is most of a node's cost."""
     if type(state) is not State:
-        rng = state.rng
-        state.rng = None
-        try:
-            other = state.clone()
-        finally:
-            state.rng = rng
-        other.rng = rng
-        return other
+        return state.clone()
     other = object.__new__(State)
     attributes = other.__dict__
     attributes.update(state.__dict__)

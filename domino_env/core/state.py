@@ -4,6 +4,8 @@ The rules objects in :mod:`domino_env.variants` read and change it; nothing here
 variant's rules. :class:`TableState` holds what every table shares, :class:`State` adds the
 line of play and a variant's own typed state (:class:`VariantState`); ``clone`` is cheap
 (lists of ints and one :class:`Line`), so tests and search agents can branch from any position.
+No RNG lives here: chance is the rules' chance points (``state.chance``), which the
+environment resolves from its own RNG (:meth:`~domino_env.rules.table.TableRules.resolve`).
 """
 
 from __future__ import annotations
@@ -12,8 +14,6 @@ import copy
 import warnings
 from dataclasses import dataclass, field, fields
 from typing import Any, ClassVar, Generic, TypeVar
-
-import numpy as np
 
 from domino_env.core.events import DEAL, DRAW, LAY, PASS, ROUND_END, SCORE, Event
 from domino_env.core.line import Line
@@ -30,7 +30,6 @@ __all__ = [
     "State",
     "TableState",
     "VariantState",
-    "branch",
 ]
 
 TableStateT = TypeVar("TableStateT", bound="TableState")
@@ -54,10 +53,15 @@ class TableState:
     """What a match in progress holds on any table (a line of play or the grid)."""
 
     num_players: int
-    rng: np.random.Generator
     scores: list[int]
     hands: list[int] = field(default_factory=list)  # tile bitmask per seat
     stock: list[int] = field(default_factory=list)  # undrawn tiles, next drawn at the end
+    # The chance point the game waits on (``rules.chance_outcomes``): "deal", "lot", "draw" (3D
+    # dominoes: "start", "side", "leader" too); None at a decision or the end.
+    chance: str | None = None
+    # The stock lies in an order chance already made (the environment's shuffle, a sampled
+    # world's): a deal or a draw takes its last tile without stopping. False: each is a chance point.
+    shuffled: bool = False
     current: int = 0
     leader: int = 0
     passes: int = 0  # consecutive players who could not move
@@ -76,10 +80,8 @@ class TableState:
     _lists: ClassVar[tuple[str, ...]] = ("scores", "hands", "stock", "legal", "events")
 
     def clone(self: TableStateT) -> TableStateT:
-        """An independent copy (the RNG too), for branching and tests; a subclass copies its
-        table on top."""
+        """An independent copy, for branching and tests; a subclass copies its table on top."""
         other = copy.copy(self)
-        other.rng = copy.deepcopy(self.rng)
         for name in self._lists:
             setattr(other, name, getattr(self, name)[:])
         return other
@@ -132,13 +134,3 @@ class State(TableState, Generic[ExtraT]):
         if isinstance(self.extra, VariantState):
             other.extra = self.extra.clone()
         return other
-
-
-def branch(state: Any) -> Any:
-    """``state.clone()`` sharing ``state.rng`` instead of deep-copying it (a third of a rollout's
-    cost). Safe for rollouts: the rules draw from the game's RNG only to deal a round."""
-    shallow = copy.copy(state)
-    shallow.rng = None
-    other = shallow.clone()
-    other.rng = state.rng
-    return other

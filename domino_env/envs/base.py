@@ -202,7 +202,8 @@ class DominoEnv(AECEnv, Generic[RulesT]):
         deals = self._read_options(options)  # validate before touching anything
         if seed is not None or self.game is None:
             self.np_random, _ = seeding.np_random(seed)
-        self.game = self.rules.new_match(self.np_random, deals)
+        self.game = self.rules.new_match(deals, self.np_random)
+        self.rules.resolve(self.game, self.np_random)
         self.encoder.forget()
         self.agents = self.possible_agents[:]
         self.rewards = self._zeros.copy()
@@ -273,7 +274,8 @@ class DominoEnv(AECEnv, Generic[RulesT]):
                 self._end_episode(before)
                 return
             self._points_reward(before)
-            self.rules.start_round(game)
+            self.rules.start_round(game, self.np_random)
+            self.rules.resolve(game, self.np_random)
         elif self._points and game.scores != before:
             self._points_reward(before)
         self.agent_selection = self.agents[game.current]
@@ -362,7 +364,7 @@ class DominoEnv(AECEnv, Generic[RulesT]):
         as taken between two steps), e.g. to resume training exactly."""
         self.reset()
         self.np_random.bit_generator.state = rng_state
-        game.rng = self.np_random
+        game.shuffled = True  # (the env's stock decides its draws: a game saved by an older version too)
         self.game = game
         self.encoder.forget()
         self.agent_selection = self.agents[game.current]

@@ -19,10 +19,11 @@ from domino_env.core.line import CLOSED, NORTH, SOUTH, SPINNER_SLOT_NAMES, UNUSE
 from domino_env.core.state import RoundResult, State, VariantState
 from domino_env.core.tiles import format_tile, iter_bits, mask_of, tile_set_of
 from domino_env.core.view import SeatView
-from domino_env.rules.table import PLAY, TableRules
+from domino_env.rules.table import DEAL_TILE, DRAW_TILE, LOT, PLAY, TableRules, hand_outcomes
 
 STOP = "stop"
 MAX_PIPS = range(1, 10)  # the sets a table may use: double-1 up to double-9
+BY_LOT = -1  # the leader ``opening`` names where a lot (a chance point) draws it
 
 
 @dataclass(frozen=True)
@@ -236,10 +237,10 @@ class ChainRules(TableRules):
         names = self.tile_set.tiles
         return [format_tile(names[t]) for t in tiles]
 
-    def shuffled_tiles(self, state: State) -> list[int]:
+    def shuffled_tiles(self, rng: np.random.Generator) -> list[int]:
         """Every tile id in random order: the stream of ``rng.permutation``, at half its cost."""
         order = self._tile_ids[:]
-        state.rng.shuffle(order)
+        rng.shuffle(order)
         return order
 
     def deal_in_order(self, state: State, order: list[int]) -> None:
@@ -252,18 +253,18 @@ class ChainRules(TableRules):
         state.hands = hands
         state.stock = order[n * size :][::-1]
 
-    def _deal(self, state: State, spec: DealSpec | None) -> None:
-        order = self.shuffled_tiles(state)
+    def _deal(self, state: State, spec: DealSpec | None, rng: np.random.Generator) -> None:
+        """The environment's deal of a round (:meth:`deal_from`), ``spec`` its fixed parts."""
+        order = self.shuffled_tiles(rng)
         if spec is None:
             self.deal_in_order(state, order)
             return
         size = self.hand_size
         fixed = {t for hand in spec.hands if hand for t in hand} | set(spec.boneyard or ())
         rest = [t for t in order if t not in fixed]
-        owed = {}  # an opening tile owed to a leader whose hand is dealt at random
-        if spec.opening is not None and spec.leader is not None and spec.hands[spec.leader] is None:
-            rest.remove(spec.opening)
-            owed[spec.leader] = (spec.opening,)
+        owed = self._owed(spec)
+        for (tile,) in owed.values():
+            rest.remove(tile)
         hands = []
         for seat, hand in enumerate(spec.hands):
             if hand is None:
@@ -274,28 +275,38 @@ class ChainRules(TableRules):
         state.hands = hands
         state.stock = (list(spec.boneyard or ()) + rest)[::-1]
 
+    @staticmethod
+    def _owed(spec: DealSpec) -> dict[int, tuple[int, ...]]:
+        """The opening tile a fixed deal owes a leader whose hand is dealt at random."""
+        if spec.opening is not None and spec.leader is not None and spec.hands[spec.leader] is None:
+            return {spec.leader: (spec.opening,)}
+        return {}
+
     # --- match and round lifecycle ------------------------------------------------------------
 
-    def new_match(self, rng: np.random.Generator, deals: Sequence[DealSpec] = ()) -> State:
+    def new_match(self, deals: Sequence[DealSpec] = (), rng: np.random.Generator | None = None) -> State:
         state = State(
             num_players=self.num_players,
             line=Line(self.tile_set, self.num_slots, self.spinner),
-            rng=rng,
             scores=[0] * self.num_sides,
             fixed_deals=list(deals),
             extra=self.new_extra(),
         )
-        self.start_round(state)
+        self.start_round(state, rng)
         return state
 
-    def start_round(self, state: State) -> None:
-        """Deal the next round (round 0 on a new match) and run to the first decision."""
+    def fixed_deal(self, state: State) -> DealSpec | None:
+        """The fixed deal of the round in play, None where it is dealt at random."""
+        return state.fixed_deals[state.round_index] if state.round_index < len(state.fixed_deals) else None
+
+    def start_round(self, state: State, rng: np.random.Generator | None = None) -> None:
+        """Begin the next round (round 0 on a new match), dealt by :meth:`deal_from` from
+        ``rng``, or else tile by tile at chance points (a fixed deal's own tiles in the hands
+        already, the rest face down in the stock)."""
         if state.round_over:
             state.round_index += 1
-        spec = state.fixed_deals[state.round_index] if state.round_index < len(state.fixed_deals) else None
         if state.line.count:  # (a new match's line has no tile yet)
             state.line.reset()
-        self._deal(state, spec)
         state.voids = [0] * self.num_players
         state.passes = 0
         state.turn_laid = 0
@@ -305,19 +316,96 @@ class ChainRules(TableRules):
         state.round_start_scores = state.scores[:]
         state.last_round_events = state.events  # (no longer appended to: shared by clones)
         state.events = [(DEAL, state.round_index)]
+        state.legal = []
+        state.chance = DEAL_TILE
+        if rng is not None:
+            self.deal_from(state, rng)
+            return
+        spec = self.fixed_deal(state)
+        hands, pool = [0] * self.num_players, set(self._tile_ids)
+        if spec is not None:
+            for seat, hand in enumerate(spec.hands):
+                hands[seat] = mask_of(hand or ()) | mask_of(self._owed(spec).get(seat, ()))
+            pool -= set(iter_bits(sum(hands))) | set(spec.boneyard or ())
+        state.hands = hands
+        state.stock = sorted(pool)[::-1]
+        state.shuffled = False
+        self._deal_on(state)
+
+    def deal_from(self, state: State, rng: np.random.Generator) -> None:
+        self._deal(state, self.fixed_deal(state), rng)
+        state.shuffled = True
+        self._dealt_out(state)
+
+    def _dealing(self, state: State) -> int:
+        """The seat the deal's next tile goes to, -1 when every hand is full."""
+        size = self.hand_size
+        return next((s for s, hand in enumerate(state.hands) if hand.bit_count() < size), -1)
+
+    def _deal_on(self, state: State) -> None:
+        """After a tile dealt: the next one, or the round's opening once every hand is full."""
+        if self._dealing(state) < 0:
+            spec = self.fixed_deal(state)
+            if spec is not None and spec.boneyard:  # (its tiles were kept out of the hands)
+                state.stock += spec.boneyard[::-1]
+            self._dealt_out(state)
+
+    def deal_tile(self, state: State, seat: int, tile: int) -> None:
+        """Hook: ``tile`` dealt to ``seat`` by chance (into its hand; Blind: its row too)."""
+        state.hands[seat] |= 1 << tile
+
+    def _dealt_out(self, state: State) -> None:
+        """The hands are dealt: the round's opening (a leader by lot is a chance point)."""
+        state.chance = None
         self.reset_round_extra(state)
+        spec = self.fixed_deal(state)
         if spec is not None and spec.leader is not None:
             leader, opening = spec.leader, -1 if spec.opening is None else spec.opening
         else:
             leader, opening = self.opening(state)
+        if leader == BY_LOT:
+            state.chance = LOT
+            return
+        self._lead(state, leader, opening)
+
+    def _lead(self, state: State, leader: int, opening: int) -> None:
         state.leader = state.current = leader
         state.required_lead = opening
         self.advance(state)
 
     def opening(self, state: State) -> tuple[int, int]:
-        """(leader, tile it must lead or -1 for any); later rounds: the previous winner."""
+        """(leader, tile it must lead or -1 for any); later rounds: the previous winner;
+        ``BY_LOT`` for a leader drawn by lot (a chance point)."""
         assert state.next_leader is not None
         return state.next_leader, -1
+
+    def chance_outcomes(self, state: State) -> list[tuple[int, float]]:
+        if state.chance == DEAL_TILE:
+            seat = self._dealing(state)
+            spec = self.fixed_deal(state)
+            owed = mask_of(self._owed(spec).get(seat, ())) if spec is not None else 0
+            size = self.hand_size - owed.bit_count()  # (an opening tile owed is not dealt by chance)
+            return hand_outcomes(state.stock, state.hands[seat] & ~owed, size, self.ordered_hands)
+        return super().chance_outcomes(state)
+
+    def apply_chance(self, state: State, outcome: int) -> None:
+        self.check_chance(state, outcome)
+        kind = state.chance
+        if kind == DEAL_TILE:
+            state.stock.remove(outcome)
+            self.deal_tile(state, self._dealing(state), outcome)
+            self._deal_on(state)
+            return
+        state.chance = None
+        if kind == LOT:
+            self._lead(state, outcome, -1)
+        else:
+            state.stock.remove(outcome)
+            self.take_drawn(state, state.current, outcome)
+            if state.round_over:
+                state.legal = []
+            else:
+                self.advance(state)
 
     def new_extra(self) -> VariantState | None:
         """Hook: a new match's variant state (``state.extra``); None for variants without one."""
@@ -412,6 +500,12 @@ class ChainRules(TableRules):
         """Hook: may the player lay again after ``tile`` (then ``stop`` is offered)? No by default."""
         return False
 
+    def take_drawn(self, state: State, seat: int, tile: int) -> None:
+        """Hook: ``seat`` drew ``tile`` from the stock (forced, before it can lay)."""
+        state.hands[seat] |= 1 << tile
+        state.voids[seat] = state.line.open_values_mask()
+        state.events.append((DRAW, seat, tile))
+
     def can_draw(self, state: State) -> bool:
         return self.draws and bool(state.stock)
 
@@ -427,10 +521,11 @@ class ChainRules(TableRules):
                 continue
             seat = state.current
             if self.can_draw(state):
-                tile = state.stock.pop()
-                state.hands[seat] |= 1 << tile
-                state.voids[seat] = state.line.open_values_mask()
-                state.events.append((DRAW, seat, tile))
+                if not state.shuffled:  # the tile drawn is a chance point
+                    state.chance = DRAW_TILE
+                    state.legal = []
+                    return
+                self.take_drawn(state, seat, state.stock.pop())
                 continue
             state.voids[seat] |= state.line.open_values_mask()
             state.events.append((PASS, seat))
@@ -497,7 +592,7 @@ class ChainRules(TableRules):
     def opening_reason(self, state: State) -> str:
         """Why the round's first tile must be ``state.required_lead``: the words after "must be
         6-6, " - the opening a fixed deal names, else the variant's :attr:`opening_rule`."""
-        fixed = state.fixed_deals[state.round_index] if state.round_index < len(state.fixed_deals) else None
+        fixed = self.fixed_deal(state)
         if isinstance(fixed, DealSpec) and fixed.opening == state.required_lead:
             return "the opening tile the deal names"
         return self.opening_rule

@@ -8,7 +8,7 @@ line of play. 3D dominoes is its one variant; the rules and every decision are d
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
 
@@ -18,7 +18,7 @@ from domino_env.core.events import DEAL, DRAW, LAY, PASS, ROUND_END
 from domino_env.core.grid import RIGHT, Geometry, Grid, geometry
 from domino_env.core.state import RoundResult, TableState
 from domino_env.core.tiles import format_tile, iter_bits, parse_tile
-from domino_env.rules.table import PLAY, TableRules
+from domino_env.rules.table import DEAL_TILE, DRAW_TILE, LEADER, PLAY, SIDE, START, TableRules, hand_outcomes
 
 BOARD_SIZES = range(4, 65)
 MAX_SETS = 8
@@ -44,6 +44,10 @@ class GridState(TableState):
     grid: Grid
     on_table: int = 0  # physical tiles on the grid
     round_serial: int = 1  # encoders rebuild their rows when it changes
+    fixed_deal: GridDeal | None = None  # the deal's fixed parts (reset option ``deal``)
+    start: list[int] = field(default_factory=list)  # dealt at chance points: start tile, side, leader
+
+    _lists = (*TableState._lists, "start")
 
     def clone(self) -> GridState:
         other = super().clone()
@@ -218,27 +222,115 @@ class GridRules(TableRules):
 
     # --- the game -----------------------------------------------------------------------------
 
-    def new_match(self, rng: np.random.Generator, deals: Sequence[GridDeal] = ()) -> GridState:
+    def new_match(self, deals: Sequence[GridDeal] = (), rng: np.random.Generator | None = None) -> GridState:
+        spec = deals[0] if deals else None
         state = GridState(
             num_players=self.num_players,
             grid=Grid(self.geometry, self.stacking),
-            rng=rng,
             scores=[0] * self.num_players,
             events=[(DEAL, 0)],
+            fixed_deal=spec,
         )
-        start, values = self._deal(state, deals[0] if deals else None)
+        if rng is not None:
+            self.deal_from(state, rng)
+            return state
+        hands, pool = [0] * self.num_players, set(self.tile_ids)
+        if spec is not None:
+            hands = [sum(1 << t for t in hand or ()) for hand in spec.hands]
+            pool -= {t for hand in spec.hands for t in hand or ()} | set(spec.boneyard or ())
+            if spec.start is not None:
+                pool.discard(spec.start)
+        state.hands = hands
+        state.stock = sorted(pool)[::-1]
+        self._deal_on(state)
+        return state
+
+    def deal_from(self, state: GridState, rng: np.random.Generator) -> None:
+        start, values = self._deal(state, state.fixed_deal, rng)
+        state.shuffled = True
+        self._begin(state, start, values)
+
+    def _begin(self, state: GridState, start: int, values: tuple[int, int]) -> None:
+        """The deal is done: the start tile on the board, then the first player's turn."""
+        state.chance = None
         action = (values[0] * self.num_values + values[1]) * self.num_edges + self.start_edge
         level, points = state.grid.lay(self.start_edge, values[0], values[1], start)
         state.on_table = 1 << start
         state.events.append((LAY, -1, start, action, level, points))
         state.current = state.leader
         self.advance(state)
-        return state
 
-    def _deal(self, state: GridState, spec: GridDeal | None) -> tuple[int, tuple[int, int]]:
-        """Deal hands and the bazaar; returns the start tile and the values it shows (left, right)."""
+    def _deal_on(self, state: GridState) -> None:
+        """The deal at chance points: the next one (a hand's tile, the start tile, the side it
+        lies unless a double, who moves first), a fixed deal's parts taken as given; then the start."""
+        spec, start = state.fixed_deal, state.start
+        if any(hand.bit_count() < self.hand_size for hand in state.hands):
+            state.chance = DEAL_TILE
+            return
+        if not start:
+            if spec is None or spec.start is None:
+                state.chance = START
+                return
+            start.append(spec.start)
+        if len(start) == 1:
+            a, b = self.tile_set.tiles[self.kind_of[start[0]]]
+            if spec is not None and spec.start_values is not None:
+                start.append(int(spec.start_values != (a, b)))
+            elif a != b:
+                state.chance = SIDE
+                return
+            else:
+                start.append(0)
+        if len(start) == 2:
+            if spec is None:
+                state.chance = LEADER
+                return
+            start.append(spec.leader)
+            state.stock += list(spec.boneyard or ())[::-1]
+        tile, side, state.leader = start
+        state.start = []  # (only a deal under way holds it)
+        a, b = self.tile_set.tiles[self.kind_of[tile]]
+        self._begin(state, tile, (b, a) if side else (a, b))
+
+    def chance_outcomes(self, state: GridState) -> list[tuple[int, float]]:
+        if state.chance == DEAL_TILE:
+            hand = next(h for h in state.hands if h.bit_count() < self.hand_size)
+            return hand_outcomes(state.stock, hand, self.hand_size, False)
+        return super().chance_outcomes(state)
+
+    def apply_chance(self, state: GridState, outcome: int) -> None:
+        self.check_chance(state, outcome)
+        kind = state.chance
+        state.chance = None
+        if kind == DEAL_TILE:
+            state.stock.remove(outcome)
+            seat = next(s for s, h in enumerate(state.hands) if h.bit_count() < self.hand_size)
+            state.hands[seat] |= 1 << outcome
+        elif kind == START:
+            state.stock.remove(outcome)
+            state.start.append(outcome)
+        elif kind in (SIDE, LEADER):
+            state.start.append(outcome)
+        else:
+            seat = state.current
+            refilling = state.hands[seat].bit_count() < self.hand_size  # (a forced draw: a full hand)
+            state.stock.remove(outcome)
+            state.hands[seat] |= 1 << outcome
+            state.events.append((DRAW, seat, outcome))
+            if refilling:
+                self._refill(state, seat)
+            else:
+                self.advance(state)
+            return
+        self._deal_on(state)
+
+    def _deal(
+        self, state: GridState, spec: GridDeal | None, rng: np.random.Generator
+    ) -> tuple[int, tuple[int, int]]:
+        """The environment's deal of hands and the bazaar (:meth:`deal_from`); returns the start
+        tile and the values it shows (left, right)."""
         order = self.tile_ids[:]
-        state.rng.shuffle(order)
+        rng.shuffle(order)
         n, size = self.num_players, self.hand_size
         if spec is None:
             hands = [sum(1 << t for t in order[s * size : (s + 1) * size]) for s in range(n)]
@@ -261,8 +353,8 @@ class GridRules(TableRules):
             values = spec.start_values
         else:
             a, b = self.tile_set.tiles[self.kind_of[start]]
-            values = (b, a) if state.rng.random() < 0.5 else (a, b)
-        state.leader = spec.leader if spec is not None else int(state.rng.integers(self.num_players))
+            values = (b, a) if rng.random() < 0.5 else (a, b)
+        state.leader = spec.leader if spec is not None else int(rng.integers(self.num_players))
         return start, values
 
     def hand_pairs(self, hand: int) -> int:
@@ -282,6 +374,10 @@ class GridRules(TableRules):
             pairs = self.hand_pairs(state.hands[seat])
             legal = grid.placements(pairs) if pairs else []
             while not legal and stock:  # only the new tile can fit: the table has not changed
+                if not state.shuffled:  # the tile drawn is a chance point
+                    state.chance = DRAW_TILE
+                    state.legal = []
+                    return
                 tile = stock.pop()
                 state.hands[seat] |= 1 << tile
                 events.append((DRAW, seat, tile))
@@ -312,8 +408,19 @@ class GridRules(TableRules):
         events.append((LAY, seat, tile, action, level, points))
         if points:
             self.add_score(state, seat, points, "on top" if level > 1 else "both halves touch")
-        stock = state.stock
+        state.hands[seat] = hand
+        self._refill(state, seat)
+
+    def _refill(self, state: GridState, seat: int) -> None:
+        """``seat`` draws up to a full hand after its lay (each tile a chance point unless the
+        stock is shuffled); then the next player's turn."""
+        stock, hand, events = state.stock, state.hands[seat], state.events
         while stock and hand.bit_count() < self.hand_size:
+            if not state.shuffled:
+                state.hands[seat] = hand
+                state.chance = DRAW_TILE
+                state.legal = []
+                return
             drawn = stock.pop()
             hand |= 1 << drawn
             events.append((DRAW, seat, drawn))

@@ -8,18 +8,21 @@ is the same for a line of play (:class:`~domino_env.rules.chain.ChainRules`) and
 
 from __future__ import annotations
 
+import math
 import random
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, ClassVar
 
 import numpy as np
 
 from domino_env.core.events import DRAW, SCORE
-from domino_env.core.state import branch
 from domino_env.core.tiles import DOUBLE_SIX, TileSet, format_tile, mask_of
 from domino_env.core.view import SeatView
 
 PLAY = "play"  # the kind of an action that lays a tile
+# The kinds of chance point (``state.chance``): a tile dealt, a leader drawn by lot, a tile
+# drawn from the stock; 3D dominoes' start tile, the side it lies and who moves first.
+DEAL_TILE, LOT, DRAW_TILE, START, SIDE, LEADER = "deal", "lot", "draw", "start", "side", "leader"
 # The words of one entry of a variant's ``public_extra`` (its value, the seats' names): a line,
 # or None to leave it out.
 ExtraWords = Callable[[Any, list[str]], str | None]
@@ -97,13 +100,61 @@ class TableRules:
         """Validate a fixed deal (reset option ``deal``); raise ValueError saying what is wrong."""
         raise NotImplementedError
 
-    def new_match(self, rng: np.random.Generator, deals: Sequence[Any] = ()) -> Any:
-        """A new match's state, run to the first decision (``state.legal`` filled)."""
+    def new_match(self, deals: Sequence[Any] = (), rng: np.random.Generator | None = None) -> Any:
+        """A new match's state: dealt from ``rng`` as the environment deals (:meth:`deal_from`),
+        or else waiting on the deal's first chance point."""
         raise NotImplementedError
 
-    def start_round(self, state: Any) -> None:
-        """Deal the next round of a match whose round is over."""
+    def start_round(self, state: Any, rng: np.random.Generator | None = None) -> None:
+        """Begin the next round of a match whose round is over, dealt as :meth:`new_match` deals."""
         raise NotImplementedError
+
+    # --- chance points -----------------------------------------------------------------------
+
+    def chance_outcomes(self, state: Any) -> list[tuple[int, float]]:
+        """The outcomes of the chance point ``state`` waits on (``state.chance``) and their
+        probabilities: tile ids for a deal or a draw, a seat for a lot. Each table lists its
+        deal's (:func:`hand_outcomes`); the kinds every table words alike are here."""
+        kind = state.chance
+        if kind in (LOT, LEADER):
+            return uniform(range(self.num_players))
+        if kind in (DRAW_TILE, START):
+            return uniform(sorted(state.stock))
+        if kind == SIDE:
+            return uniform((0, 1))
+        raise ValueError("the game waits on no chance point: apply a player's action")
+
+    def apply_chance(self, state: Any, outcome: int) -> None:
+        """Apply an outcome of the chance point ``state`` waits on and run on to the next
+        decision or chance point."""
+        raise NotImplementedError
+
+    def deal_from(self, state: Any, rng: np.random.Generator) -> None:
+        """The environment's deal: the round's tiles shuffled by ``rng`` (drawn from it as
+        they always were, so seeded play never changes), dealt at once, the rest left as a
+        shuffled stock whose last tile every draw takes; then on to the next decision or chance
+        point."""
+        raise NotImplementedError
+
+    def resolve(self, state: Any, rng: np.random.Generator) -> None:
+        """Resolve the chance points ``state`` waits on after :meth:`deal_from` as the
+        environment does: a lot drawn from ``rng`` (as the rules always drew it), a draw the
+        stock's last tile."""
+        while state.chance is not None:
+            if state.chance == DRAW_TILE:
+                self.apply_chance(state, state.stock[-1])
+            elif state.chance == LOT:
+                self.apply_chance(state, int(rng.integers(self.num_players)))
+            else:
+                raise ValueError(f"a {state.chance} chance point is the deal's: deal_from resolves it")
+
+    def check_chance(self, state: Any, outcome: int) -> None:
+        """Refuse an outcome the chance point ``state`` waits on does not have."""
+        outcomes = [o for o, _ in self.chance_outcomes(state)]
+        if outcome not in outcomes:
+            raise ValueError(
+                f"chance outcome {outcome!r} is not one of this {state.chance} point's: {outcomes}"
+            )
 
     def dealt(self, state: Any) -> dict[str, Any]:
         """The round's deal whole, as :meth:`parse_deal` reads it (tiles as ``"a-b"``, every
@@ -283,7 +334,8 @@ class TableRules:
         OpenSpiel's ``resample_from_infostate``; :mod:`domino_env.agents.search` lists the
         parts). Each seat keeps the tiles the view names in it and the rest of its hand is
         dealt from the unseen tiles shuffled (none in :meth:`sample_bans`, where that can be
-        met); the stock is what is left; the RNG and the events are the world's own;
+        met); the stock is what is left, shuffled (its order decides the world's draws); the
+        events are the world's own;
         :meth:`place_hidden` rebuilds what else of the table hides tiles."""
         n = view.num_players
         pool = sorted(view.unseen)  # canonical order first: then only rng decides
@@ -291,10 +343,11 @@ class TableRules:
         known = [mask_of(tiles) for tiles in view.known_hands]
         need = [view.hand_sizes[p] - len(view.known_hands[p]) for p in range(n)]
         dealt = _deal(pool, need, self.sample_bans(view))  # per seat, in dealt order
-        world = branch(game)  # (the rng, a function of the deal, is replaced below)
+        world = game.clone()
         world.hands = [known[p] | mask_of(dealt[p]) for p in range(n)]
-        world.stock = pool  # what is left, in the shuffled order
-        world.rng = np.random.default_rng(rng.getrandbits(64))
+        world.stock = pool  # what is left, in the shuffled order: it decides the world's draws
+        world.shuffled = True
+        rng.getrandbits(64)  # (once the world's RNG's seed: still drawn, so stored games replay)
         world.events = list(view.events)
         world.last_round_events = list(view.last_round_events)
         self.place_hidden(world, view, dealt, rng)
@@ -311,6 +364,27 @@ class TableRules:
         """Hook: rebuild from ``view`` whatever else of a sampled ``world`` could hold hidden
         information, ``dealt`` being each seat's tiles it cannot name in dealt order (nothing
         by default)."""
+
+
+def uniform(outcomes: Iterable[int]) -> list[tuple[int, float]]:
+    """Chance outcomes, equally likely."""
+    outcomes = list(outcomes)
+    return [(o, 1.0 / len(outcomes)) for o in outcomes]
+
+
+def hand_outcomes(pool: Iterable[int], hand: int, size: int, ordered: bool) -> list[tuple[int, float]]:
+    """The next tile dealt into ``hand`` (a bitmask of the tiles it got by chance so far, of
+    ``size``) from ``pool`` and its chance. A hand that is a set gets its tiles in id order, the
+    lowest of a uniform choice of the tiles it still needs (far fewer deal orders than tile by
+    tile, the same hands with the same chances); where the order is part of the game
+    (``ordered``: Blind's rows) every tile of the pool is equally likely."""
+    if ordered:
+        return uniform(sorted(pool))
+    undealt = sorted(t for t in pool if t >= hand.bit_length())
+    need, left = size - hand.bit_count(), len(undealt)
+    ways = math.comb(left, need)
+    lowest = undealt[: left - need + 1]  # (a higher tile leaves too few for the rest of the hand)
+    return [(t, math.comb(left - i - 1, need - 1) / ways) for i, t in enumerate(lowest)]
 
 
 def _deal(pool: list[int], need: list[int], banned: list[int]) -> list[list[int]]:

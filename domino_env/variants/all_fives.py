@@ -26,7 +26,7 @@ from __future__ import annotations
 from domino_env.core.line import NORTH, OPEN, SOUTH, Line, Spinner
 from domino_env.core.state import State
 from domino_env.observation.observer import Blocks, Observer
-from domino_env.rules.chain import ChainRules, round_to_five
+from domino_env.rules.chain import BY_LOT, ChainRules, round_to_five
 from domino_env.rules.spec import VariantSpec
 
 POINTS_SCALE = 1 / 20  # the points_now block: a count of 20 reads 1.0
@@ -71,7 +71,7 @@ class AllFivesRules(ChainRules):
 
     def opening(self, state: State) -> tuple[int, int]:
         if state.round_index == 0:
-            return int(state.rng.integers(self.num_players)), -1
+            return BY_LOT, -1
         return super().opening(state)
 
     def after_lay(self, state: State, seat: int, tile: int) -> None:

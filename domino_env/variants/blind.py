@@ -85,13 +85,16 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Final, Literal
 
+import numpy as np
+
 from domino_env.core.events import DRAW, PASS
 from domino_env.core.state import State, VariantState
 from domino_env.core.tiles import format_tile, iter_bits, mask_of
 from domino_env.core.view import SeatView
 from domino_env.observation.observer import Blocks, Observer
-from domino_env.rules.chain import STOP, DealSpec
+from domino_env.rules.chain import BY_LOT, STOP, DealSpec
 from domino_env.rules.spec import VariantSpec
+from domino_env.rules.table import DRAW_TILE as DRAW_CHANCE
 from domino_env.rules.table import ExtraWords
 from domino_env.variants.blitz import laid_words
 from domino_env.variants.classic import ClassicRules, by_pips
@@ -207,17 +210,17 @@ class BlindBlitzRules(ClassicRules):
                 )
         return spec
 
-    def _deal(self, state: State[BlindState], spec: DealSpec | None) -> None:
+    def _deal(self, state: State[BlindState], spec: DealSpec | None, rng: np.random.Generator) -> None:
         n, size = self.num_players, self.hand_size
         rows: list[list[int]] = [[] for _ in range(n)]
         if spec is None:  # as the base deal, keeping the dealt order of every row
-            order = self.shuffled_tiles(state)
+            order = self.shuffled_tiles(rng)
             if self.arrange == "dealt":
                 rows = [order[i * size : (i + 1) * size] for i in range(n)]
             self.deal_in_order(state, order)
             state.extra.rows = rows
             return
-        super()._deal(state, spec)
+        super()._deal(state, spec, rng)
         if self.arrange == "dealt":
             for seat, hand in enumerate(state.hands):
                 listed = spec.hands[seat]
@@ -225,12 +228,35 @@ class BlindBlitzRules(ClassicRules):
                     rows[seat] = list(listed)
                     continue
                 tiles = list(iter_bits(hand))
-                row = [tiles[i] for i in state.rng.permutation(len(tiles))]
+                row = [tiles[i] for i in rng.permutation(len(tiles))]
                 if spec.opening is not None and spec.leader == seat and self.blind:
                     row.remove(spec.opening)  # a random row owes its leader the opening tile: rightmost
                     row.append(spec.opening)
                 rows[seat] = row
         state.extra.rows = rows
+
+    def start_round(self, state: State[BlindState], rng: np.random.Generator | None = None) -> None:
+        state.extra.rows = [[] for _ in range(self.num_players)]  # (dealt tile by tile at chance points)
+        super().start_round(state, rng)
+
+    def deal_tile(self, state: State[BlindState], seat: int, tile: int) -> None:
+        """A tile dealt by chance goes to the right end of the seat's row (dealt rows)."""
+        super().deal_tile(state, seat, tile)
+        if self.arrange == "dealt":
+            state.extra.rows[seat].append(tile)
+
+    def _dealt_out(self, state: State[BlindState]) -> None:
+        """Dealt at chance points, a fixed deal's rows are as listed, and a random row owes its
+        leader the opening tile at its right end."""
+        spec = self.fixed_deal(state)
+        if not state.shuffled and spec is not None and self.arrange == "dealt":
+            rows = state.extra.rows
+            for seat, listed in enumerate(spec.hands):
+                if listed is not None:
+                    rows[seat] = list(listed)
+            for seat, owed in self._owed(spec).items():
+                rows[seat] += owed
+        super()._dealt_out(state)
 
     def dealt(self, state: State[BlindState]) -> dict[str, Any]:
         """The round's deal whole; with dealt rows the hands are the rows left to right, the
@@ -285,6 +311,8 @@ class BlindBlitzRules(ClassicRules):
 
     def advance(self, state: State[BlindState]) -> None:
         """Run the environment's moves (turning up, misses, forced ends) to the next decision."""
+        if state.chance is not None:  # a draw chosen: chance gives the tile first
+            return
         x = state.extra
         while True:
             mode = x.mode
@@ -368,8 +396,11 @@ class BlindBlitzRules(ClassicRules):
         elif kind == TURN_UP:
             self._turn_up(state, seat)
         elif kind == DRAW_TILE:
-            self._draw(state, seat)
-            self.end_turn(state)
+            if not state.shuffled:  # the tile drawn is a chance point
+                state.chance = DRAW_CHANCE
+                state.legal = []
+                return
+            self.take_drawn(state, seat, state.stock.pop())
         elif kind == ARRANGE:
             self._arrange(state, seat, self.action_tile[action])
         else:
@@ -440,9 +471,9 @@ class BlindBlitzRules(ClassicRules):
         x.seen[seat] |= bit
         state.events.append((MISS, seat, tile))
 
-    def _draw(self, state: State[BlindState], seat: int) -> None:
+    def take_drawn(self, state: State[BlindState], seat: int, tile: int) -> None:
+        """``seat`` chose to draw and got ``tile``: to the right end of its row; the turn ends."""
         x = state.extra
-        tile = state.stock.pop()
         state.hands[seat] |= 1 << tile
         x.rows[seat].append(tile)  # the right end of a row; an open hand shows it
         if x.open[seat]:
@@ -452,6 +483,7 @@ class BlindBlitzRules(ClassicRules):
         x.quiet = 0
         state.events.append((DRAW, seat, tile))
         self._check_reveal(state, seat)
+        self.end_turn(state)
 
     def _check_reveal(self, state: State[BlindState], seat: int) -> None:
         x = state.extra
@@ -594,7 +626,7 @@ class BlindRules(BlindBlitzRules):
     def opening(self, state: State[BlindState]) -> tuple[int, int]:
         """A random seat in the first round, then the previous winner; the tile is its rightmost."""
         if state.round_index == 0:
-            return int(state.rng.integers(self.num_players)), -1
+            return BY_LOT, -1
         return super().opening(state)
 
 

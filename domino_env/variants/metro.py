@@ -83,7 +83,7 @@ from domino_env.core.state import State, VariantState
 from domino_env.core.tiles import DOUBLE_NINE
 from domino_env.observation.observer import Blocks, Observer
 from domino_env.render.words import per_seat_text, value_text
-from domino_env.rules.chain import ChainRules
+from domino_env.rules.chain import BY_LOT, ChainRules
 from domino_env.rules.spec import VariantSpec
 from domino_env.rules.table import ExtraWords
 
@@ -228,7 +228,7 @@ class MetroRules(ChainRules):
                 for seat, hand in enumerate(state.hands):
                     if hand >> tile & 1:
                         return seat, tile
-            return int(state.rng.integers(self.num_players)), -1
+            return BY_LOT, -1
         return super().opening(state)
 
     # --- turn order: players who went out are skipped ---------------------------------------
