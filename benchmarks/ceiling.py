@@ -24,14 +24,12 @@ import argparse
 import random
 from typing import Any
 
-from tqdm import tqdm
-
 import domino_env
 from domino_env.agents import make_agent
 from domino_env.agents.expert import ExpertAgent
 from domino_env.core.view import SeatView
 from domino_env.rules.table import TableRules
-from training.matches import play_match, wilson_interval
+from training.matches import duplicate_summary
 
 CHEATS = ("hands", "all")
 
@@ -65,15 +63,8 @@ def main(argv: list[str] | None = None) -> None:
     env = domino_env.raw_env(args.variant, num_players=2)
     cheater = CheatingExpert(args.cheat, seed=args.seed)
     opponent = make_agent(args.opponent, seed=args.seed + 1)
-    with tqdm(total=args.games, unit="game") as bar:
-        match = play_match(env, cheater, opponent, args.games, args.seed, lambda: bar.update(1), True)
-    shares = match.deal_shares()
-    low, high = wilson_interval(sum(shares), len(shares))
-    print(
-        f"{args.variant}: expert cheating ({args.cheat}) against {args.opponent}: "
-        f"{match.win_rate:.1%} [{low:.1%}, {high:.1%}] of {match.games} whole matches "
-        f"({len(shares)} duplicate deals, seed {args.seed})"
-    )
+    result = duplicate_summary(env, cheater, opponent, args.games, args.seed)
+    print(f"{args.variant}: expert cheating ({args.cheat}) against {args.opponent}: {result}")
 
 
 if __name__ == "__main__":

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from scipy import stats
+from tqdm import tqdm
 
 from domino_env import DominoEnv, GameRecorder, write_record
 from domino_env.agents import Agent
@@ -269,4 +270,19 @@ def play_match(
         per_deal=k,
         decisions=[t.decisions for t in timed],
         seconds=[t.seconds for t in timed],
+    )
+
+
+def duplicate_summary(env: DominoEnv, first: Agent, second: Agent, games: int, seed: int) -> str:
+    """``first`` against ``second`` over ``games`` whole matches on duplicate deals (rounded up
+    to whole deals), with a progress bar: the win rate and its 95% Wilson interval over deals,
+    in a line (the benchmark scripts' measurement)."""
+    games = whole_deals(games, env.rules)
+    with tqdm(total=games, unit="game") as bar:
+        match = play_match(env, first, second, games, seed, lambda: bar.update(1), True)
+    shares = match.deal_shares()
+    low, high = wilson_interval(sum(shares), len(shares))
+    return (
+        f"{match.win_rate:.1%} [{low:.1%}, {high:.1%}] of {match.games} whole matches "
+        f"({len(shares)} duplicate deals, seed {seed})"
     )

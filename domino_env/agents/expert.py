@@ -152,7 +152,7 @@ class ExpertAgent(SearchAgent):
             for action in actions:
                 sim = world.clone()
                 rules.apply(sim, action)
-                value, used = solve_counted(rules, sim, side, before, allowance, table)
+                value, used = solve_counted(rules, sim, side, before, allowance, table, self.leaf_value)
                 self._nodes_left -= used
                 allowance -= used
                 if value is None:

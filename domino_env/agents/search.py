@@ -55,6 +55,7 @@ best first, ties at random).
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -66,6 +67,10 @@ from domino_env.rules.chain import ChainRules
 from domino_env.rules.table import TableRules
 
 NAME = "search"
+# How a round's end is valued for a side (``round_value``), and how a rollout's seat rates a
+# legal action (the rules' ``greedy_key``): ``benchmarks/leaf_ideas.py`` measures others.
+Value = Callable[[TableRules, Any, int, list[int]], float]
+Key = Callable[[Any, int], Any]
 DEFAULT_WORLDS = 8  # the ``search`` budget: N sampled worlds per legal action
 GRID_CANDIDATES = 12  # 3D dominoes: the most placements one decision searches
 
@@ -107,6 +112,8 @@ class SearchAgent:
         self.worlds = worlds
         self.name = NAME if worlds == DEFAULT_WORLDS else f"{NAME}:{worlds}"
         self.rng = random.Random(seed)
+        self.leaf_value: Value | None = None  # None: ``round_value``
+        self.playout_key: Key | None = None  # None: the rules' greedy rule
 
     def __call__(self, env: DominoEnv, observation: dict[str, np.ndarray]) -> int:
         legal = legal_actions(observation).tolist()
@@ -158,7 +165,11 @@ class SearchAgent:
         for action in actions:
             sim = world.clone()
             rules.apply(sim, action)
-            values.append(rollout_value(rules, sim, side, before, random.Random(seed)))
+            values.append(
+                rollout_value(
+                    rules, sim, side, before, random.Random(seed), self.playout_key, self.leaf_value
+                )
+            )
         return values
 
     def sample(self, rules: TableRules, game: Any, view: SeatView, rng: random.Random) -> Any:
@@ -202,11 +213,20 @@ def standing(rules: TableRules, state: Any) -> list[int]:
     return scores
 
 
-def rollout_value(rules: TableRules, sim: Any, side: int, before: list[int], rng: random.Random) -> float:
-    """Play ``sim`` to the end of its round by the greedy rule for every seat (ties by ``rng``),
-    and return its value to ``side`` (the module docstring): the score change against the
-    other sides' mean, signed, plus ``match_target`` times the match outcome if it ended."""
-    greedy_key, choice = rules.greedy_key, rng.choice
+def rollout_value(
+    rules: TableRules,
+    sim: Any,
+    side: int,
+    before: list[int],
+    rng: random.Random,
+    key: Key | None = None,
+    value: Value | None = None,
+) -> float:
+    """Play ``sim`` to the end of its round by the greedy rule (or ``key``) for every seat (ties
+    by ``rng``), and return its value to ``side`` (the module docstring; or ``value``'s): the
+    score change against the other sides' mean, signed, plus ``match_target`` times the match
+    outcome if it ended."""
+    greedy_key, choice = key or rules.greedy_key, rng.choice
     while not sim.round_over:
         legal = sim.legal
         if len(legal) == 1:
@@ -217,7 +237,7 @@ def rollout_value(rules: TableRules, sim: Any, side: int, before: list[int], rng
             ties = [a for a, k in zip(legal, keys, strict=True) if k == best]
             move = ties[0] if len(ties) == 1 else choice(ties)
         rules.apply(sim, move)
-    return round_value(rules, sim, side, before)
+    return (value or round_value)(rules, sim, side, before)
 
 
 def round_value(rules: TableRules, sim: Any, side: int, before: list[int]) -> float:

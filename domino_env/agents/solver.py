@@ -32,7 +32,7 @@ import copy
 from dataclasses import fields
 from typing import Any
 
-from domino_env.agents.search import round_value
+from domino_env.agents.search import Value, round_value
 from domino_env.core.state import State, VariantState
 from domino_env.rules.chain import ChainRules
 from domino_env.rules.table import TableRules
@@ -79,11 +79,14 @@ def solve_counted(
     before: list[int],
     node_budget: int,
     table: Table | None = None,
+    end_value: Value | None = None,
 ) -> tuple[float | None, int]:
-    """:func:`solve`'s value and the states it visited (all ``node_budget`` when it gave up)."""
+    """:func:`solve`'s value and the states it visited (all ``node_budget`` when it gave up);
+    ``end_value`` values a round's end instead of ``round_value`` (a table holds one kind)."""
+    end_value = end_value or round_value
     if state.round_over:
-        return round_value(rules, state, side, before), 0
-    search = _Search(rules, side, before, node_budget, {} if table is None else table)
+        return end_value(rules, state, side, before), 0
+    search = _Search(rules, side, before, node_budget, {} if table is None else table, end_value)
     try:
         value = search.value(state, -INF, INF)
     except _OverBudget:
@@ -94,10 +97,13 @@ def solve_counted(
 class _Search:
     """One solve: fail-soft alpha-beta with a table of proved bounds."""
 
-    __slots__ = ("apply", "before", "budget", "greedy_key", "rules", "side", "side_of", "table")
+    __slots__ = ("apply", "before", "budget", "end_value", "greedy_key", "rules", "side", "side_of", "table")
 
-    def __init__(self, rules: TableRules, side: int, before: list[int], budget: int, table: Table) -> None:
+    def __init__(
+        self, rules: TableRules, side: int, before: list[int], budget: int, table: Table, end_value: Value
+    ) -> None:
         self.rules, self.side, self.before, self.budget, self.table = rules, side, before, budget, table
+        self.end_value = end_value
         self.side_of, self.greedy_key, self.apply = rules.side_of, rules.greedy_key, rules.apply
 
     def value(self, state: Any, alpha: float, beta: float) -> float:
@@ -126,7 +132,7 @@ class _Search:
             sim = child(state)
             self.apply(sim, action)
             v = (
-                round_value(self.rules, sim, self.side, self.before)
+                self.end_value(self.rules, sim, self.side, self.before)
                 if sim.round_over
                 else self.value(sim, alpha, beta)
             )
