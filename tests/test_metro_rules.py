@@ -162,20 +162,20 @@ def test_a_large_metro_penalty_stays_inside_the_observation_space():
 
 
 def test_rules_constants_and_options():
-    rules = MetroRules(3)
+    rules = MetroRules(num_players=3)
     assert rules.tile_set.size == 55 and rules.hand_size == 10
     assert rules.face_down_doubles and rules.num_slots == 11
     assert rules.num_actions == 55 * 11 * 2
     assert rules.match_target == 5 and rules.metro_penalty == 1
-    assert MetroRules(2, metro_penalty=2, match_target=9).match_target == 9
+    assert MetroRules(num_players=2, metro_penalty=2, match_target=9).match_target == 9
     for bad in (0, -1, 1.5, "2", True, None):
         with pytest.raises(ValueError, match="metro_penalty"):
-            MetroRules(2, metro_penalty=bad)
+            MetroRules(num_players=2, metro_penalty=bad)
         with pytest.raises(ValueError, match="match_target"):
-            MetroRules(2, match_target=bad)
+            MetroRules(num_players=2, match_target=bad)
     for n in (1, 4):
         with pytest.raises(ValueError, match=str(n)):
-            MetroRules(n)
+            MetroRules(num_players=n)
     with pytest.raises(ValueError, match="teams"):
         domino_env.make("metro", num_players=2, teams=True)
     env = domino_env.make("metro", num_players=3, metro_penalty=2, match_target=7)

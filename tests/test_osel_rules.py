@@ -574,7 +574,7 @@ def test_lone_blank_counts_10_but_blank_with_another_tile_only_its_pips():
 
 
 def test_round_points_lone_blank_only():
-    rules = OselRules(2)
+    rules = OselRules(num_players=2)
     blank = 1 << rules.tile_set.id_of("0-0")
     six = 1 << rules.tile_set.id_of("6-6")
     assert rules.round_points([blank, 0]) == [10, 0]
@@ -612,7 +612,7 @@ def test_match_end_equal_written_and_remembered_share_the_rank():
 
 
 def test_match_keys_lowest_written_then_fewest_remembered():
-    rules = OselRules(4)
+    rules = OselRules(num_players=4)
     env = domino_env.make("osel", num_players=4)
     env.reset(seed=0)
     game = env.unwrapped.game

@@ -239,7 +239,9 @@ def check_forced_moves(u, action) -> None:
     hands = list(game.hands)
     hands[actor] &= ~(1 << rules.action_tile[action])
     stock = list(game.stock)
-    seat = actor if rules.turn_continues(clone, actor, rules.action_tile[action]) else (actor + 1) % n
+    continues = rules.continues_turn
+    goes_on = continues is not None and continues(clone, actor, rules.action_tile[action])
+    seat = actor if goes_on else (actor + 1) % n
     for event in events[1:]:
         kind = event[0]
         if kind == "draw":

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
-import inspect
 import pkgutil
 
 import gymnasium as gym
@@ -28,10 +28,12 @@ def test_every_variant_module_registers_its_specs() -> None:
 
 
 @pytest.mark.parametrize("name", list(domino_env.SPECS))
-def test_spec_options_are_the_rules_signature(name: str) -> None:
+def test_spec_options_are_the_rules_options_dataclass(name: str) -> None:
     spec = domino_env.spec(name)
-    params = [p for p in inspect.signature(spec.rules.__init__).parameters.values() if p.name != "self"]
-    assert [(o.name, o.default) for o in spec.options] == [(p.name, p.default) for p in params]
+    settable = [f for f in dataclasses.fields(spec.rules.options_type) if f.init]
+    assert [(o.name, o.default) for o in spec.options] == [(f.name, f.default) for f in settable]
+    defaults = {o.name: o.default for o in spec.options}
+    assert spec.rules(**defaults).options == spec.rules().options
     assert all(o.help for o in spec.options), "every option says what it does"
     assert all(o.type is not None for o in spec.options)
     # the defaults build the rules, and every standard table is a legal one

@@ -1,8 +1,10 @@
 """What every chain variant shares: options, action table, deals, the turn loop, round ends.
 
-A variant subclasses :class:`ChainRules` and fills in only what makes it different: its
-tile set and slots, who opens a round, what a laid tile scores, how a round is scored and
-when the match ends. The turn loop (forced draws, passes, blocked rounds) lives here once.
+A variant subclasses :class:`ChainRules` and declares only what makes it different: its
+options dataclass, tile set and slots, and its rule parts (:mod:`domino_env.rules.parts`:
+who opens a round, who leads the next, what a laid tile scores, whether a turn goes on, who
+moves next), then how a round is scored and when the match ends. The turn loop (forced
+draws, passes, blocked rounds) and the round's lifecycle live here once.
 """
 
 from __future__ import annotations
@@ -19,11 +21,29 @@ from domino_env.core.line import CLOSED, NORTH, SOUTH, SPINNER_SLOT_NAMES, UNUSE
 from domino_env.core.state import RoundResult, State, VariantState
 from domino_env.core.tiles import format_tile, iter_bits, mask_of, tile_set_of
 from domino_env.core.view import SeatView
-from domino_env.rules.table import DEAL_TILE, DRAW_TILE, LOT, PLAY, TableRules, hand_outcomes
+from domino_env.rules.parts import (
+    LOT_OPENS,
+    ContinuesTurn,
+    LayScoring,
+    LeadsNext,
+    Opening,
+    SeatAfter,
+    winner_leads,
+)
+from domino_env.rules.table import DEAL_TILE, DRAW_TILE, LOT, PLAY, TableOptions, TableRules, hand_outcomes
 
 STOP = "stop"
 MAX_PIPS = range(1, 10)  # the sets a table may use: double-1 up to double-9
 BY_LOT = -1  # the leader ``opening`` names where a lot (a chance point) draws it
+
+
+@dataclass(frozen=True)
+class ChainOptions(TableOptions):
+    """A line-of-play table's options: a smaller or larger set, another hand size (None: the
+    variant's own)."""
+
+    max_pip: int | None = None
+    hand_size: int | None = None
 
 
 @dataclass(frozen=True)
@@ -36,7 +56,7 @@ class DealSpec:
     opening: int | None
 
 
-class ChainRules(TableRules):
+class ChainRules(TableRules[State]):
     """Rules of a line-of-play game; subclasses set the class attributes and hooks."""
 
     num_slots: int = 2  # open ends the action table names (Metro's follows from its set)
@@ -48,32 +68,33 @@ class ChainRules(TableRules):
     # A seat's ``voids`` (values open when it drew or passed) mean it holds no tile of them; a
     # variant where a player may draw or pass holding such a tile (Domino-Metro) says False.
     voids_hold_none: ClassVar[bool] = True
-    # Which tile must open a round when :meth:`opening` names one, in words for the error an
-    # illegal lead gets ("the round's first tile must be 1-1, <opening_rule>").
-    opening_rule: ClassVar[str] = "the tile the rules name to open this round"
+    # The rule parts (domino_env.rules.parts); None: the plain rule, skipped on the hot path.
+    opens: ClassVar[Opening] = LOT_OPENS
+    leads_next: ClassVar[LeadsNext] = winner_leads
+    lay_scoring: ClassVar[LayScoring | None] = None
+    continues_turn: ClassVar[ContinuesTurn | None] = None
+    seat_after: ClassVar[SeatAfter | None] = None
     action_kind: list[str]  # lists here: variants extend the table (Blind blitz's arrange actions)
     action_tile: list[int]
+    options_type: ClassVar[type[ChainOptions]] = ChainOptions
+    options: ChainOptions
 
-    def __init__(
-        self,
-        num_players: int = 2,
-        teams: bool = False,
-        *,
-        max_pip: int | None = None,
-        hand_size: int | None = None,
-    ) -> None:
-        super().__init__(num_players, teams)
-        self._size_table(max_pip, hand_size)
+    def __init__(self, **options: Any) -> None:
+        super().__init__(**options)
+        self._size_table(self.options.max_pip, self.options.hand_size)
         self._tile_ids = list(range(self.tile_set.size))
         self._build_action_table()
-        # Hooks a variant leaves as the no-ops below are skipped on the hot path (a call per tile).
+        order = self.opens.order
+        self._opening_order = order(self.tile_set) if order is not None else []
+        # The optional parts, looked up once (unbound: the rules pickle): the hot path (a call
+        # per tile) tests them for None.
         cls = type(self)
-        self._scores_lays = cls.after_lay is not ChainRules.after_lay
-        self._multi_tile = cls.turn_continues is not ChainRules.turn_continues
-        self._skips_seats = cls.next_seat is not ChainRules.next_seat
+        self._lay_scoring = cls.lay_scoring
+        self._continues_turn = cls.continues_turn
+        self._seat_after = cls.seat_after
         self._flags_continuing = len(self.phases) > 1
         # Without a ``stop`` action the default legal_actions adds nothing to the placements.
-        self._adds_stop = self._stop >= 0 or cls.legal_actions is not ChainRules.legal_actions
+        self._adds_stop = self._stop >= 0
 
     # --- the table's size -------------------------------------------------------------------
 
@@ -374,10 +395,17 @@ class ChainRules(TableRules):
         self.advance(state)
 
     def opening(self, state: State) -> tuple[int, int]:
-        """(leader, tile it must lead or -1 for any); later rounds: the previous winner;
+        """(leader, tile it must lead or -1 for any) as the variant's :attr:`opens` says;
         ``BY_LOT`` for a leader drawn by lot (a chance point)."""
-        assert state.next_leader is not None
-        return state.next_leader, -1
+        if state.round_index and not self.opens.every_round:
+            assert state.next_leader is not None
+            return state.next_leader, -1
+        hands = state.hands
+        dealt = sum(hands)  # hands are disjoint: their sum is the tiles dealt
+        for tile in self._opening_order:
+            if dealt >> tile & 1:
+                return next(seat for seat, hand in enumerate(hands) if hand >> tile & 1), tile
+        return BY_LOT, -1
 
     def chance_outcomes(self, state: State) -> list[tuple[int, float]]:
         if state.chance == DEAL_TILE:
@@ -457,11 +485,13 @@ class ChainRules(TableRules):
     def end_turn(self, state: State) -> None:
         state.turn_laid = 0
         seat = state.current
-        state.current = self.next_seat(state, seat) if self._skips_seats else self._following[seat]
+        after = self._seat_after  # (inline: a turn ends at every tile laid)
+        state.current = self._following[seat] if after is None else after(self, state, seat)
 
     def next_seat(self, state: State, seat: int) -> int:
-        """Hook: who moves after ``seat`` (the next seat; Metro skips players who went out)."""
-        return self._following[seat]
+        """Who moves after ``seat``: the next seat, unless the variant's ``seat_after`` says."""
+        part = self._seat_after
+        return self._following[seat] if part is None else part(self, state, seat)
 
     def players_in(self, state: State) -> int:
         """Hook: players still in the round; that many passes in a row block it."""
@@ -480,25 +510,21 @@ class ChainRules(TableRules):
         state.events.append((LAY, seat, tile, slot, end_value))
         state.passes = 0
         state.turn_laid += 1
-        if self._scores_lays:
-            self.after_lay(state, seat, tile)
+        scoring = self._lay_scoring
+        if scoring is not None:
+            scoring(self, state, seat, tile)
             if state.round_over:
                 return
         if not state.hands[seat]:
             self.went_out(state, seat)
-        elif not (self._multi_tile and self.turn_continues(state, seat, tile)):
-            self.end_turn(state)
-
-    def after_lay(self, state: State, seat: int, tile: int) -> None:
-        """Hook: what laying a tile scores (All Fives' count)."""
+        else:
+            continues = self._continues_turn
+            if continues is None or not continues(self, state, seat, tile):
+                self.end_turn(state)
 
     def went_out(self, state: State, seat: int) -> None:
         """Hook: ``seat`` laid its last tile; by default that ends the round, ``seat`` winning."""
         self.end_round(state, seat, blocked=False)
-
-    def turn_continues(self, state: State, seat: int, tile: int) -> bool:
-        """Hook: may the player lay again after ``tile`` (then ``stop`` is offered)? No by default."""
-        return False
 
     def take_drawn(self, state: State, seat: int, tile: int) -> None:
         """Hook: ``seat`` drew ``tile`` from the stock (forced, before it can lay)."""
@@ -591,11 +617,11 @@ class ChainRules(TableRules):
 
     def opening_reason(self, state: State) -> str:
         """Why the round's first tile must be ``state.required_lead``: the words after "must be
-        6-6, " - the opening a fixed deal names, else the variant's :attr:`opening_rule`."""
+        6-6, " - the opening a fixed deal names, else the rule of the variant's :attr:`opens`."""
         fixed = self.fixed_deal(state)
         if isinstance(fixed, DealSpec) and fixed.opening == state.required_lead:
             return "the opening tile the deal names"
-        return self.opening_rule
+        return self.opens.rule
 
     def _unopened_hint(self, slot: int) -> str:
         """Why a spinner arm is not open yet (empty for other slots)."""
@@ -663,7 +689,7 @@ class ChainRules(TableRules):
         pips = [self.tile_set.mask_pips(h) for h in state.hands]
         if blocked:
             winner = self.blocked_winner(state, pips)
-        next_leader = winner if winner is not None else (state.leader + 1) % self.num_players
+        next_leader = self.leads_next(state, winner)
         self.score_round(state, winner, blocked, pips)
         state.result = RoundResult(
             winner=winner,

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -18,7 +18,17 @@ from domino_env.core.events import DEAL, DRAW, LAY, PASS, ROUND_END
 from domino_env.core.grid import RIGHT, Geometry, Grid, geometry
 from domino_env.core.state import RoundResult, TableState
 from domino_env.core.tiles import format_tile, iter_bits, parse_tile
-from domino_env.rules.table import DEAL_TILE, DRAW_TILE, LEADER, PLAY, SIDE, START, TableRules, hand_outcomes
+from domino_env.rules.table import (
+    DEAL_TILE,
+    DRAW_TILE,
+    LEADER,
+    PLAY,
+    SIDE,
+    START,
+    TableOptions,
+    TableRules,
+    hand_outcomes,
+)
 
 BOARD_SIZES = range(4, 65)
 MAX_SETS = 8
@@ -62,7 +72,26 @@ def _action_table(cells: int, pair_kind: tuple[int, ...]) -> tuple[tuple[str, ..
     return (PLAY,) * (len(pair_kind) * span), tuple(k for k in pair_kind for _ in range(span))
 
 
-class GridRules(TableRules):
+@dataclass(frozen=True)
+class GridOptions(TableOptions):
+    """The grid's options: the board, stacking, the sets in play, open hands, the hand size."""
+
+    board_size: int = 16
+    stacking: bool = True
+    no_doubles: bool = False
+    sets: int = 1
+    open_hands: bool = False
+    hand_size: int = 4
+
+    def check(self, name: str) -> None:
+        for option in ("stacking", "no_doubles", "open_hands"):
+            if not isinstance(getattr(self, option), bool):
+                raise ValueError(f"{name}: {option} must be True or False, got {getattr(self, option)!r}")
+        _int_option("board_size", self.board_size, BOARD_SIZES)
+        _int_option("sets", self.sets, range(1, MAX_SETS + 1))
+
+
+class GridRules(TableRules[GridState]):
     """The rules of 3D dominoes on a :class:`~domino_env.core.grid.Grid` (the one grid game;
     :mod:`domino_env.variants.domino3d` documents them and registers the variant).
 
@@ -74,25 +103,16 @@ class GridRules(TableRules):
     teams_allowed = False
     lower_score_wins = False
     match_target = 10  # no target: the scale of points rewards and of the scores block
+    options_type: ClassVar[type[GridOptions]] = GridOptions
+    options: GridOptions
 
-    def __init__(
-        self,
-        num_players: int = 2,
-        teams: bool = False,
-        board_size: int = 16,
-        stacking: bool = True,
-        no_doubles: bool = False,
-        sets: int = 1,
-        open_hands: bool = False,
-        hand_size: int = 4,
-    ) -> None:
-        super().__init__(num_players, teams)
-        for option, value in (("stacking", stacking), ("no_doubles", no_doubles), ("open_hands", open_hands)):
-            if not isinstance(value, bool):
-                raise ValueError(f"domino3d: {option} must be True or False, got {value!r}")
-        self.board_size = _int_option("board_size", board_size, BOARD_SIZES)
-        self.sets = _int_option("sets", sets, range(1, MAX_SETS + 1))
-        self.stacking, self.no_doubles, self.open_hands = stacking, no_doubles, open_hands
+    def __init__(self, **options: Any) -> None:
+        super().__init__(**options)
+        o = self.options
+        num_players, no_doubles = self.num_players, o.no_doubles
+        self.board_size, self.sets = int(o.board_size), int(o.sets)
+        self.stacking, self.open_hands = o.stacking, o.open_hands
+        self.no_doubles = no_doubles
         ts = self.tile_set
         kinds = self.kind_size = ts.size
         self.num_values = values = ts.num_values
@@ -100,7 +120,7 @@ class GridRules(TableRules):
         self.tile_ids = [copy * kinds + k for copy in range(self.sets) for k in self.kinds_in_play]
         self.num_tiles = len(self.tile_ids)
         most = (self.num_tiles - 1) // num_players
-        self.hand_size = _int_option("hand_size", hand_size, range(1, most + 1))
+        self.hand_size = _int_option("hand_size", o.hand_size, range(1, most + 1))
         self.kind_of = [t % kinds for t in range(self.sets * kinds)]
         self.copies = [0] * kinds  # kind -> the physical ids of its copies
         for t in self.tile_ids:

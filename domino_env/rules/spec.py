@@ -3,13 +3,13 @@
 Each module in :mod:`domino_env.variants` ends with ``SPECS = (VariantSpec(...),)``; the
 registry finds the modules and builds everything else from their specs: ``domino_env.make``,
 the ``<name>_v0`` modules, the list of tables the generic tests run on, the CLI's choices.
-What the rules class already says (player counts, partnerships, its options and their
-defaults) is read from it, not written twice.
+What the rules class already says (player counts, partnerships, its options dataclass: names,
+types, defaults) is read from it, not written twice.
 """
 
 from __future__ import annotations
 
-import inspect
+import dataclasses
 import typing
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -87,9 +87,10 @@ class VariantSpec:
 
     @property
     def options(self) -> tuple[Option, ...]:
-        """The rules' keyword options, their annotated types and defaults, in signature order."""
-        init = self.rules.__init__
-        hints = typing.get_type_hints(init)
+        """The rules' keyword options: the fields of its options dataclass that ``make`` may
+        set (a field a variant fixes has ``init=False``), with their types and defaults."""
+        options_type = self.rules.options_type
+        hints = typing.get_type_hints(options_type)
         common = {
             "num_players": f"players at the table: {', '.join(map(str, self.player_counts))}",
             "max_pip": "a smaller or larger set: double-N, N in 1..9 (default: the variant's own)",
@@ -99,14 +100,9 @@ class VariantSpec:
             else "always False: an individual game",
         }
         return tuple(
-            Option(
-                p.name,
-                hints.get(p.name, Any),
-                p.default,
-                self.option_help.get(p.name, common.get(p.name, "")),
-            )
-            for p in inspect.signature(init).parameters.values()
-            if p.name != "self"
+            Option(f.name, hints[f.name], f.default, self.option_help.get(f.name, common.get(f.name, "")))
+            for f in dataclasses.fields(options_type)
+            if f.init
         )
 
     def tables(self) -> list[dict[str, Any]]:

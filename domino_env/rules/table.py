@@ -11,11 +11,13 @@ from __future__ import annotations
 import math
 import random
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any, ClassVar
+from dataclasses import dataclass
+from typing import Any, ClassVar, Generic, TypeVar
 
 import numpy as np
 
 from domino_env.core.events import DRAW, SCORE
+from domino_env.core.state import TableState
 from domino_env.core.tiles import DOUBLE_SIX, TileSet, format_tile, mask_of
 from domino_env.core.view import SeatView
 
@@ -29,10 +31,29 @@ ExtraWords = Callable[[Any, list[str]], str | None]
 LISTED_TILES = 6  # the most tiles an explanation names before "..."
 
 
-class TableRules:
-    """Seats, sides and ranking; a game's rules subclass it and implement the lifecycle."""
+@dataclass(frozen=True)
+class TableOptions:
+    """The options every table has; a variant's dataclass extends it with its own (the
+    registry, the docs and ``make`` read its fields: name, type, default)."""
+
+    num_players: int = 2
+    teams: bool = False
+
+    def check(self, name: str) -> None:
+        """Refuse a value of the variant's own options (``name`` starts the message); the
+        table's (players, partners, set and hand size) the rules check."""
+
+
+StateT = TypeVar("StateT", bound=TableState)
+
+
+class TableRules(Generic[StateT]):
+    """Seats, sides and ranking; a game's rules subclass it and implement the lifecycle, on
+    states of its table's kind (``StateT``: a line of play's State, the grid's GridState)."""
 
     name: ClassVar[str] = ""
+    options_type: ClassVar[type[TableOptions]] = TableOptions  # the variant's options dataclass
+    options: TableOptions
     tile_set: TileSet = DOUBLE_SIX  # the kinds of tile (ids, pips) actions and deals name
     player_counts: ClassVar[tuple[int, ...]] = (2, 3, 4)
     teams_allowed: ClassVar[bool] = True
@@ -59,7 +80,9 @@ class TableRules:
     action_kind: Sequence[str]
     action_tile: Sequence[int]  # -1 for actions without a tile
 
-    def __init__(self, num_players: int = 2, teams: bool = False) -> None:
+    def __init__(self, **options: Any) -> None:
+        self.options = self.options_type(**options)
+        num_players, teams = self.options.num_players, self.options.teams
         # (2.0 == 2 and 1 == True: the types are checked, not only the values)
         if (
             isinstance(num_players, bool)
@@ -88,6 +111,7 @@ class TableRules:
             [s for s in range(num_players) if self.side_of[s] == side] for side in range(self.num_sides)
         ]
         self._following = [(seat + 1) % num_players for seat in range(num_players)]
+        self.options.check(self.name)
 
     @property
     def observation_high(self) -> float:
@@ -100,18 +124,18 @@ class TableRules:
         """Validate a fixed deal (reset option ``deal``); raise ValueError saying what is wrong."""
         raise NotImplementedError
 
-    def new_match(self, deals: Sequence[Any] = (), rng: np.random.Generator | None = None) -> Any:
+    def new_match(self, deals: Sequence[Any] = (), rng: np.random.Generator | None = None) -> StateT:
         """A new match's state: dealt from ``rng`` as the environment deals (:meth:`deal_from`),
         or else waiting on the deal's first chance point."""
         raise NotImplementedError
 
-    def start_round(self, state: Any, rng: np.random.Generator | None = None) -> None:
+    def start_round(self, state: StateT, rng: np.random.Generator | None = None) -> None:
         """Begin the next round of a match whose round is over, dealt as :meth:`new_match` deals."""
         raise NotImplementedError
 
     # --- chance points -----------------------------------------------------------------------
 
-    def chance_outcomes(self, state: Any) -> list[tuple[int, float]]:
+    def chance_outcomes(self, state: StateT) -> list[tuple[int, float]]:
         """The outcomes of the chance point ``state`` waits on (``state.chance``) and their
         probabilities: tile ids for a deal or a draw, a seat for a lot. Each table lists its
         deal's (:func:`hand_outcomes`); the kinds every table words alike are here."""
@@ -124,19 +148,19 @@ class TableRules:
             return uniform((0, 1))
         raise ValueError("the game waits on no chance point: apply a player's action")
 
-    def apply_chance(self, state: Any, outcome: int) -> None:
+    def apply_chance(self, state: StateT, outcome: int) -> None:
         """Apply an outcome of the chance point ``state`` waits on and run on to the next
         decision or chance point."""
         raise NotImplementedError
 
-    def deal_from(self, state: Any, rng: np.random.Generator) -> None:
+    def deal_from(self, state: StateT, rng: np.random.Generator) -> None:
         """The environment's deal: the round's tiles shuffled by ``rng`` (drawn from it as
         they always were, so seeded play never changes), dealt at once, the rest left as a
         shuffled stock whose last tile every draw takes; then on to the next decision or chance
         point."""
         raise NotImplementedError
 
-    def resolve(self, state: Any, rng: np.random.Generator) -> None:
+    def resolve(self, state: StateT, rng: np.random.Generator) -> None:
         """Resolve the chance points ``state`` waits on after :meth:`deal_from` as the
         environment does: a lot drawn from ``rng`` (as the rules always drew it), a draw the
         stock's last tile."""
@@ -148,7 +172,7 @@ class TableRules:
             else:
                 raise ValueError(f"a {state.chance} chance point is the deal's: deal_from resolves it")
 
-    def check_chance(self, state: Any, outcome: int) -> None:
+    def check_chance(self, state: StateT, outcome: int) -> None:
         """Refuse an outcome the chance point ``state`` waits on does not have."""
         outcomes = [o for o, _ in self.chance_outcomes(state)]
         if outcome not in outcomes:
@@ -156,14 +180,14 @@ class TableRules:
                 f"chance outcome {outcome!r} is not one of this {state.chance} point's: {outcomes}"
             )
 
-    def dealt(self, state: Any) -> dict[str, Any]:
+    def dealt(self, state: StateT) -> dict[str, Any]:
         """The round's deal whole, as :meth:`parse_deal` reads it (tiles as ``"a-b"``, every
         hand, the boneyard in draw order, the leader and what else the table needs), so that a
         reset with it deals this round again: what a game record keeps. Read it at the round's
         first decision, before a move changes the hands."""
         raise NotImplementedError
 
-    def undrawn(self, state: Any) -> tuple[list[int], list[int]]:
+    def undrawn(self, state: StateT) -> tuple[list[int], list[int]]:
         """The hands (bitmasks) and the boneyard (tile ids, first drawn first) with the round's
         forced draws so far put back: as dealt, at the round's first decision (3D dominoes'
         first player may draw before it)."""
@@ -175,11 +199,11 @@ class TableRules:
                 drawn.append(event[2])
         return hands, drawn + state.stock[::-1]
 
-    def apply(self, state: Any, action: int) -> None:
+    def apply(self, state: StateT, action: int) -> None:
         """Apply a legal action of ``state.current`` and run forced moves to the next decision."""
         raise NotImplementedError
 
-    def round_keys(self, state: Any) -> list[Any]:
+    def round_keys(self, state: StateT) -> list[Any]:
         """Per side, a key where larger is better, for the outcome of one round."""
         raise NotImplementedError
 
@@ -207,14 +231,14 @@ class TableRules:
 
     # --- explaining a refused action -------------------------------------------------------
 
-    def illegal_reason(self, state: Any, action: int, who: str = "the player") -> str:
+    def illegal_reason(self, state: StateT, action: int, who: str = "the player") -> str:
         """Why ``action`` (an id in range) is not legal for the seat to move now, in words for
         the environment's error (``who`` names that seat): which tile, where, and what the
         rules require. Each kind of table explains its own moves (the chain and grid rules
         override this); this fallback says what the seat may do instead. Reads, never changes."""
         return f"{self.name} does not offer it now; {who} may {self.legal_summary(state)}"
 
-    def legal_summary(self, state: Any) -> str:
+    def legal_summary(self, state: StateT) -> str:
         """The legal moves of the seat to move in a few words: ``lay 3-4``, ``lay one of 0-1,
         2-3 or stop``, ``draw or stop``."""
         kinds: dict[str, list[int]] = {}
@@ -240,12 +264,12 @@ class TableRules:
 
     # --- scores and ranking -----------------------------------------------------------------
 
-    def add_score(self, state: Any, side: int, points: int, reason: str) -> None:
+    def add_score(self, state: StateT, side: int, points: int, reason: str) -> None:
         if points:
             state.scores[side] += points
             state.events.append((SCORE, side, points, reason))
 
-    def match_keys(self, state: Any) -> list[Any]:
+    def match_keys(self, state: StateT) -> list[Any]:
         """Per side, a key where larger is better, for the match outcome."""
         return [-s if self.lower_score_wins else s for s in state.scores]
 
@@ -266,12 +290,12 @@ class TableRules:
 
     # --- baseline and observation hooks -----------------------------------------------------
 
-    def greedy_key(self, state: Any, action: int) -> tuple[int, ...]:
+    def greedy_key(self, state: StateT, action: int) -> tuple[int, ...]:
         """How a greedy player rates a legal action: points it scores now, then tile pips."""
         tile = self.action_tile[action]
         return (self.immediate_points(state, action), self.tile_set.pips[tile] if tile >= 0 else -1)
 
-    def immediate_points(self, state: Any, action: int) -> int:
+    def immediate_points(self, state: StateT, action: int) -> int:
         """Hook: points the action scores at once (All Fives' count); 0 by default."""
         return 0
 
@@ -287,12 +311,12 @@ class TableRules:
         traits[lays, 1] = np.asarray(ts.is_double, dtype=np.float32)[tiles[lays]]
         return traits
 
-    def known_hands(self, state: Any) -> list[int]:
+    def known_hands(self, state: StateT) -> list[int]:
         """Hook: per seat, the tiles of its own hand it can name (all of them; Blind hides some)."""
         hands: list[int] = state.hands
         return hands
 
-    def known_hand(self, state: Any, seat: int) -> int:
+    def known_hand(self, state: StateT, seat: int) -> int:
         """The tiles of its own hand ``seat`` can name."""
         return self.known_hands(state)[seat]
 
@@ -309,25 +333,25 @@ class TableRules:
         """The bitmask of every tile id a game deals (the whole set by default)."""
         return (1 << self.tile_set.size) - 1
 
-    def table_mask(self, state: Any) -> int:
+    def table_mask(self, state: StateT) -> int:
         """Hook: the tiles on the table (a bitmask of tile ids)."""
         raise NotImplementedError
 
-    def layout(self, state: Any) -> Any:
+    def layout(self, state: StateT) -> Any:
         """Hook: the table's engine object (the line of play, the grid), all of it public."""
         raise NotImplementedError
 
-    def public_hands(self, state: Any) -> list[int]:
+    def public_hands(self, state: StateT) -> list[int]:
         """Hook: per seat, the tiles of its hand that everybody can name (none by default)."""
         return [0] * self.num_players
 
-    def private_view(self, state: Any, seat: int) -> dict[str, Any]:
+    def private_view(self, state: StateT, seat: int) -> dict[str, Any]:
         """Hook: what only ``seat`` knows beyond the tiles it can name (nothing by default)."""
         return {}
 
     # --- hidden information: sampled worlds ------------------------------------------------
 
-    def sample_world(self, game: Any, view: SeatView, rng: random.Random) -> Any:
+    def sample_world(self, game: StateT, view: SeatView, rng: random.Random) -> StateT:
         """A game state consistent with ``view`` (what ``view.seat`` knows), the hidden tiles
         dealt by ``rng``: a clone of ``game`` whose every part that could hold hidden
         information is overwritten from the view and ``rng`` alone (the search agents' worlds,
@@ -360,7 +384,7 @@ class TableRules:
         """Hook: per seat, the tiles a sampled world should not deal it (none by default)."""
         return [0] * view.num_players
 
-    def place_hidden(self, world: Any, view: SeatView, dealt: list[list[int]], rng: random.Random) -> None:
+    def place_hidden(self, world: StateT, view: SeatView, dealt: list[list[int]], rng: random.Random) -> None:
         """Hook: rebuild from ``view`` whatever else of a sampled ``world`` could hold hidden
         information, ``dealt`` being each seat's tiles it cannot name in dealt order (nothing
         by default)."""

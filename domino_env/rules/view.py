@@ -13,10 +13,10 @@ from typing import Any
 from domino_env.core.events import DRAW
 from domino_env.core.tiles import iter_bits
 from domino_env.core.view import HIDDEN, SeatView
-from domino_env.rules.table import TableRules
+from domino_env.rules.table import StateT, TableRules
 
 
-def seat_view(rules: TableRules, game: Any, seat: int, public: dict[str, Any]) -> SeatView:
+def seat_view(rules: TableRules[StateT], game: StateT, seat: int, public: dict[str, Any]) -> SeatView:
     """The view of ``seat`` of ``game`` (``public`` is the env's ``public_state()``)."""
     n = rules.num_players
     if isinstance(seat, bool) or not isinstance(seat, int) or not 0 <= seat < n:

@@ -26,7 +26,8 @@ from __future__ import annotations
 from domino_env.core.line import NORTH, OPEN, SOUTH, Line, Spinner
 from domino_env.core.state import State
 from domino_env.observation.observer import Blocks, Observer
-from domino_env.rules.chain import BY_LOT, ChainRules, round_to_five
+from domino_env.rules.chain import ChainRules, round_to_five
+from domino_env.rules.parts import LOT_OPENS
 from domino_env.rules.spec import VariantSpec
 
 POINTS_SCALE = 1 / 20  # the points_now block: a count of 20 reads 1.0
@@ -61,27 +62,27 @@ def points_now(count: int) -> int:
     return count if count % 5 == 0 else 0
 
 
+def score_the_count(rules: AllFivesRules, state: State, seat: int, tile: int) -> None:
+    """A count of the open ends that is a positive multiple of 5 scores at once; reaching the
+    target ends the match there."""
+    count = end_count(state.line)
+    if count and count % 5 == 0:
+        side = rules.side_of[seat]
+        rules.add_score(state, side, count, "count")
+        if state.scores[side] >= rules.match_target:
+            state.match_over = True
+            rules.end_round(state, seat, blocked=False)
+
+
 class AllFivesRules(ChainRules):
     name = "all_fives"
+    opens = LOT_OPENS  # a random seat leads the first round, any tile
+    lay_scoring = score_the_count
     num_slots = 4
     spinner = Spinner.AFTER_SIDES
     match_target = 250
     lower_score_wins = False
     action_blocks = ("points_now",)
-
-    def opening(self, state: State) -> tuple[int, int]:
-        if state.round_index == 0:
-            return BY_LOT, -1
-        return super().opening(state)
-
-    def after_lay(self, state: State, seat: int, tile: int) -> None:
-        count = end_count(state.line)
-        if count and count % 5 == 0:
-            side = self.side_of[seat]
-            self.add_score(state, side, count, "count")
-            if state.scores[side] >= self.match_target:
-                state.match_over = True
-                self.end_round(state, seat, blocked=False)
 
     def immediate_points(self, state: State, action: int) -> int:
         line = state.line

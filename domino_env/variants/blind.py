@@ -92,12 +92,13 @@ from domino_env.core.state import State, VariantState
 from domino_env.core.tiles import format_tile, iter_bits, mask_of
 from domino_env.core.view import SeatView
 from domino_env.observation.observer import Blocks, Observer
-from domino_env.rules.chain import BY_LOT, STOP, DealSpec
+from domino_env.rules.chain import STOP, DealSpec
+from domino_env.rules.parts import FEWEST_PIPS_OPENS, Opening
 from domino_env.rules.spec import VariantSpec
 from domino_env.rules.table import DRAW_TILE as DRAW_CHANCE
 from domino_env.rules.table import ExtraWords
 from domino_env.variants.blitz import laid_words
-from domino_env.variants.classic import ClassicRules, by_pips
+from domino_env.variants.classic import ClassicOptions, ClassicRules
 
 TURN_UP = "turn_up"
 DRAW_TILE = "draw"
@@ -138,9 +139,30 @@ class BlindState(VariantState):
     left: int = 0  # tiles the arranging seat still has to place
 
 
+@dataclass(frozen=True)
+class BlindBlitzOptions(ClassicOptions):
+    """How the rows are arranged; ``draw`` is not an option (a draw is a move of its own)."""
+
+    draw: bool = field(default=True, init=False)
+    arrange: str = "choose"  # one of ARRANGE_MODES
+
+    def check(self, name: str) -> None:
+        if self.arrange not in ARRANGE_MODES:
+            raise ValueError(
+                f"{name}: arrange must be one of {', '.join(map(repr, ARRANGE_MODES))}, got {self.arrange!r}"
+            )
+
+
+@dataclass(frozen=True)
+class BlindOptions(BlindBlitzOptions):
+    """No ``arrange`` option: nobody looked at their tiles, so the rows lie as dealt."""
+
+    arrange: str = field(default="dealt", init=False)
+
+
 class BlindBlitzRules(ClassicRules):
     name = "blind_blitz"
-    opening_rule = "the tile with the fewest pips dealt"
+    opens = FEWEST_PIPS_OPENS
     extra_actions: ClassVar[tuple[str, ...]] = (STOP, TURN_UP, DRAW_TILE)
     phases: ClassVar[tuple[str, ...]] = ("lead", "arrange", "continuing", "draw")
     blind: ClassVar[bool] = False  # Blind: nobody looked at their tiles
@@ -151,25 +173,15 @@ class BlindBlitzRules(ClassicRules):
     extra_words: ClassVar[Mapping[str, ExtraWords]] = {"laid_this_turn": laid_words}
     arranges: ClassVar[bool] = True  # the action table has the arrange actions
 
-    def __init__(
-        self,
-        num_players: int = 2,
-        teams: bool = False,
-        arrange: str = "choose",
-        *,
-        max_pip: int | None = None,
-        hand_size: int | None = None,
-    ) -> None:
-        if arrange not in ARRANGE_MODES:
-            raise ValueError(
-                f"{self.name}: arrange must be one of {', '.join(map(repr, ARRANGE_MODES))}, got {arrange!r}"
-            )
-        super().__init__(num_players, teams, max_pip=max_pip, hand_size=hand_size)
-        self.arrange = arrange
+    options_type: ClassVar[type[BlindBlitzOptions]] = BlindBlitzOptions
+    options: BlindBlitzOptions
+
+    def __init__(self, **options: Any) -> None:
+        super().__init__(**options)
+        self.arrange = arrange = self.options.arrange
         self.ordered_hands = arrange == "dealt"  # the rows lie as dealt
         # _phase_table[mode][laid]: the phase flags (asked at every observation of the seat to move)
         self._phase_table = [[self._phase_flags(mode, laid) for laid in (False, True)] for mode in range(9)]
-        self._opening_order = by_pips(self.tile_set)  # 0-0, else the closest by pips (Classic's hook)
         ids = self.extra_action_id
         self._stop = ids[STOP]
         self._draw_or_stop = [ids[DRAW_TILE], ids[STOP]]
@@ -406,7 +418,8 @@ class BlindBlitzRules(ClassicRules):
         else:
             raise ValueError(f"{self.name} has no {kind!r} action")
 
-    def after_lay(self, state: State[BlindState], seat: int, tile: int) -> None:
+    def off_the_row(self, state: State[BlindState], seat: int, tile: int) -> None:
+        """A laid tile leaves the row, and what the seats know of it (the part ``lay_scoring``)."""
         x = state.extra
         if x.up == tile:
             x.up = -1  # already off the row
@@ -420,9 +433,14 @@ class BlindBlitzRules(ClassicRules):
         if x.mode == _UP and not x.revealed and not self.blind:
             x.mode = _CONT
 
-    def turn_continues(self, state: State[BlindState], seat: int, tile: int) -> bool:
+    lay_scoring = off_the_row
+
+    def lays_on(self, state: State[BlindState], seat: int, tile: int) -> bool:
+        """After a tile turned up, or from an open hand, until the last tiles are revealed."""
         mode = state.extra.mode
         return mode in (_CONT, _OPEN) and not state.extra.revealed
+
+    continues_turn = lays_on
 
     def end_turn(self, state: State[BlindState]) -> None:
         x = state.extra
@@ -606,28 +624,13 @@ class BlindRules(BlindBlitzRules):
     """Blind: nobody looked at their tiles; the rightmost tile opens; one tile a turn from a row."""
 
     name = "blind"
-    opening_rule = "the tile turned up from the leader's row"
+    opens = Opening("the tile turned up from the leader's row")  # its leader: by lot
     extra_actions = (STOP, DRAW_TILE)
     phases = ("lead", "continuing", "draw")
     blind = True
     arranges = False
     private_action_kinds = frozenset()  # (no arrange phase)
-
-    def __init__(
-        self,
-        num_players: int = 2,
-        teams: bool = False,
-        *,
-        max_pip: int | None = None,
-        hand_size: int | None = None,
-    ) -> None:
-        super().__init__(num_players, teams, arrange="dealt", max_pip=max_pip, hand_size=hand_size)
-
-    def opening(self, state: State[BlindState]) -> tuple[int, int]:
-        """A random seat in the first round, then the previous winner; the tile is its rightmost."""
-        if state.round_index == 0:
-            return BY_LOT, -1
-        return super().opening(state)
+    options_type = BlindOptions
 
 
 class BlindObserver(Observer):

@@ -23,8 +23,8 @@ time). Observation: the phase flag ``continuing`` (the seat to move has laid a t
 turn and may ``stop``); ``public_state()["laid_this_turn"]`` counts the tiles laid so far in
 the current turn.
 
-Blind blitz (and Blind) build on :class:`BlitzRules`: the opening order and the multi-tile
-turn live here as hooks (``opening``, ``turn_continues``, ``phase_flags``).
+The rules are Classic's with two parts declared: the opening (``FEWEST_PIPS_OPENS``) and the
+multi-tile turn (``continues_turn``), plus the ``stop`` action and the ``continuing`` phase.
 
 Version history:
 
@@ -38,9 +38,10 @@ from typing import Any, ClassVar
 
 from domino_env.core.state import State
 from domino_env.rules.chain import STOP
+from domino_env.rules.parts import FEWEST_PIPS_OPENS, after_the_opening_tile
 from domino_env.rules.spec import VariantSpec
 from domino_env.rules.table import ExtraWords
-from domino_env.variants.classic import ClassicRules, by_pips
+from domino_env.variants.classic import ClassicRules
 
 
 def laid_words(count: int, names: list[str]) -> str | None:
@@ -50,27 +51,11 @@ def laid_words(count: int, names: list[str]) -> str | None:
 
 class BlitzRules(ClassicRules):
     name = "blitz"
-    opening_rule = "the tile with the fewest pips dealt"
+    opens = FEWEST_PIPS_OPENS
+    continues_turn = after_the_opening_tile
     extra_actions = (STOP,)
     phases = ("lead", "continuing")
     extra_words: ClassVar[Mapping[str, ExtraWords]] = {"laid_this_turn": laid_words}
-
-    def __init__(
-        self,
-        num_players: int = 2,
-        teams: bool = False,
-        draw: bool = True,
-        *,
-        max_pip: int | None = None,
-        hand_size: int | None = None,
-    ) -> None:
-        super().__init__(num_players, teams, draw, max_pip=max_pip, hand_size=hand_size)
-        # 0-0 first, then the tile closest to it by pips, ties to the lower small half.
-        self._opening_order = by_pips(self.tile_set)
-
-    def turn_continues(self, state: State, seat: int, tile: int) -> bool:
-        """After any tile but the opening one the player may lay again (or ``stop``)."""
-        return state.line.count > 1
 
     def public_extra(self, state: State) -> dict[str, Any]:
         return {"laid_this_turn": state.turn_laid}

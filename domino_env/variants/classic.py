@@ -17,55 +17,37 @@ Version history:
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
 import numpy as np
 
 from domino_env.core.state import State
-from domino_env.core.tiles import TileSet
-from domino_env.rules.chain import ChainRules
+from domino_env.rules.chain import ChainOptions, ChainRules
+from domino_env.rules.parts import LOWEST_DOUBLE_OPENS
 from domino_env.rules.spec import VariantSpec
 
 
-def lowest_opening(state: State, tile_set: TileSet, candidates: list[int]) -> tuple[int, int]:
-    """(holder, tile) of the first dealt tile in ``candidates`` (a preference order)."""
-    dealt = sum(state.hands)  # hands are disjoint: their sum is the tiles dealt
-    for tile in candidates:
-        if dealt >> tile & 1:
-            holder = 0
-            while not state.hands[holder] >> tile & 1:
-                holder += 1
-            return holder, tile
-    raise ValueError("no candidate opening tile was dealt")
+@dataclass(frozen=True)
+class ClassicOptions(ChainOptions):
+    """Classic's own option: drawing from the boneyard."""
 
+    draw: bool = True  # False: block dominoes
 
-def by_pips(tile_set: TileSet) -> list[int]:
-    """Tile ids ordered by pips, ties by the smaller half."""
-    return sorted(range(tile_set.size), key=lambda t: (tile_set.pips[t], tile_set.tiles[t][0]))
+    def check(self, name: str) -> None:
+        if not isinstance(self.draw, (bool, np.bool_)):
+            raise ValueError(f"{name}: draw must be True or False, got {self.draw!r}")
 
 
 class ClassicRules(ChainRules):
     name = "classic"
-    opening_rule = "the lowest double dealt (with none, the tile with the fewest pips)"
+    opens = LOWEST_DOUBLE_OPENS
+    options_type: ClassVar[type[ClassicOptions]] = ClassicOptions
+    options: ClassicOptions
 
-    def __init__(
-        self,
-        num_players: int = 2,
-        teams: bool = False,
-        draw: bool = True,
-        *,
-        max_pip: int | None = None,
-        hand_size: int | None = None,
-    ) -> None:
-        super().__init__(num_players, teams, max_pip=max_pip, hand_size=hand_size)
-        if not isinstance(draw, (bool, np.bool_)):
-            raise ValueError(f"{self.name}: draw must be True or False, got {draw!r}")
-        self.draws = bool(draw)
-        doubles = [t for t in range(self.tile_set.size) if self.tile_set.is_double[t]]
-        self._opening_order = doubles + [t for t in by_pips(self.tile_set) if t not in doubles]
-
-    def opening(self, state: State) -> tuple[int, int]:
-        if state.round_index == 0:
-            return lowest_opening(state, self.tile_set, self._opening_order)
-        return super().opening(state)
+    def __init__(self, **options: Any) -> None:
+        super().__init__(**options)
+        self.draws = bool(self.options.draw)
 
     def score_round(self, state: State, winner: int | None, blocked: bool, pips: list[int]) -> None:
         win_side = None if winner is None else self.side_of[winner]

@@ -28,21 +28,38 @@ Version history:
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from domino_env.core.line import OPEN, Spinner
 from domino_env.core.state import State
-from domino_env.core.tiles import tile_set_of
+from domino_env.core.tiles import TileSet, tile_set_of
 from domino_env.observation.observer import Blocks, Observer
 from domino_env.rules.chain import MAX_PIPS
+from domino_env.rules.parts import Opening, next_deal_decides
 from domino_env.rules.spec import VariantSpec
 from domino_env.rules.table import ExtraWords
-from domino_env.variants.classic import ClassicRules
+from domino_env.variants.classic import ClassicOptions, ClassicRules
+
+
+@dataclass(frozen=True)
+class CrossOptions(ClassicOptions):
+    """Four players by default; ``draw`` is not an option (every tile is dealt)."""
+
+    num_players: int = 4
+    draw: bool = field(default=False, init=False)  # every tile is dealt: nothing to draw
+
+
+def highest_double(tile_set: TileSet) -> list[int]:
+    """The highest double (6-6 in the double-six set), dealt every round: every tile is."""
+    top = tile_set.max_pip
+    return [tile_set.id_of((top, top))]
 
 
 class CrossRules(ClassicRules):
     name = "cross"
-    opening_rule = "the highest double, which starts the cross"
+    opens = Opening("the highest double, which starts the cross", highest_double, every_round=True)
+    leads_next = next_deal_decides
     player_counts = (4,)
     num_slots = 4
     spinner = Spinner.AT_ONCE
@@ -52,18 +69,8 @@ class CrossRules(ClassicRules):
         )
     }
 
-    def __init__(
-        self,
-        num_players: int = 4,
-        teams: bool = False,
-        *,
-        max_pip: int | None = None,
-        hand_size: int | None = None,
-    ) -> None:
-        # every tile is dealt: nothing to draw
-        super().__init__(num_players, teams, draw=False, max_pip=max_pip, hand_size=hand_size)
-        top = self.tile_set.max_pip
-        self._top_double = self.tile_set.id_of((top, top))  # the highest double: 6-6 in the double-six set
+    options_type: ClassVar[type[CrossOptions]] = CrossOptions
+    options: CrossOptions
 
     def default_hand_size(self) -> int:
         return self.tile_set.size // self.num_players
@@ -82,10 +89,6 @@ class CrossRules(ClassicRules):
                 f"double-{self.tile_set.max_pip} set, so hand_size must be {size // n}, got {self.hand_size}"
             )
 
-    def opening(self, state: State) -> tuple[int, int]:
-        holder = next(seat for seat, hand in enumerate(state.hands) if hand >> self._top_double & 1)
-        return holder, self._top_double
-
     def placements(self, state: State) -> list[int]:
         plays = super().placements(state)
         line = state.line
@@ -95,11 +98,6 @@ class CrossRules(ClassicRules):
             if starts:
                 return starts
         return plays
-
-    def end_round(self, state: State, winner: int | None, blocked: bool) -> None:
-        super().end_round(state, winner, blocked)
-        assert state.result is not None
-        state.result.next_leader = -1  # the holder of 6-6 in the next deal
 
     def public_extra(self, state: State) -> dict[str, Any]:
         line = state.line

@@ -80,10 +80,11 @@ import numpy as np
 
 from domino_env.core.line import OPEN, Line
 from domino_env.core.state import State, VariantState
-from domino_env.core.tiles import DOUBLE_NINE
+from domino_env.core.tiles import DOUBLE_NINE, TileSet
 from domino_env.observation.observer import Blocks, Observer
 from domino_env.render.words import per_seat_text, value_text
-from domino_env.rules.chain import BY_LOT, ChainRules
+from domino_env.rules.chain import ChainOptions, ChainRules
+from domino_env.rules.parts import Opening
 from domino_env.rules.spec import VariantSpec
 from domino_env.rules.table import ExtraWords
 
@@ -113,12 +114,6 @@ def _ordinal(place: int) -> str:
     return f"{place}{suffix}"
 
 
-def _positive_int(name: str, value: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-        raise ValueError(f"metro: {name} must be a positive integer, got {value!r}")
-    return int(value)
-
-
 @dataclass(slots=True)
 class MetroState(VariantState):
     """Metros of the match, and where the game stands: places, the ends the mask uses, the ending."""
@@ -137,9 +132,36 @@ class MetroState(VariantState):
     winner: int | None = None  # the sole holder of 1st place
 
 
+@dataclass(frozen=True)
+class MetroOptions(ChainOptions):
+    """The Metro penalty and the penalty that ends the match."""
+
+    metro_penalty: int = 1
+    match_target: int = 5
+
+    def check(self, name: str) -> None:
+        for option in ("metro_penalty", "match_target"):
+            value = getattr(self, option)
+            if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+                raise ValueError(f"{name}: {option} must be a positive integer, got {value!r}")
+
+
+def doubles_from_one(tile_set: TileSet) -> list[int]:
+    """The doubles from 1-1 up (with none dealt, a lot draws the leader)."""
+    return [tile_set.id_of((v, v)) for v in range(1, tile_set.num_values)]
+
+
+def last_place_leads(rules: MetroRules, state: State[MetroState], winner: int | None) -> int:
+    """The game's last place leads the next; tied, the first from this game's leader."""
+    n, places = rules.num_players, state.extra.places
+    worst = max(places)
+    return next(s for s in ((state.leader + k) % n for k in range(n)) if places[s] == worst)
+
+
 class MetroRules(ChainRules):
     name = "metro"
-    opening_rule = "the lowest double dealt after 0-0"
+    opens = Opening("the lowest double dealt after 0-0", doubles_from_one)
+    leads_next = last_place_leads
     tile_set = DOUBLE_NINE
     player_counts = (2, 3)
     teams_allowed = False
@@ -166,19 +188,13 @@ class MetroRules(ChainRules):
         "ending": lambda how, _: f"game ended by: {how.replace('_', '-')}" if how else None,
     }
 
-    def __init__(
-        self,
-        num_players: int = 2,
-        teams: bool = False,
-        metro_penalty: int = 1,
-        match_target: int = 5,
-        *,
-        max_pip: int | None = None,
-        hand_size: int | None = None,
-    ) -> None:
-        super().__init__(num_players, teams, max_pip=max_pip, hand_size=hand_size)
-        self.metro_penalty = _positive_int("metro_penalty", metro_penalty)
-        self.match_target = _positive_int("match_target", match_target)
+    options_type: ClassVar[type[MetroOptions]] = MetroOptions
+    options: MetroOptions
+
+    def __init__(self, **options: Any) -> None:
+        super().__init__(**options)
+        self.metro_penalty = int(self.options.metro_penalty)
+        self.match_target = int(self.options.match_target)
         ts = self.tile_set
         self._suit = ts.suit_mask
         self._is_double = ts.is_double
@@ -187,7 +203,6 @@ class MetroRules(ChainRules):
         self._lone_zero = 1 << ts.id_of((0, 0))
         # _pair[y][x | y bits]: the id of tile x-y, indexed by the highest value and a value mask.
         self._pair = [{(1 << x) | (1 << y): ts.ids[(x, y)] for x in range(y)} for y in range(ts.num_values)]
-        self._opening_doubles = [ts.id_of((v, v)) for v in range(1, ts.num_values)]
 
     def slots_for_set(self) -> int:
         """2 ends from the first tile, none more from the first double, one more from each of
@@ -222,24 +237,18 @@ class MetroRules(ChainRules):
         ex.domino_metro = -1
         ex.winner = None
 
-    def opening(self, state: State[MetroState]) -> tuple[int, int]:
-        if state.round_index == 0:
-            for tile in self._opening_doubles:
-                for seat, hand in enumerate(state.hands):
-                    if hand >> tile & 1:
-                        return seat, tile
-            return BY_LOT, -1
-        return super().opening(state)
-
     # --- turn order: players who went out are skipped ---------------------------------------
 
-    def next_seat(self, state: State[MetroState], seat: int) -> int:
+    def skip_players_out(self, state: State[MetroState], seat: int) -> int:
+        """The next seat still holding tiles (the part ``seat_after``)."""
         n, hands = self.num_players, state.hands
         for k in range(1, n):
             nxt = (seat + k) % n
             if hands[nxt]:
                 return nxt
         return (seat + 1) % n
+
+    seat_after = skip_players_out
 
     def players_in(self, state: State[MetroState]) -> int:
         return sum(1 for hand in state.hands if hand)
@@ -312,7 +321,8 @@ class MetroRules(ChainRules):
 
     # --- laying ----------------------------------------------------------------------------
 
-    def after_lay(self, state: State[MetroState], seat: int, tile: int) -> None:
+    def score_lay(self, state: State[MetroState], seat: int, tile: int) -> None:
+        """The ends, Metros and places a laid tile changes (the part ``lay_scoring``)."""
         line, ex = state.line, state.extra
         double = self._is_double[tile]
         opened = False
@@ -352,6 +362,8 @@ class MetroRules(ChainRules):
             ex.ending = "metro"
             ex.metro_maker = seat
             self.end_round(state, None, blocked=False)
+
+    lay_scoring = score_lay
 
     def refresh_ends(self, state: State[MetroState]) -> int:
         """Recompute the summary of the ends the mask uses (after every tile laid, or after the
@@ -408,10 +420,6 @@ class MetroRules(ChainRules):
         firsts = [s for s in range(n) if places[s] == 1]
         ex.winner = firsts[0] if len(firsts) == 1 else None
         super().end_round(state, ex.winner, blocked)
-        assert state.result is not None
-        worst = max(places)
-        order = [(state.leader + k) % n for k in range(n)]
-        state.next_leader = state.result.next_leader = next(s for s in order if places[s] == worst)
 
     def blocked_winner(self, state: State[MetroState], pips: list[int]) -> int | None:
         winner: int | None = state.extra.winner

@@ -50,13 +50,14 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from domino_env.core.line import OPEN, Spinner
-from domino_env.core.state import LAY, State, VariantState
+from domino_env.core.state import State, VariantState
+from domino_env.core.tiles import TileSet
 from domino_env.observation.observer import Blocks, Observer
 from domino_env.render.words import per_seat_text
 from domino_env.rules.chain import ChainRules
+from domino_env.rules.parts import Opening, by_pips, last_layer_leads
 from domino_env.rules.spec import VariantSpec
 from domino_env.rules.table import ExtraWords
-from domino_env.variants.classic import by_pips, lowest_opening
 
 OPEN_ABOVE = 12  # round points above this open the score
 LONE_BLANK = 10  # a hand of exactly 0-0 counts this much
@@ -70,9 +71,26 @@ class OselState(VariantState):
     opened: list[bool]  # per seat, its score is open (written)
 
 
+def doubles_after_blank(tile_set: TileSet) -> list[int]:
+    """The doubles from 1-1 up, then the non-doubles by pips (0-0 never opens)."""
+    ts = tile_set
+    doubles = [t for t in range(ts.size) if ts.is_double[t] and ts.tiles[t] != (0, 0)]
+    return doubles + [t for t in by_pips(ts) if not ts.is_double[t]]
+
+
+def after_a_double(rules: OselRules, state: State[OselState], seat: int, tile: int) -> bool:
+    """A double (the lead too) keeps the turn; any other tile ends it."""
+    return rules.tile_set.is_double[tile]
+
+
 class OselRules(ChainRules):
     name = "osel"
-    opening_rule = "the lowest double dealt after 0-0 (with none, the non-double with the fewest pips)"
+    opens = Opening(
+        "the lowest double dealt after 0-0 (with none, the non-double with the fewest pips)",
+        doubles_after_blank,
+    )
+    leads_next = last_layer_leads
+    continues_turn = after_a_double
     teams_allowed = False
     num_slots = 4
     spinner = Spinner.AT_ONCE
@@ -90,29 +108,15 @@ class OselRules(ChainRules):
         ),
     }
 
-    def __init__(
-        self,
-        num_players: int = 2,
-        teams: bool = False,
-        *,
-        max_pip: int | None = None,
-        hand_size: int | None = None,
-    ) -> None:
-        super().__init__(num_players, teams, max_pip=max_pip, hand_size=hand_size)
+    def __init__(self, **options: Any) -> None:
+        super().__init__(**options)
         ts = self.tile_set
-        doubles = [t for t in range(ts.size) if ts.is_double[t] and ts.tiles[t] != (0, 0)]
-        self._opening_order = doubles + [t for t in by_pips(ts) if not ts.is_double[t]]
         # double_of[v]: the id of the double v-v; face-down actions start at _face_down.
         self._double_of = [ts.ids[(v, v)] for v in range(ts.num_values)]
         self._face_down = ts.size * self.num_slots
         self._blank = 1 << ts.ids[(0, 0)]
 
     # --- round lifecycle ----------------------------------------------------------------------
-
-    def opening(self, state: State[OselState]) -> tuple[int, int]:
-        if state.round_index == 0:
-            return lowest_opening(state, self.tile_set, self._opening_order)
-        return super().opening(state)
 
     def new_extra(self) -> OselState:
         """The bookkeeping lasts the whole match."""
@@ -134,9 +138,6 @@ class OselRules(ChainRules):
                             moves.append(self._face_down + double * 4 + slot)
         return moves
 
-    def turn_continues(self, state: State[OselState], seat: int, tile: int) -> bool:
-        return self.tile_set.is_double[tile]
-
     # --- scoring ------------------------------------------------------------------------------
 
     def round_points(self, hands: list[int]) -> list[int]:
@@ -149,13 +150,6 @@ class OselRules(ChainRules):
         fewest = min(points)
         seats = [seat for seat, p in enumerate(points) if p == fewest]
         return seats[0] if len(seats) == 1 else None
-
-    def end_round(self, state: State[OselState], winner: int | None, blocked: bool) -> None:
-        super().end_round(state, winner, blocked)
-        last = next(e[1] for e in reversed(state.events) if e[0] == LAY)
-        state.next_leader = last
-        assert state.result is not None
-        state.result.next_leader = last
 
     def score_round(
         self, state: State[OselState], winner: int | None, blocked: bool, pips: list[int]
