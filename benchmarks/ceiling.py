@@ -27,11 +27,18 @@ from typing import Any
 import domino_env
 from domino_env.agents import make_agent
 from domino_env.agents.expert import ExpertAgent
+from domino_env.agents.solver import solvable
 from domino_env.core.view import SeatView
 from domino_env.rules.table import TableRules
 from training.matches import duplicate_summary
 
 CHEATS = ("hands", "all")
+# The variants whose 2-player rounds the expert's solver plays, as on the fair tier's tables.
+SOLVED = tuple(
+    name
+    for name, spec in domino_env.SPECS.items()
+    if 2 in spec.player_counts and solvable(spec.rules(num_players=2))
+)
 
 
 class CheatingExpert(ExpertAgent):
@@ -52,9 +59,7 @@ class CheatingExpert(ExpertAgent):
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description="the expert search with worlds that cheat, against search")
-    parser.add_argument(
-        "--variant", default="classic", choices=["all_fives", "classic", "osel", "blitz", "metro"]
-    )
+    parser.add_argument("--variant", default="classic", choices=SOLVED)
     parser.add_argument("--cheat", default="hands", choices=CHEATS)
     parser.add_argument("--opponent", default="search")
     parser.add_argument("--games", type=int, default=400, help="whole matches, rounded up to whole deals")

@@ -35,13 +35,19 @@ from domino_env.agents import make_agent
 from domino_env.agents.baselines import legal_actions
 from domino_env.agents.expert import ExpertAgent
 from domino_env.agents.search import Key, Value, standing
+from domino_env.agents.solver import solvable
 from training.match_value import MatchValue
 from training.matches import duplicate_summary
 
 IDEAS = ("match-value", "heuristic-rollouts")
 FIT_WEIGHT = 4  # points a tile of the hand that fits the ends after the move is worth
 DOUBLE_WEIGHT = 20  # points a double is worth (it fits one value only: shed it early)
-CHAIN_VARIANTS = ("all_fives", "classic", "osel", "blitz", "metro")
+# The variants whose 2-player rounds the expert's solver plays: its leaves are the ideas' subject.
+CHAIN_VARIANTS = tuple(
+    name
+    for name, spec in domino_env.SPECS.items()
+    if 2 in spec.player_counts and solvable(spec.rules(num_players=2))
+)
 
 
 def match_value_leaf(variant: str, options: dict[str, Any]) -> Value:

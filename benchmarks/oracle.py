@@ -63,7 +63,7 @@ import numpy as np
 from domino_env.agents import greedy_choice
 from domino_env.core.state import State
 from domino_env.registry import VARIANTS, raw_env
-from domino_env.rules.chain import ChainRules
+from domino_env.rules.chain import LineRules
 from domino_env.rules.view import seat_view
 from training.arena import positive_int
 from training.config import load_config
@@ -72,16 +72,16 @@ from training.matches import wilson_interval, win_share
 CONFIGS = Path(__file__).resolve().parent.parent / "configs"
 
 # A player: (rules, state, its rng) -> a legal action of ``state.current``.
-Policy = Callable[[ChainRules, State, random.Random], int]
+Policy = Callable[[LineRules, State, random.Random], int]
 
 
-def random_move(rules: ChainRules, state: State, rng: random.Random) -> int:
+def random_move(rules: LineRules, state: State, rng: random.Random) -> int:
     """The ``random`` baseline: uniform over the legal actions."""
     legal = state.legal
     return legal[rng.randrange(len(legal))]
 
 
-def greedy_move(rules: ChainRules, state: State, rng: random.Random) -> int:
+def greedy_move(rules: LineRules, state: State, rng: random.Random) -> int:
     """The ``greedy`` baseline: the best ``greedy_key``, ties at random."""
     legal = state.legal
     return legal[0] if len(legal) == 1 else greedy_choice(rules, state, legal, rng)
@@ -101,7 +101,7 @@ class Oracle:
         self.fair = fair  # sample the unseen tiles for each rollout instead of seeing them
         self.decisions = 0  # decisions with a choice (rollouts made)
 
-    def __call__(self, rules: ChainRules, state: State, rng: random.Random) -> int:
+    def __call__(self, rules: LineRules, state: State, rng: random.Random) -> int:
         legal = state.legal
         if len(legal) == 1:
             return legal[0]
@@ -114,7 +114,7 @@ class Oracle:
                 best_action, best_value = action, value
         return best_action
 
-    def rollout(self, rules: ChainRules, state: State, action: int, seed: int) -> float:
+    def rollout(self, rules: LineRules, state: State, action: int, seed: int) -> float:
         """Value for the seat to move of ``action`` followed by one random playout of the round;
         ``state`` is not changed (the playout runs on a clone, with its own RNGs)."""
         me = rules.side_of[state.current]
@@ -133,7 +133,7 @@ class Oracle:
             rules.apply(sim, move)
         return self.value(rules, sim, me)
 
-    def value(self, rules: ChainRules, state: State, me: int) -> float:
+    def value(self, rules: LineRules, state: State, me: int) -> float:
         """A finished round's worth to side ``me``: its score change against the others' mean,
         signed so more is better, plus the round-win and match-end bonuses."""
         result = state.result
@@ -150,7 +150,7 @@ class Oracle:
         return value
 
 
-def determinize(rules: ChainRules, state: State, rng: random.Random) -> State:
+def determinize(rules: LineRules, state: State, rng: random.Random) -> State:
     """A copy of ``state`` with the tiles the seat to move cannot name dealt anew at random by
     the rules' own sampler (:meth:`~domino_env.rules.table.TableRules.sample_world`, the search
     agents' worlds): hand sizes kept, the voids honoured where they mean "holds none", in
@@ -164,7 +164,7 @@ def determinize(rules: ChainRules, state: State, rng: random.Random) -> State:
     return world
 
 
-def play_match(rules: ChainRules, players: list[Policy], seed: int, rngs: list[random.Random]) -> State:
+def play_match(rules: LineRules, players: list[Policy], seed: int, rngs: list[random.Random]) -> State:
     """One whole match, seat ``i`` played by ``players[i]`` with ``rngs[i]``; the env's loop:
     apply until the round is over, deal the next round until the match is over."""
     deals = np.random.default_rng(seed)  # the env's reset(seed=seed) stream
@@ -179,7 +179,7 @@ def play_match(rules: ChainRules, players: list[Policy], seed: int, rngs: list[r
             rules.resolve(state, deals)
 
 
-def dealt_match(rules: ChainRules, seed: int | np.random.Generator) -> State:
+def dealt_match(rules: LineRules, seed: int | np.random.Generator) -> State:
     """A new match dealt as the env's ``reset(seed=seed)`` deals it (its chance resolved by
     ``seed``, or by that generator)."""
     rng = np.random.default_rng(seed)
@@ -189,7 +189,7 @@ def dealt_match(rules: ChainRules, seed: int | np.random.Generator) -> State:
 
 
 def head_to_head(
-    rules: ChainRules, first: Policy, second: Policy, matches: int, seed: int
+    rules: LineRules, first: Policy, second: Policy, matches: int, seed: int
 ) -> tuple[float, float]:
     """(wins of ``first`` - a shared first place counts 1/k - , mean rounds a match) over
     ``matches`` seeded matches, ``first`` in seat ``g % num_players`` of match ``g``."""
@@ -207,14 +207,14 @@ def head_to_head(
     return wins, rounds / max(matches, 1)
 
 
-def variant_rules(name: str) -> ChainRules:
+def variant_rules(name: str) -> LineRules:
     """The rules of ``name`` with ``configs/<name>.yaml``'s env options (2 players)."""
     options: dict[str, Any] = {"num_players": 2}
     config_path = CONFIGS / f"{name}.yaml"
     if config_path.exists():
         options = {**load_config(config_path).env.options, "num_players": 2}
     rules = raw_env(name, **options).rules
-    if not isinstance(rules, ChainRules):
+    if not isinstance(rules, LineRules):
         raise ValueError(f"{name} is not a line-of-play game; the oracle plays only those")
     return rules
 
@@ -229,7 +229,7 @@ def report(label: str, wins: float, matches: int, rounds: float, seconds: float)
 
 
 def main(argv: list[str] | None = None) -> None:
-    chain = [name for name, cls in VARIANTS.items() if issubclass(cls, ChainRules)]
+    chain = [name for name, cls in VARIANTS.items() if issubclass(cls, LineRules)]
     parser = argparse.ArgumentParser(description="A cheating Monte Carlo oracle against random.")
     parser.add_argument("--variants", nargs="+", default=["classic", "blind", "metro"], choices=chain)
     parser.add_argument(

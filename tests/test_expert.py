@@ -199,7 +199,7 @@ def test_names(monkeypatch: pytest.MonkeyPatch):
     changes: list[dict[str, Any]] = [
         {"budget": 0},
         {"max_worlds": -1},
-        {"budgets": {"metro": 0}},
+        {"min_worlds": 0},
         {"budget": 2.5},
     ]
     for change in changes:
@@ -207,6 +207,16 @@ def test_names(monkeypatch: pytest.MonkeyPatch):
             dataclasses.replace(base, **change)
     with pytest.raises(ValueError, match=">= 0"):
         Tier(budget=8, max_worlds=4, node_budget=-1)
+
+
+def test_a_costlier_table_divides_the_budgets():
+    """A table's ``rollout_cost`` keeps a decision's time: Domino-Metro's and 3D dominoes' budgets
+    (``expert``'s as before the tables declared their cost: its stored games replay)."""
+    own = {"metro": (96, 384), "domino3d": (72, 288)}
+    for name, spec in domino_env.SPECS.items():
+        rules = spec.rules(**spec.benchmark_tables[0])
+        budgets = (TIERS["advanced"].table_budget(rules), TIERS["expert"].table_budget(rules))
+        assert budgets == own.get(name, (240, 960)), name
 
 
 def test_tiers_are_opponent_names_like_the_baselines():

@@ -15,7 +15,7 @@ from domino_env.core.line import Line
 from domino_env.core.state import State
 from domino_env.core.tiles import mask_of
 from domino_env.registry import raw_env
-from domino_env.rules.chain import ChainRules
+from domino_env.rules.chain import LineRules
 
 oracle = load_script("oracle")
 
@@ -65,7 +65,7 @@ def test_match_loop_deals_as_the_env() -> None:
     assert env.game.hands == fresh.hands and env.game.stock == fresh.stock
 
 
-def fair_decisions(variant: str, deal_seed: int, seed: int) -> Iterator[tuple[ChainRules, State, State]]:
+def fair_decisions(variant: str, deal_seed: int, seed: int) -> Iterator[tuple[LineRules, State, State]]:
     """Each decision of a round the fair oracle plays: (rules, the state, a determinized copy).
     After each, checks that the oracle's search left the state as it was."""
     rules = oracle.variant_rules(variant)

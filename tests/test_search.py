@@ -15,7 +15,7 @@ from domino_env import agents as agents_module
 from domino_env.agents import DEFAULT_WORLDS, SearchAgent, make_agent
 from domino_env.agents.search import parse_search_name
 from domino_env.core.tiles import iter_bits, mask_of
-from domino_env.rules.chain import ChainRules
+from domino_env.rules.chain import LineRules
 from domino_env.variants.blind import BlindBlitzRules
 
 
@@ -43,7 +43,7 @@ def check_world(env, seat: int, rnd: random.Random) -> None:
     if rules.names_own_draws:  # (every variant but Blind and Blind blitz: the seat names its hand)
         assert world.hands[seat] == game.hands[seat]
     # voids respected where the rules make them mean "holds none of that value"
-    if isinstance(rules, ChainRules) and rules.voids_hold_none:
+    if isinstance(rules, LineRules) and rules.voids_hold_none:
         suit = rules.tile_set.suit_mask
         for p in range(n):
             if p == view.current_player:

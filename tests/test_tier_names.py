@@ -36,9 +36,7 @@ ROUND = ["--variant", "blitz", "--option", "episode=round"]  # a single Blitz ro
 def small_tiers(monkeypatch: pytest.MonkeyPatch) -> None:
     """Both tiers at a few evaluations a decision (the solver kept, on a small node budget)."""
     small = {
-        name: dataclasses.replace(
-            tier, budget=4, max_worlds=2, min_worlds=1, budgets={}, node_budget=50, solve_nodes=200
-        )
+        name: dataclasses.replace(tier, budget=4, max_worlds=2, min_worlds=1, node_budget=50, solve_nodes=200)
         for name, tier in expert.TIERS.items()
     }
     monkeypatch.setattr(expert, "TIERS", MappingProxyType(small))

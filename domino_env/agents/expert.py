@@ -21,15 +21,16 @@ but a world, so a decision is a function of the seat's view and the agent's seed
 Blind, Blind blitz and 3D dominoes get no solver (:func:`~domino_env.agents.solver.solvable`):
 there the tiers are the halving search alone. The budgets keep ``expert`` at or under about
 100 ms a 2-player chain-game decision on one core and ``advanced`` about a quarter of that
-(``benchmarks/search_speed.py``; Domino-Metro's longer rounds and 3D dominoes' grid get
-budgets of their own). What was tried and did not pay is in docs/guides/agents.md.
+(``benchmarks/search_speed.py``; a table whose rollouts cost more, as Domino-Metro's longer
+rounds and 3D dominoes' grid, divides the budget by its ``rollout_cost``). What was tried
+and did not pay is in docs/guides/agents.md.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
 
@@ -49,15 +50,19 @@ class Tier:
     node_budget: int = 0  # the most states one world's solve visits (all its actions together)
     solve_nodes: int = 0  # the most states a decision's solves visit, all worlds together
     min_worlds: int = 8  # the fewest worlds a stage gives each candidate
-    budgets: Mapping[str, int] = field(default_factory=dict)  # variant -> budget, where not ``budget``
 
     def __post_init__(self) -> None:
-        counts = (self.budget, self.max_worlds, self.min_worlds, *self.budgets.values())
+        counts = (self.budget, self.max_worlds, self.min_worlds)
         if any(isinstance(n, bool) or not isinstance(n, int) or n < 1 for n in counts):
             raise ValueError(f"a tier's budgets, max_worlds and min_worlds must be positive integers: {self}")
         limits = (self.solve_tiles, self.node_budget, self.solve_nodes)
         if any(isinstance(n, bool) or not isinstance(n, int) or n < 0 for n in limits):
             raise ValueError(f"a tier's solver limits must be integers >= 0: {self}")
+
+    def table_budget(self, rules: TableRules) -> int:
+        """The budget on this table: a costlier rollout (``rules.rollout_cost``) gets fewer,
+        so that a decision takes about the same time on every table."""
+        return round(self.budget / rules.rollout_cost)
 
 
 TIERS: Mapping[str, Tier] = MappingProxyType(
@@ -68,7 +73,6 @@ TIERS: Mapping[str, Tier] = MappingProxyType(
             solve_tiles=8,
             node_budget=500,
             solve_nodes=3000,
-            budgets={"metro": 96, "domino3d": 144},
         ),
         "expert": Tier(
             budget=960,
@@ -76,7 +80,6 @@ TIERS: Mapping[str, Tier] = MappingProxyType(
             solve_tiles=10,
             node_budget=2000,
             solve_nodes=12000,
-            budgets={"metro": 384, "domino3d": 288},
         ),
     }
 )
@@ -122,7 +125,7 @@ class ExpertAgent(SearchAgent):
         tier = self.tier
         self._solving = sum(view.hand_sizes) + view.boneyard_size <= tier.solve_tiles and solvable(rules)
         self._nodes_left = tier.solve_nodes
-        self._share = tier.budgets.get(rules.name, tier.budget) // max(1, math.ceil(math.log2(choices)))
+        self._share = tier.table_budget(rules) // max(1, math.ceil(math.log2(choices)))
         return max(tier.min_worlds, min(tier.max_worlds, self._share // choices))
 
     def next_stage(

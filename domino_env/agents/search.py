@@ -22,7 +22,7 @@ difference plus 10 (its ``match_target``, the points scale) times the outcome.
 own RNG only. A world starts as ``game.clone()`` for the rules' public bookkeeping (the line
 or grid, scores, whose turn, passes, the variant's public state), and then *every* part that
 could hold hidden information is overwritten from the view and the agent's RNG, each part by
-the rules that know it (``TableRules.sample_world``; the voids ``ChainRules.sample_bans``,
+the rules that know it (``TableRules.sample_world``; the voids ``LineRules.sample_bans``,
 Blind's rows ``BlindBlitzRules.place_hidden`` in its module):
 
 * the hands: each seat keeps the tiles the view names in it (``known_hands``: its own hand,
@@ -30,7 +30,7 @@ Blind's rows ``BlindBlitzRules.place_hidden`` in its module):
   dealt from the unseen tiles, put in canonical (sorted) order and then shuffled by the
   agent's RNG; a seat gets no tile carrying a value it was seen unable to play (``voids``;
   but the seat to move, which may have just drawn the tile that fits)
-  where the rules make that mean "holds none" (``ChainRules.voids_hold_none``; not in
+  where the rules make that mean "holds none" (``LineRules.voids_hold_none``; not in
   Domino-Metro, where it means "could not legally lay"), falling back to any tile when the
   constraint cannot be met;
 * the stock (boneyard, bazaar): the unseen tiles left, in the shuffled order, which decides
@@ -42,7 +42,7 @@ Blind's rows ``BlindBlitzRules.place_hidden`` in its module):
   arranged); ``known`` and ``seen`` consistent with it; a first-round opening tile the seat
   cannot name (Blind blitz's arrange phase) is chosen in the world by the opening rule;
 * the events by the view's (hidden draws as ``HIDDEN``: the rules read only lays from them),
-  and fixed deals of later rounds dropped (``ChainRules.place_hidden``).
+  and fixed deals of later rounds dropped (``LineRules.place_hidden``).
 
 Nothing else in a game state depends on a hidden tile: ``tests/test_search.py`` checks that
 two deals differing only in what the seat cannot know give the same decisions with the same
@@ -63,7 +63,7 @@ import numpy as np
 from domino_env.agents.baselines import legal_actions
 from domino_env.core.view import SeatView
 from domino_env.envs.base import DominoEnv
-from domino_env.rules.chain import ChainRules
+from domino_env.rules.chain import LineRules
 from domino_env.rules.table import TableRules
 
 NAME = "search"
@@ -135,12 +135,12 @@ class SearchAgent:
             return legal[0]
         rng = self.rng
         side = rules.side_of[view.seat]
-        choices = len(legal) if isinstance(rules, ChainRules) else min(len(legal), GRID_CANDIDATES)
+        choices = len(legal) if isinstance(rules, LineRules) else min(len(legal), GRID_CANDIDATES)
         candidates, count, met = legal, self.first_batch(rules, view, choices), 0
         samples: dict[int, list[float]] = {a: [] for a in legal}  # per action, its value in each world met
         while True:
             batch = [(self.sample(rules, game, view, rng), rng.getrandbits(64)) for _ in range(count)]
-            if not met and not isinstance(rules, ChainRules) and len(legal) > GRID_CANDIDATES:
+            if not met and not isinstance(rules, LineRules) and len(legal) > GRID_CANDIDATES:
                 candidates = grid_candidates(rules, batch[0][0], legal, rng)
             for world, seed in batch:
                 values = self.world_values(rules, world, seed, candidates, side)

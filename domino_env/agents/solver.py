@@ -34,7 +34,7 @@ from typing import Any
 
 from domino_env.agents.search import Value, round_value
 from domino_env.core.state import State, VariantState
-from domino_env.rules.chain import ChainRules
+from domino_env.rules.chain import LineRules
 from domino_env.rules.table import TableRules
 
 Table = dict[Any, tuple[float, float]]  # state key -> bounds (lower, upper) of its value
@@ -47,7 +47,7 @@ class _OverBudget(Exception):
 
 def solvable(rules: TableRules) -> bool:
     """Can :func:`solve` play ``rules``' rounds (a line game whose seats name their tiles)?"""
-    return isinstance(rules, ChainRules) and rules.seats_name_own_tiles
+    return isinstance(rules, LineRules) and rules.seats_name_own_tiles
 
 
 def tiles_in_hands(state: Any) -> int:

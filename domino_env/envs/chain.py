@@ -23,11 +23,11 @@ from domino_env.observation.chain import ChainEncoder
 from domino_env.render import chain as chain_render
 from domino_env.render import chain_image
 from domino_env.render.frame import Sight
-from domino_env.rules.chain import ChainRules
+from domino_env.rules.chain import LineRules
 from domino_env.rules.table import PLAY
 
 
-class ChainEnv(DominoEnv[ChainRules]):
+class ChainEnv(DominoEnv[LineRules]):
     """A line-of-play game: moves are (tile, arm), the table is the line of play."""
 
     encoder_class = ChainEncoder

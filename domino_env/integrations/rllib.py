@@ -54,6 +54,11 @@ MASKED_LOGIT = -1e8  # as training.networks: exp() of it is exactly 0 next to an
 SHARED = "shared"
 
 
+def variant_env(variant: str = "all_fives", **options: Any) -> tuple[str, DominoEnv]:
+    """An ``env_config``'s variant (All Fives unless named) and its env with the other options."""
+    return str(variant), raw_env(str(variant), **options)
+
+
 class DominoMultiAgentEnv(MultiAgentEnv):
     """A domino variant as an RLlib ``MultiAgentEnv``: only the seat to move observes.
 
@@ -63,9 +68,7 @@ class DominoMultiAgentEnv(MultiAgentEnv):
     """
 
     def __init__(self, config: Mapping[str, Any] | None = None) -> None:
-        options = dict(config or {})
-        self.variant = str(options.pop("variant", "all_fives"))
-        self.env: DominoEnv = raw_env(self.variant, **options)
+        self.variant, self.env = variant_env(**(config or {}))
         super().__init__()
         rules = self.env.rules
         self.possible_agents = list(self.env.possible_agents)

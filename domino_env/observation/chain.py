@@ -36,7 +36,7 @@ import numpy as np
 from domino_env.core.line import CLOSED, OPEN
 from domino_env.core.state import DEAL, DRAW, LAY, PASS, SCORE, State
 from domino_env.observation.observer import Blocks, FloatRow, Observer
-from domino_env.rules.chain import ChainRules
+from domino_env.rules.chain import LineRules
 
 _SLOT_FLAGS = 4  # open, closed, double at the end, live
 
@@ -54,7 +54,7 @@ def block_layout(sizes: Sequence[tuple[str, int]]) -> tuple[dict[str, slice], in
 class ChainEncoder:
     """Keeps the world vector and gathers each seat's observation row from it."""
 
-    def __init__(self, rules: ChainRules, observer: Observer | None = None) -> None:
+    def __init__(self, rules: LineRules, observer: Observer | None = None) -> None:
         self.rules, self.observer = rules, observer
         own_blocks = observer.blocks if observer is not None else ()
         ts = rules.tile_set
@@ -131,7 +131,7 @@ class ChainEncoder:
         # A hand changes only by a lay or a draw (or a deal), and voids only by a draw or a pass,
         # so the events keep those blocks; for rules that hide tiles from their holder
         # (``known_hands``) the hand blocks are compared instead.
-        self._hides = type(rules).known_hands is not ChainRules.known_hands
+        self._hides = type(rules).known_hands is not LineRules.known_hands
         self._serial = -1  # round the world was built for
         self._cursor = 0  # events already applied
         self._shown = [0] * n  # the tiles each hand block shows
@@ -167,7 +167,7 @@ class ChainEncoder:
         blank[self._stock] = (tiles - n * rules.hand_size) * self._stock_scale
         self._blank = blank.data
 
-    def __reduce__(self) -> tuple[type, tuple[ChainRules, Observer | None]]:
+    def __reduce__(self) -> tuple[type, tuple[LineRules, Observer | None]]:
         """Copied or pickled as a new encoder of the same rules: its memoryviews cannot be, and
         a fresh one rebuilds the world from the state at the next observation anyway."""
         return type(self), (self.rules, self.observer)

@@ -12,14 +12,14 @@ from domino_env.core.state import RoundResult, State
 from domino_env.core.tiles import format_tile, iter_bits
 from domino_env.core.view import HIDDEN, SeatView
 from domino_env.render.scores import score_event_text, totals_label
-from domino_env.rules.chain import ChainRules
+from domino_env.rules.chain import LineRules
 
 
 def tile_text(a: int, b: int) -> str:
     return f"[{a}|{b}]"
 
 
-def line_text(rules: ChainRules, line: Line) -> list[str]:
+def line_text(rules: LineRules, line: Line) -> list[str]:
     """The layout, west to east, with spinner arms and extra ends listed below."""
     if line.empty:
         return ["(empty table)"]
@@ -47,13 +47,13 @@ def line_text(rules: ChainRules, line: Line) -> list[str]:
     return lines
 
 
-def side_name(rules: ChainRules, side: int, agent_names: list[str]) -> str:
+def side_name(rules: LineRules, side: int, agent_names: list[str]) -> str:
     if rules.teams:
         return "team " + "+".join(agent_names[s] for s in rules.members[side])
     return agent_names[side]
 
 
-def event_text(rules: ChainRules, event: tuple[Any, ...], agent_names: list[str]) -> str | None:
+def event_text(rules: LineRules, event: tuple[Any, ...], agent_names: list[str]) -> str | None:
     """A line of the game log for an event (any ``Event``) of any chain variant: the shared
     kinds here, a variant's own in its words (``rules.describe_event``); None for the events it
     does not show (the header names the round and the scores say how it ended)."""
@@ -98,7 +98,7 @@ def players_text(
     return out
 
 
-def hand_texts(rules: ChainRules, hands: list[int], shown: Collection[int]) -> list[str]:
+def hand_texts(rules: LineRules, hands: list[int], shown: Collection[int]) -> list[str]:
     """Each seat's hand: its tiles where ``shown``, else how many it holds."""
     tiles = rules.tile_set.tiles
     return [
@@ -110,7 +110,7 @@ def hand_texts(rules: ChainRules, hands: list[int], shown: Collection[int]) -> l
 
 
 def table_lines(
-    rules: ChainRules,
+    rules: LineRules,
     agent_names: list[str],
     round_index: int,
     side_scores: list[int],
@@ -140,7 +140,7 @@ def table_lines(
 
 
 def render_text(
-    rules: ChainRules, state: State, agent_names: list[str], hands_of: list[int] | None = None
+    rules: LineRules, state: State, agent_names: list[str], hands_of: list[int] | None = None
 ) -> str:
     """A full view: scores, layout, hands (all, or only ``hands_of``) and recent events."""
     shown = range(rules.num_players) if hands_of is None else hands_of
@@ -160,7 +160,7 @@ def render_text(
     )
 
 
-def spinner_text(rules: ChainRules, line: Line) -> str | None:
+def spinner_text(rules: LineRules, line: Line) -> str | None:
     """Which tile is the spinner (the layout names its arms "north/south of spinner", never the
     tile), and when its arms open; None without a spinner."""
     value = line.spinner_value()
@@ -172,7 +172,7 @@ def spinner_text(rules: ChainRules, line: Line) -> str | None:
     return text
 
 
-def seat_text(rules: ChainRules, view: SeatView, agent_names: list[str]) -> str:
+def seat_text(rules: LineRules, view: SeatView, agent_names: list[str]) -> str:
     """The table as one seat sees it, from its view (no recent events: a running commentary
     says them): its own tiles where it can name them all, the others' as counts, the spinner."""
     line = view.layout

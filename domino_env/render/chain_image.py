@@ -56,7 +56,7 @@ from domino_env.render.frame import (
     hand_as_seen,
 )
 from domino_env.render.scores import header_sides, score_word
-from domino_env.rules.chain import ChainRules
+from domino_env.rules.chain import LineRules
 
 FRAME_HEIGHT, FRAME_WIDTH = 600, 800
 TABLE_MARGIN = 8  # pixels kept free inside the felt's edge
@@ -298,7 +298,7 @@ def lay_out(
     return table.layout
 
 
-def _fitted_layout(rules: ChainRules, state: State, width: int, height: int) -> tuple[Layout, int]:
+def _fitted_layout(rules: LineRules, state: State, width: int, height: int) -> tuple[Layout, int]:
     """The layout at the largest tile size where it fits a felt of ``width`` x ``height`` pixels
     without overlaps, the arms winding clockwise or else the other way (failing that, the first
     that fits at all; failing that, the smallest, clipped); (layout, pixels per half tile)."""
@@ -332,7 +332,7 @@ def felt_box(num_players: int) -> Rect:
     return _frame(num_players).felt_box
 
 
-def table_layout(rules: ChainRules, state: State) -> tuple[Layout, int, tuple[int, int]]:
+def table_layout(rules: LineRules, state: State) -> tuple[Layout, int, tuple[int, int]]:
     """The layout the frame draws: (the layout in half-tile units, pixels per half tile, the
     felt's middle in pixels); :func:`pixel_rect` places its pieces."""
     left, top, right, bottom = felt_box(rules.num_players)
@@ -368,7 +368,7 @@ def _draw_layout(image: np.ndarray, layout: Layout, half: int, centre: tuple[int
 # --- the seats --------------------------------------------------------------------------------
 
 
-def seat_tiles(rules: ChainRules, state: State, sight: Sight | None = None) -> list[SeatTiles]:
+def seat_tiles(rules: LineRules, state: State, sight: Sight | None = None) -> list[SeatTiles]:
     """Each seat's tiles as the picture shows them: the hand face up (drawn for a seat: the tiles
     it cannot name as backs, or revealed and dimmed); in the blind games the row as everybody
     sees it, with the seat to move's own knowledge added (drawn for a seat: that seat's)."""
@@ -407,7 +407,7 @@ def seat_tiles(rules: ChainRules, state: State, sight: Sight | None = None) -> l
 
 
 def status_text(
-    rules: ChainRules, state: State, names: list[str], seen: Sequence[tuple[Any, ...]] | None = None
+    rules: LineRules, state: State, names: list[str], seen: Sequence[tuple[Any, ...]] | None = None
 ) -> str:
     """How the round ended; else the last events said in words (``seen``: the events as a seat
     saw them, default the game's), the previous round's end on a new deal."""
@@ -427,7 +427,7 @@ def status_text(
     return "; ".join(said[-3:]) or "tiles dealt"
 
 
-def render_rgb(rules: ChainRules, state: State, names: list[str], sight: Sight | None = None) -> np.ndarray:
+def render_rgb(rules: LineRules, state: State, names: list[str], sight: Sight | None = None) -> np.ndarray:
     """The whole table (the module docstring), players called ``names``, drawn as ``sight``'s
     seat sees it where given; a new (FRAME_HEIGHT, FRAME_WIDTH, 3) uint8 array."""
     frame = _frame(rules.num_players)

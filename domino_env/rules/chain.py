@@ -1,10 +1,15 @@
-"""What every chain variant shares: options, action table, deals, the turn loop, round ends.
+"""What every line-of-play game shares, and the chain variants' turn loop.
 
-A variant subclasses :class:`ChainRules` and declares only what makes it different: its
+:class:`LineRules` holds what every line-of-play game shares: options, the action table built
+from declared facts, deals and chance points, the round's lifecycle, laying a tile, scoring
+and the explanation of a refused action. Its turn loop is a subclass's: :class:`ChainRules`'
+draw-and-pass loop here, Blind's row machine in ``domino_env.variants.blind``.
+
+A chain variant subclasses :class:`ChainRules` and declares only what makes it different: its
 options dataclass, tile set and slots, and its rule parts (:mod:`domino_env.rules.parts`:
 who opens a round, who leads the next, what a laid tile scores, whether a turn goes on, who
 moves next), then how a round is scored and when the match ends. The turn loop (forced
-draws, passes, blocked rounds) and the round's lifecycle live here once.
+draws, passes, blocked rounds) lives here once.
 """
 
 from __future__ import annotations
@@ -56,13 +61,16 @@ class DealSpec:
     opening: int | None
 
 
-class ChainRules(TableRules[State]):
-    """Rules of a line-of-play game; subclasses set the class attributes and hooks."""
+class LineRules(TableRules[State]):
+    """Rules of a line-of-play game but its turn loop (:meth:`advance`, :meth:`end_turn`,
+    :meth:`take_drawn`, :meth:`apply_extra`); subclasses set the class attributes and hooks."""
 
     num_slots: int = 2  # open ends the action table names (Metro's follows from its set)
     spinner: ClassVar[Spinner] = Spinner.NONE
     face_down_doubles: ClassVar[bool] = False
     extra_actions: ClassVar[tuple[str, ...]] = ()
+    # Extra kinds with one action per tile, after the extras (Blind blitz's arrange).
+    tile_actions: ClassVar[tuple[str, ...]] = ()
     phases: ClassVar[tuple[str, ...]] = ("lead",)
     draws: bool = True
     # A seat's ``voids`` (values open when it drew or passed) mean it holds no tile of them; a
@@ -73,8 +81,7 @@ class ChainRules(TableRules[State]):
     leads_next: ClassVar[LeadsNext] = winner_leads
     lay_scoring: ClassVar[LayScoring | None] = None
     continues_turn: ClassVar[ContinuesTurn | None] = None
-    seat_after: ClassVar[SeatAfter | None] = None
-    action_kind: list[str]  # lists here: variants extend the table (Blind blitz's arrange actions)
+    action_kind: list[str]
     action_tile: list[int]
     options_type: ClassVar[type[ChainOptions]] = ChainOptions
     options: ChainOptions
@@ -91,10 +98,7 @@ class ChainRules(TableRules[State]):
         cls = type(self)
         self._lay_scoring = cls.lay_scoring
         self._continues_turn = cls.continues_turn
-        self._seat_after = cls.seat_after
         self._flags_continuing = len(self.phases) > 1
-        # Without a ``stop`` action the default legal_actions adds nothing to the placements.
-        self._adds_stop = self._stop >= 0
 
     # --- the table's size -------------------------------------------------------------------
 
@@ -156,20 +160,26 @@ class ChainRules(TableRules[State]):
         return tuple(f"end{i}" for i in range(self.num_slots))
 
     def _build_action_table(self) -> None:
-        """Action ids: (tile, slot) face up, then (tile, slot) face down, then extras."""
+        """Action ids: (tile, slot) face up, then (tile, slot) face down, then the extras, then
+        each of :attr:`tile_actions` once per tile (``tile_action_base`` its first id)."""
         size, slots = self.tile_set.size, self.num_slots
         faces = 2 if self.face_down_doubles else 1
-        self.num_play_actions = size * slots * faces
-        self.num_actions = self.num_play_actions + len(self.extra_actions)
-        self.action_kind = [PLAY] * self.num_play_actions + list(self.extra_actions)
-        self.action_tile = [(a // slots) % size for a in range(self.num_play_actions)] + [-1] * len(
-            self.extra_actions
+        plays, extras, per_tile = size * slots * faces, len(self.extra_actions), len(self.tile_actions)
+        self.num_play_actions = plays
+        others = extras + per_tile * size
+        self.num_actions = plays + others
+        self.action_kind = (
+            [PLAY] * plays
+            + list(self.extra_actions)
+            + [kind for kind in self.tile_actions for _ in range(size)]
         )
-        self.action_slot = [a % slots for a in range(self.num_play_actions)] + [-1] * len(self.extra_actions)
-        self.action_face_down = [a >= size * slots for a in range(self.num_play_actions)] + [False] * len(
-            self.extra_actions
+        self.action_tile = (
+            [(a // slots) % size for a in range(plays)] + [-1] * extras + list(range(size)) * per_tile
         )
-        self.extra_action_id = {name: self.num_play_actions + i for i, name in enumerate(self.extra_actions)}
+        self.action_slot = [a % slots for a in range(plays)] + [-1] * others
+        self.action_face_down = [a >= size * slots for a in range(plays)] + [False] * others
+        self.extra_action_id = {name: plays + i for i, name in enumerate(self.extra_actions)}
+        self.tile_action_base = {kind: plays + extras + i * size for i, kind in enumerate(self.tile_actions)}
         self._stop = self.extra_action_id.get(STOP, -1)
         # One lookup decodes a play action: (tile, slot, face_down); None for the extras.
         self._plays: list[tuple[int, int, bool] | None] = [
@@ -274,16 +284,16 @@ class ChainRules(TableRules[State]):
         state.hands = hands
         state.stock = order[n * size :][::-1]
 
-    def _deal(self, state: State, spec: DealSpec | None, rng: np.random.Generator) -> None:
-        """The environment's deal of a round (:meth:`deal_from`), ``spec`` its fixed parts."""
-        order = self.shuffled_tiles(rng)
+    def _deal(self, state: State, spec: DealSpec | None, order: list[int]) -> None:
+        """The environment's deal of a round (:meth:`deal_from`) from the shuffled ``order``,
+        ``spec`` its fixed parts."""
         if spec is None:
             self.deal_in_order(state, order)
             return
         size = self.hand_size
         fixed = {t for hand in spec.hands if hand for t in hand} | set(spec.boneyard or ())
         rest = [t for t in order if t not in fixed]
-        owed = self._owed(spec)
+        owed = self.owed(spec)
         for (tile,) in owed.values():
             rest.remove(tile)
         hands = []
@@ -297,7 +307,7 @@ class ChainRules(TableRules[State]):
         state.stock = (list(spec.boneyard or ()) + rest)[::-1]
 
     @staticmethod
-    def _owed(spec: DealSpec) -> dict[int, tuple[int, ...]]:
+    def owed(spec: DealSpec) -> dict[int, tuple[int, ...]]:
         """The opening tile a fixed deal owes a leader whose hand is dealt at random."""
         if spec.opening is not None and spec.leader is not None and spec.hands[spec.leader] is None:
             return {spec.leader: (spec.opening,)}
@@ -346,7 +356,7 @@ class ChainRules(TableRules[State]):
         hands, pool = [0] * self.num_players, set(self._tile_ids)
         if spec is not None:
             for seat, hand in enumerate(spec.hands):
-                hands[seat] = mask_of(hand or ()) | mask_of(self._owed(spec).get(seat, ()))
+                hands[seat] = mask_of(hand or ()) | mask_of(self.owed(spec).get(seat, ()))
             pool -= set(iter_bits(sum(hands))) | set(spec.boneyard or ())
         state.hands = hands
         state.stock = sorted(pool)[::-1]
@@ -354,9 +364,20 @@ class ChainRules(TableRules[State]):
         self._deal_on(state)
 
     def deal_from(self, state: State, rng: np.random.Generator) -> None:
-        self._deal(state, self.fixed_deal(state), rng)
+        spec, order = self.fixed_deal(state), self.shuffled_tiles(rng)
+        self._deal(state, spec, order)
+        self.dealt_from(state, spec, order, rng)
         state.shuffled = True
         self._dealt_out(state)
+
+    def dealt_from(
+        self, state: State, spec: DealSpec | None, order: list[int], rng: np.random.Generator
+    ) -> None:
+        """Hook: the environment dealt the hands from the shuffled ``order`` (``spec``: the fixed
+        parts); before the round's opening. Blind keeps the rows as dealt."""
+
+    def dealt_by_chance(self, state: State, spec: DealSpec | None) -> None:
+        """Hook: the last tile was dealt at a chance point; before the round's opening."""
 
     def _dealing(self, state: State) -> int:
         """The seat the deal's next tile goes to, -1 when every hand is full."""
@@ -377,6 +398,8 @@ class ChainRules(TableRules[State]):
 
     def _dealt_out(self, state: State) -> None:
         """The hands are dealt: the round's opening (a leader by lot is a chance point)."""
+        if not state.shuffled:
+            self.dealt_by_chance(state, self.fixed_deal(state))
         state.chance = None
         self.reset_round_extra(state)
         spec = self.fixed_deal(state)
@@ -411,7 +434,7 @@ class ChainRules(TableRules[State]):
         if state.chance == DEAL_TILE:
             seat = self._dealing(state)
             spec = self.fixed_deal(state)
-            owed = mask_of(self._owed(spec).get(seat, ())) if spec is not None else 0
+            owed = mask_of(self.owed(spec).get(seat, ())) if spec is not None else 0
             size = self.hand_size - owed.bit_count()  # (an opening tile owed is not dealt by chance)
             return hand_outcomes(state.stock, state.hands[seat] & ~owed, size, self.ordered_hands)
         return super().chance_outcomes(state)
@@ -442,14 +465,7 @@ class ChainRules(TableRules[State]):
     def reset_round_extra(self, state: State) -> None:
         """Hook: reset a variant's per-round state."""
 
-    # --- the turn loop -----------------------------------------------------------------------
-
-    def legal_actions(self, state: State) -> list[int]:
-        """Placements of the seat to move, plus ``stop`` while it is in a multi-tile turn."""
-        plays = self.placements(state)
-        if plays and state.turn_laid and self._stop >= 0:
-            plays.append(self._stop)
-        return plays
+    # --- laying a tile; the turn loop's hooks ----------------------------------------------
 
     def placements(self, state: State) -> list[int]:
         """Hook: the play actions of the seat to move (every tile that fits an open end)."""
@@ -474,28 +490,6 @@ class ChainRules(TableRules[State]):
             self.advance(state)
         else:
             state.legal = []
-
-    def apply_extra(self, state: State, seat: int, action: int) -> None:
-        """Hook: a non-play action (``action_kind`` names it); ``stop`` ends a multi-tile turn."""
-        kind = self.action_kind[action]
-        if kind != STOP:
-            raise ValueError(f"{self.name} has no {kind!r} action")
-        self.end_turn(state)
-
-    def end_turn(self, state: State) -> None:
-        state.turn_laid = 0
-        seat = state.current
-        after = self._seat_after  # (inline: a turn ends at every tile laid)
-        state.current = self._following[seat] if after is None else after(self, state, seat)
-
-    def next_seat(self, state: State, seat: int) -> int:
-        """Who moves after ``seat``: the next seat, unless the variant's ``seat_after`` says."""
-        part = self._seat_after
-        return self._following[seat] if part is None else part(self, state, seat)
-
-    def players_in(self, state: State) -> int:
-        """Hook: players still in the round; that many passes in a row block it."""
-        return self.num_players
 
     def lay(self, state: State, seat: int, tile: int, slot: int, face_down: bool = False) -> None:
         state.hands[seat] &= ~(1 << tile)
@@ -526,41 +520,25 @@ class ChainRules(TableRules[State]):
         """Hook: ``seat`` laid its last tile; by default that ends the round, ``seat`` winning."""
         self.end_round(state, seat, blocked=False)
 
-    def take_drawn(self, state: State, seat: int, tile: int) -> None:
-        """Hook: ``seat`` drew ``tile`` from the stock (forced, before it can lay)."""
-        state.hands[seat] |= 1 << tile
-        state.voids[seat] = state.line.open_values_mask()
-        state.events.append((DRAW, seat, tile))
-
     def can_draw(self, state: State) -> bool:
         return self.draws and bool(state.stock)
 
     def advance(self, state: State) -> None:
-        """Run forced draws and passes until someone has a decision or the round ends."""
-        while True:
-            legal = self.legal_actions(state) if self._adds_stop else self.placements(state)
-            if legal:
-                state.legal = legal
-                return
-            if state.turn_laid:  # nothing more fits in a multi-tile turn: it ends by itself
-                self.end_turn(state)
-                continue
-            seat = state.current
-            if self.can_draw(state):
-                if not state.shuffled:  # the tile drawn is a chance point
-                    state.chance = DRAW_TILE
-                    state.legal = []
-                    return
-                self.take_drawn(state, seat, state.stock.pop())
-                continue
-            state.voids[seat] |= state.line.open_values_mask()
-            state.events.append((PASS, seat))
-            state.passes += 1
-            if state.passes >= self.players_in(state):
-                self.end_round(state, None, blocked=True)
-                state.legal = []
-                return
-            state.current = self.next_seat(state, seat)
+        """Hook of the turn loop: run the forced moves until someone has a decision or the
+        round ends (``state.legal`` the decision's actions)."""
+        raise NotImplementedError
+
+    def apply_extra(self, state: State, seat: int, action: int) -> None:
+        """Hook of the turn loop: a non-play action (``action_kind`` names it)."""
+        raise NotImplementedError
+
+    def end_turn(self, state: State) -> None:
+        """Hook of the turn loop: the turn of ``state.current`` ends."""
+        raise NotImplementedError
+
+    def take_drawn(self, state: State, seat: int, tile: int) -> None:
+        """Hook of the turn loop: ``seat`` drew ``tile`` from the stock."""
+        raise NotImplementedError
 
     # --- explaining a refused action ------------------------------------------------------------
 
@@ -709,6 +687,13 @@ class ChainRules(TableRules[State]):
     def score_round(self, state: State, winner: int | None, blocked: bool, pips: list[int]) -> None:
         raise NotImplementedError
 
+    def pips_as_penalty(self, state: State, winner: int | None, pips: list[int]) -> None:
+        """Classic's scoring (Blind's too): every side but the winner's adds its pips in hand."""
+        win_side = None if winner is None else self.side_of[winner]
+        for side, side_pips in enumerate(self.side_pips(pips)):
+            if side != win_side:
+                self.add_score(state, side, side_pips, "pips in hand")
+
     def match_finished(self, state: State) -> bool:
         return max(state.scores) >= self.match_target
 
@@ -773,6 +758,81 @@ class ChainRules(TableRules[State]):
     def place_hidden(self, world: State, view: SeatView, dealt: list[list[int]], rng: random.Random) -> None:
         """The fixed deals of later rounds are dropped: a world deals them from its own RNG."""
         world.fixed_deals = []
+
+
+class ChainRules(LineRules):
+    """A chain variant's turn loop: a seat lays what fits, else draws (forced) or passes; a
+    full circle of passes blocks the round."""
+
+    seat_after: ClassVar[SeatAfter | None] = None  # the rule part; None: the next seat
+
+    def __init__(self, **options: Any) -> None:
+        super().__init__(**options)
+        self._seat_after = type(self).seat_after  # (unbound: the rules pickle)
+        # Without a ``stop`` action the default legal_actions adds nothing to the placements.
+        self._adds_stop = self._stop >= 0
+
+    def legal_actions(self, state: State) -> list[int]:
+        """Placements of the seat to move, plus ``stop`` while it is in a multi-tile turn."""
+        plays = self.placements(state)
+        if plays and state.turn_laid and self._stop >= 0:
+            plays.append(self._stop)
+        return plays
+
+    def apply_extra(self, state: State, seat: int, action: int) -> None:
+        """Hook: a non-play action (``action_kind`` names it); ``stop`` ends a multi-tile turn."""
+        kind = self.action_kind[action]
+        if kind != STOP:
+            raise ValueError(f"{self.name} has no {kind!r} action")
+        self.end_turn(state)
+
+    def end_turn(self, state: State) -> None:
+        state.turn_laid = 0
+        seat = state.current
+        after = self._seat_after  # (inline: a turn ends at every tile laid)
+        state.current = self._following[seat] if after is None else after(self, state, seat)
+
+    def next_seat(self, state: State, seat: int) -> int:
+        """Who moves after ``seat``: the next seat, unless the variant's ``seat_after`` says."""
+        part = self._seat_after
+        return self._following[seat] if part is None else part(self, state, seat)
+
+    def players_in(self, state: State) -> int:
+        """Hook: players still in the round; that many passes in a row block it."""
+        return self.num_players
+
+    def take_drawn(self, state: State, seat: int, tile: int) -> None:
+        """Hook: ``seat`` drew ``tile`` from the stock (forced, before it can lay)."""
+        state.hands[seat] |= 1 << tile
+        state.voids[seat] = state.line.open_values_mask()
+        state.events.append((DRAW, seat, tile))
+
+    def advance(self, state: State) -> None:
+        """Run forced draws and passes until someone has a decision or the round ends."""
+        while True:
+            legal = self.legal_actions(state) if self._adds_stop else self.placements(state)
+            if legal:
+                state.legal = legal
+                return
+            if state.turn_laid:  # nothing more fits in a multi-tile turn: it ends by itself
+                self.end_turn(state)
+                continue
+            seat = state.current
+            if self.can_draw(state):
+                if not state.shuffled:  # the tile drawn is a chance point
+                    state.chance = DRAW_TILE
+                    state.legal = []
+                    return
+                self.take_drawn(state, seat, state.stock.pop())
+                continue
+            state.voids[seat] |= state.line.open_values_mask()
+            state.events.append((PASS, seat))
+            state.passes += 1
+            if state.passes >= self.players_in(state):
+                self.end_round(state, None, blocked=True)
+                state.legal = []
+                return
+            state.current = self.next_seat(state, seat)
 
 
 def round_to_five(points: int) -> int:

@@ -1,7 +1,8 @@
 """Rule parts a line-of-play variant declares instead of overriding the engine.
 
-:class:`~domino_env.rules.chain.ChainRules` runs the turn loop once; a variant names its
-parts as class attributes: ``opens`` (an :class:`Opening`: who leads a round and which tile),
+:class:`~domino_env.rules.chain.LineRules` runs the round and
+:class:`~domino_env.rules.chain.ChainRules` the turn loop once; a variant names its parts as
+class attributes: ``opens`` (an :class:`Opening`: who leads a round and which tile),
 ``leads_next`` (who leads the round after), and the optional ``lay_scoring``,
 ``continues_turn`` and ``seat_after`` (None: the plain rule, skipped on the hot path). A part is
 a function whose first argument is the rules, so a variant's method can be a part too.

@@ -74,6 +74,9 @@ class TableRules(Generic[StateT]):
     # what a person's table text says of it (``training.play``); a key not here is said plainly.
     extra_words: ClassVar[Mapping[str, ExtraWords]] = {}
     ordered_hands: bool = False  # the order a hand is dealt in is part of the game (Blind's rows)
+    # How many Classic-sized rollouts one rollout of this table costs (longer rounds, a grid's
+    # placements): the search tiers divide their budgets by it to keep a decision's time.
+    rollout_cost: ClassVar[float] = 1.0
 
     # The action table, filled by the subclass: how many, and each action's kind and tile id.
     num_actions: int

@@ -83,6 +83,7 @@ from __future__ import annotations
 import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from enum import IntEnum
 from typing import Any, ClassVar, Final, Literal
 
 import numpy as np
@@ -92,13 +93,13 @@ from domino_env.core.state import State, VariantState
 from domino_env.core.tiles import format_tile, iter_bits, mask_of
 from domino_env.core.view import SeatView
 from domino_env.observation.observer import Blocks, Observer
-from domino_env.rules.chain import STOP, DealSpec
+from domino_env.rules.chain import STOP, DealSpec, LineRules
 from domino_env.rules.parts import FEWEST_PIPS_OPENS, Opening
 from domino_env.rules.spec import VariantSpec
 from domino_env.rules.table import DRAW_TILE as DRAW_CHANCE
 from domino_env.rules.table import ExtraWords
 from domino_env.variants.blitz import laid_words
-from domino_env.variants.classic import ClassicOptions, ClassicRules
+from domino_env.variants.classic import ClassicOptions
 
 TURN_UP = "turn_up"
 DRAW_TILE = "draw"
@@ -119,8 +120,35 @@ Miss = tuple[Literal["miss"], int, int]
 Reveal = tuple[Literal["reveal"], int, int]
 Arranged = tuple[Literal["arrange"], int]
 
-# Where the round stands (``BlindState.mode``).
-_INIT, _ARRANGE, _LEAD, _START, _UP, _CONT, _MISSED, _OPEN, _OPEN_DRAW = range(9)
+
+class Mode(IntEnum):
+    """Where the round stands (``BlindState.mode``): the row machine's states."""
+
+    INIT = 0  # dealt: the arrange phase or the lead comes next
+    ARRANGE = 1  # a seat places its tiles in its row (Blind blitz)
+    LEAD = 2  # the round's opening
+    START = 3  # a turn begins: turn up the rightmost tile, or play the open hand
+    UP = 4  # a tile turned up: laid if it fits, else a miss
+    CONT = 5  # a turned-up tile laid (Blind blitz): ``turn_up`` or ``stop``
+    MISSED = 6  # a miss with nothing laid: ``draw`` or ``stop``
+    OPEN = 7  # an open hand lays any fitting tile
+    OPEN_DRAW = 8  # an open hand with nothing to lay: ``draw`` or ``stop``
+
+
+# The modes the turn loop reads, as module globals: on Python 3.11 ``Mode.START`` is a
+# descriptor call, eight times a global's lookup, and the loop reads several a decision.
+_ARRANGE, _START, _UP, _CONT, _MISSED, _OPEN, _OPEN_DRAW = (
+    Mode.ARRANGE,
+    Mode.START,
+    Mode.UP,
+    Mode.CONT,
+    Mode.MISSED,
+    Mode.OPEN,
+    Mode.OPEN_DRAW,
+)
+_CHECKS_BLOCKED = (_START, _CONT, _OPEN)  # a blocked round is tested for at a decision of these
+_LAYS_ON = (_CONT, _OPEN)  # a laid tile leaves the turn going on
+_OFFERS_DRAW = (_MISSED, _OPEN_DRAW)  # ``draw`` or ``stop``
 
 
 @dataclass(slots=True)
@@ -128,7 +156,7 @@ class BlindState(VariantState):
     """The rows and where the round stands."""
 
     rows: list[list[int]] = field(default_factory=list)  # per seat, its row left to right
-    mode: int = _INIT
+    mode: Mode = Mode.INIT
     open: list[bool] = field(default_factory=list)  # per seat: its tiles are face up, an open hand
     seen: list[int] = field(default_factory=list)  # per seat, its tiles everybody can name
     known: list[int] = field(default_factory=list)  # per seat, its tiles it can name itself
@@ -160,10 +188,14 @@ class BlindOptions(BlindBlitzOptions):
     arrange: str = field(default="dealt", init=False)
 
 
-class BlindBlitzRules(ClassicRules):
+class BlindBlitzRules(LineRules):
+    """Blind's own engine: the line, deals and scoring of every line-of-play game (Classic's
+    scoring), and a turn loop of its own - the row machine of :class:`Mode`."""
+
     name = "blind_blitz"
     opens = FEWEST_PIPS_OPENS
     extra_actions: ClassVar[tuple[str, ...]] = (STOP, TURN_UP, DRAW_TILE)
+    tile_actions: ClassVar[tuple[str, ...]] = (ARRANGE,)
     phases: ClassVar[tuple[str, ...]] = ("lead", "arrange", "continuing", "draw")
     blind: ClassVar[bool] = False  # Blind: nobody looked at their tiles
     names_own_draws: ClassVar[bool] = False  # a tile drawn goes to the row unseen
@@ -171,7 +203,6 @@ class BlindBlitzRules(ClassicRules):
     private_action_kinds: ClassVar[frozenset[str]] = frozenset((ARRANGE,))  # which tile: the arranger's
     # (the rows are said by training.play's row_lines)
     extra_words: ClassVar[Mapping[str, ExtraWords]] = {"laid_this_turn": laid_words}
-    arranges: ClassVar[bool] = True  # the action table has the arrange actions
 
     options_type: ClassVar[type[BlindBlitzOptions]] = BlindBlitzOptions
     options: BlindBlitzOptions
@@ -181,31 +212,19 @@ class BlindBlitzRules(ClassicRules):
         self.arrange = arrange = self.options.arrange
         self.ordered_hands = arrange == "dealt"  # the rows lie as dealt
         # _phase_table[mode][laid]: the phase flags (asked at every observation of the seat to move)
-        self._phase_table = [[self._phase_flags(mode, laid) for laid in (False, True)] for mode in range(9)]
+        self._phase_table = [[self._phase_flags(mode, laid) for laid in (False, True)] for mode in Mode]
         ids = self.extra_action_id
-        self._stop = ids[STOP]
         self._draw_or_stop = [ids[DRAW_TILE], ids[STOP]]
         self._up_or_stop = [ids[TURN_UP], ids[STOP]] if TURN_UP in ids else []
-
-    def _build_action_table(self) -> None:
-        """Play actions, the named extras, then (Blind blitz) one ``arrange`` action per tile."""
-        super()._build_action_table()
-        self.arrange_base = self.num_actions
-        if not self.arranges:
-            return
-        size = self.tile_set.size
-        self.num_actions += size
-        self.action_kind += [ARRANGE] * size
-        self.action_tile += list(range(size))
-        self.action_slot += [-1] * size
-        self.action_face_down += [False] * size
-        self._plays += [None] * size
+        self._arrange_base = self.tile_action_base.get(ARRANGE, -1)
 
     def default_hand_size(self) -> int:
         return 8 if self.num_players < 4 else 7
 
-    def arrange_action(self, tile: int) -> int:
-        return self.arrange_base + tile
+    def score_round(
+        self, state: State[BlindState], winner: int | None, blocked: bool, pips: list[int]
+    ) -> None:
+        self.pips_as_penalty(state, winner, pips)
 
     # --- deals ---------------------------------------------------------------------------------
 
@@ -222,30 +241,28 @@ class BlindBlitzRules(ClassicRules):
                 )
         return spec
 
-    def _deal(self, state: State[BlindState], spec: DealSpec | None, rng: np.random.Generator) -> None:
-        n, size = self.num_players, self.hand_size
-        rows: list[list[int]] = [[] for _ in range(n)]
-        if spec is None:  # as the base deal, keeping the dealt order of every row
-            order = self.shuffled_tiles(rng)
-            if self.arrange == "dealt":
-                rows = [order[i * size : (i + 1) * size] for i in range(n)]
-            self.deal_in_order(state, order)
-            state.extra.rows = rows
+    def dealt_from(
+        self, state: State[BlindState], spec: DealSpec | None, order: list[int], rng: np.random.Generator
+    ) -> None:
+        """Dealt rows keep the dealt order; a random row of a fixed deal is shuffled, and owes
+        its leader the opening tile at its right end."""
+        if self.arrange != "dealt":
             return
-        super()._deal(state, spec, rng)
-        if self.arrange == "dealt":
-            for seat, hand in enumerate(state.hands):
-                listed = spec.hands[seat]
-                if listed is not None:
-                    rows[seat] = list(listed)
-                    continue
-                tiles = list(iter_bits(hand))
-                row = [tiles[i] for i in rng.permutation(len(tiles))]
-                if spec.opening is not None and spec.leader == seat and self.blind:
-                    row.remove(spec.opening)  # a random row owes its leader the opening tile: rightmost
-                    row.append(spec.opening)
-                rows[seat] = row
-        state.extra.rows = rows
+        size, rows = self.hand_size, state.extra.rows
+        if spec is None:
+            state.extra.rows = [order[i * size : (i + 1) * size] for i in range(self.num_players)]
+            return
+        for seat, hand in enumerate(state.hands):
+            listed = spec.hands[seat]
+            if listed is not None:
+                rows[seat] = list(listed)
+                continue
+            tiles = list(iter_bits(hand))
+            row = [tiles[i] for i in rng.permutation(len(tiles))]
+            if spec.opening is not None and spec.leader == seat and self.blind:
+                row.remove(spec.opening)  # a random row owes its leader the opening tile: rightmost
+                row.append(spec.opening)
+            rows[seat] = row
 
     def start_round(self, state: State[BlindState], rng: np.random.Generator | None = None) -> None:
         state.extra.rows = [[] for _ in range(self.num_players)]  # (dealt tile by tile at chance points)
@@ -257,18 +274,16 @@ class BlindBlitzRules(ClassicRules):
         if self.arrange == "dealt":
             state.extra.rows[seat].append(tile)
 
-    def _dealt_out(self, state: State[BlindState]) -> None:
+    def dealt_by_chance(self, state: State[BlindState], spec: DealSpec | None) -> None:
         """Dealt at chance points, a fixed deal's rows are as listed, and a random row owes its
         leader the opening tile at its right end."""
-        spec = self.fixed_deal(state)
-        if not state.shuffled and spec is not None and self.arrange == "dealt":
+        if spec is not None and self.arrange == "dealt":
             rows = state.extra.rows
             for seat, listed in enumerate(spec.hands):
                 if listed is not None:
                     rows[seat] = list(listed)
-            for seat, owed in self._owed(spec).items():
+            for seat, owed in self.owed(spec).items():
                 rows[seat] += owed
-        super()._dealt_out(state)
 
     def dealt(self, state: State[BlindState]) -> dict[str, Any]:
         """The round's deal whole; with dealt rows the hands are the rows left to right, the
@@ -288,7 +303,7 @@ class BlindBlitzRules(ClassicRules):
     def reset_round_extra(self, state: State[BlindState]) -> None:
         n = self.num_players
         x = state.extra
-        x.mode = _INIT
+        x.mode = Mode.INIT
         x.open = [False] * n
         x.seen = [0] * n
         x.known = [0] * n if self.blind else list(state.hands)
@@ -318,9 +333,6 @@ class BlindBlitzRules(ClassicRules):
 
     # --- the turn loop ---------------------------------------------------------------------------
 
-    def legal_actions(self, state: State[BlindState]) -> list[int]:
-        return list(state.legal)
-
     def advance(self, state: State[BlindState]) -> None:
         """Run the environment's moves (turning up, misses, forced ends) to the next decision."""
         if state.chance is not None:  # a draw chosen: chance gives the tile first
@@ -328,7 +340,7 @@ class BlindBlitzRules(ClassicRules):
         x = state.extra
         while True:
             mode = x.mode
-            if mode in (_START, _CONT, _OPEN) and self._dead(state):
+            if mode in _CHECKS_BLOCKED and self._dead(state):
                 self.end_round(state, None, blocked=True)
                 state.legal = []
                 return
@@ -364,29 +376,29 @@ class BlindBlitzRules(ClassicRules):
             elif mode == _CONT:
                 state.legal = self._up_or_stop[:]
                 return
-            elif mode in (_MISSED, _OPEN_DRAW):
+            elif mode in _OFFERS_DRAW:
                 state.legal = self._draw_or_stop[:]
                 return
             elif mode == _ARRANGE:
                 left = x.left
                 if left & (left - 1):
-                    state.legal = [self.arrange_base + t for t in iter_bits(left)]
+                    state.legal = [self._arrange_base + t for t in iter_bits(left)]
                     return
                 self._arrange(state, seat, left.bit_length() - 1)  # the last tile: no choice
                 continue
-            elif mode == _LEAD:
+            elif mode == Mode.LEAD:
                 if self.blind and x.up < 0:
                     self._turn_up(state, seat, lead=True)
                     state.required_lead = x.up
                     state.events.append((UP, seat, x.up))
                 state.legal = self.placements(state)
                 return
-            else:  # _INIT
+            else:  # Mode.INIT
                 if self.arrange == "choose":
-                    x.mode = _ARRANGE
+                    x.mode = Mode.ARRANGE
                     x.left = state.hands[seat]
                 else:
-                    x.mode = _LEAD
+                    x.mode = Mode.LEAD
                 continue
             # a miss that offers no draw, or an open hand with nothing to do: the turn ends
             self.end_turn(state)
@@ -438,7 +450,7 @@ class BlindBlitzRules(ClassicRules):
     def lays_on(self, state: State[BlindState], seat: int, tile: int) -> bool:
         """After a tile turned up, or from an open hand, until the last tiles are revealed."""
         mode = state.extra.mode
-        return mode in (_CONT, _OPEN) and not state.extra.revealed
+        return mode in _LAYS_ON and not state.extra.revealed
 
     continues_turn = lays_on
 
@@ -467,7 +479,7 @@ class BlindBlitzRules(ClassicRules):
             return
         following = self._following[seat]
         if following == state.leader:
-            x.mode = _LEAD
+            x.mode = Mode.LEAD
             state.current = state.leader
         else:
             state.current = following
@@ -517,15 +529,15 @@ class BlindBlitzRules(ClassicRules):
     def phase_flags(self, state: State[BlindState]) -> tuple[bool, ...]:
         return self._phase_table[state.extra.mode][state.turn_laid > 0]
 
-    def _phase_flags(self, mode: int, laid: bool) -> tuple[bool, ...]:
+    def _phase_flags(self, mode: Mode, laid: bool) -> tuple[bool, ...]:
         """The phase flags in ``mode`` (``laid``: a tile laid this turn), for _phase_table."""
         flags = (
-            mode == _LEAD,
-            mode == _ARRANGE,
-            laid and mode in (_CONT, _OPEN),
-            mode in (_MISSED, _OPEN_DRAW),
+            mode == Mode.LEAD,
+            mode == Mode.ARRANGE,
+            laid and mode in (Mode.CONT, Mode.OPEN),
+            mode in (Mode.MISSED, Mode.OPEN_DRAW),
         )
-        return flags if self.arranges else (flags[0], *flags[2:])
+        return flags if self.tile_actions else (flags[0], *flags[2:])
 
     def public_extra(self, state: State[BlindState]) -> dict[str, Any]:
         x = state.extra
@@ -539,7 +551,7 @@ class BlindBlitzRules(ClassicRules):
             "open_hands": list(x.open),
             "turned_up": tiles[up] if up >= 0 else None,
             "quiet_turns": x.quiet,
-            "arranging": x.mode == _ARRANGE,
+            "arranging": x.mode == Mode.ARRANGE,
             "laid_this_turn": state.turn_laid,
         }
 
@@ -628,7 +640,7 @@ class BlindRules(BlindBlitzRules):
     extra_actions = (STOP, DRAW_TILE)
     phases = ("lead", "continuing", "draw")
     blind = True
-    arranges = False
+    tile_actions = ()
     private_action_kinds = frozenset()  # (no arrange phase)
     options_type = BlindOptions
 

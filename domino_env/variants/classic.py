@@ -50,10 +50,7 @@ class ClassicRules(ChainRules):
         self.draws = bool(self.options.draw)
 
     def score_round(self, state: State, winner: int | None, blocked: bool, pips: list[int]) -> None:
-        win_side = None if winner is None else self.side_of[winner]
-        for side, side_pips in enumerate(self.side_pips(pips)):
-            if side != win_side:
-                self.add_score(state, side, side_pips, "pips in hand")
+        self.pips_as_penalty(state, winner, pips)
 
 
 SPECS = (

@@ -76,6 +76,7 @@ class Domino3DRules(GridRules):
     """3D dominoes: the grid rules with this module's documentation and defaults."""
 
     name = "domino3d"
+    rollout_cost = 10 / 3  # hundreds of placements a move on the grid
 
 
 SPECS = (

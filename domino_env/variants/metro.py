@@ -172,6 +172,7 @@ class MetroRules(ChainRules):
     hand_size = 10
     match_target = 5
     lower_score_wins = True
+    rollout_cost = 2.5  # a round of 10-tile hands from a double-nine set, with Metro moves
     voids_hold_none = False  # a void: could not *legally* lay (a player holding only Metro moves draws)
     extra_words: ClassVar[Mapping[str, ExtraWords]] = {
         "live_ends": lambda ends, _: f"live ends: {value_text(ends)}",
