@@ -355,8 +355,9 @@ class LineRules(TableRules[State]):
         spec = self.fixed_deal(state)
         hands, pool = [0] * self.num_players, set(self._tile_ids)
         if spec is not None:
+            owed = self.owed(spec)
             for seat, hand in enumerate(spec.hands):
-                hands[seat] = mask_of(hand or ()) | mask_of(self.owed(spec).get(seat, ()))
+                hands[seat] = mask_of(hand or ()) | mask_of(owed.get(seat, ()))
             pool -= set(iter_bits(sum(hands))) | set(spec.boneyard or ())
         state.hands = hands
         state.stock = sorted(pool)[::-1]
@@ -398,11 +399,11 @@ class LineRules(TableRules[State]):
 
     def _dealt_out(self, state: State) -> None:
         """The hands are dealt: the round's opening (a leader by lot is a chance point)."""
+        spec = self.fixed_deal(state)
         if not state.shuffled:
-            self.dealt_by_chance(state, self.fixed_deal(state))
+            self.dealt_by_chance(state, spec)
         state.chance = None
         self.reset_round_extra(state)
-        spec = self.fixed_deal(state)
         if spec is not None and spec.leader is not None:
             leader, opening = spec.leader, -1 if spec.opening is None else spec.opening
         else:
