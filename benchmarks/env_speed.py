@@ -22,7 +22,7 @@ import time
 from typing import Any
 
 import domino_env
-from training.arena import positive_int
+from training.eval.arena import positive_int
 
 # Tables beyond each variant's standard ones (``spec.benchmark_tables``): classic at every
 # table (the reference of "vs classic"), and options whose speed differs.

@@ -8,7 +8,7 @@ idea changes one of the two and keeps the rest of the tier (worlds, halving, bud
 
 * ``match-value``: a round's end is worth the change it makes to the side's **match value**,
   its expected match outcome at the scores after the round less the one before (the dynamic
-  program of :mod:`training.match_value`, from greedy rounds; two sides only), times
+  program of :mod:`training.rl.match_value`, from greedy rounds; two sides only), times
   ``match_target`` - so 20 points count for more at 95-90 than at 0-0;
 * ``heuristic-rollouts``: every seat of a rollout plays by a rule stronger than greedy: the
   heaviest tile, plus :data:`FIT_WEIGHT` points for every tile of its hand that the ends left
@@ -36,8 +36,8 @@ from domino_env.agents.baselines import legal_actions
 from domino_env.agents.expert import ExpertAgent
 from domino_env.agents.search import Key, Value, standing
 from domino_env.agents.solver import solvable
-from training.match_value import MatchValue
 from training.matches import duplicate_summary
+from training.rl.match_value import MatchValue
 
 IDEAS = ("match-value", "heuristic-rollouts")
 FIT_WEIGHT = 4  # points a tile of the hand that fits the ends after the move is worth

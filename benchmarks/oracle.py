@@ -65,9 +65,9 @@ from domino_env.core.state import State
 from domino_env.registry import VARIANTS, raw_env
 from domino_env.rules.chain import LineRules
 from domino_env.rules.view import seat_view
-from training.arena import positive_int
-from training.config import load_config
+from training.eval.arena import positive_int
 from training.matches import wilson_interval, win_share
+from training.model.config import load_config
 
 CONFIGS = Path(__file__).resolve().parent.parent / "configs"
 

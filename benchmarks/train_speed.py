@@ -5,7 +5,7 @@
 What is counted, for both: decisions made by the policy being trained, per second of
 wall-clock training (collection *and* PPO updates), one torch thread, CPU.
 
-* Ours (``training.train.Trainer`` on ``--config``; evaluation games off, TensorBoard and
+* Ours (``training.rl.train.Trainer`` on ``--config``; evaluation games off, TensorBoard and
   checkpoints as configured): one shared policy plays every seat of self-play, so every
   seat's decision is a learner decision and a PPO row; in the share of games where a frozen
   pool snapshot plays the other side, those seats' moves are *not* counted (they are shown
@@ -49,9 +49,9 @@ from typing import Any
 import torch
 from torch import nn
 
-from training.arena import positive_int
-from training.config import Config, ConfigError, load_config
-from training.train import Trainer
+from training.eval.arena import positive_int
+from training.model.config import Config, ConfigError, load_config
+from training.rl.train import Trainer
 
 
 def ours_config(config_path: str, steps: int, out_dir: str) -> Config:

@@ -23,7 +23,7 @@ import yaml
 from domino_env import raw_env
 from domino_env.agents import make_agent
 from domino_env.integrations.rllib import SHARED, module_agent, ppo_config
-from training.arena import head_to_head
+from training.eval.arena import head_to_head
 
 
 def main() -> None:

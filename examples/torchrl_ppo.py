@@ -32,7 +32,7 @@ from domino_env.integrations.torchrl import (
     turn_returns,
     value_net,
 )
-from training.arena import head_to_head
+from training.eval.arena import head_to_head
 
 
 def greedy_agent(actor: Any) -> Any:

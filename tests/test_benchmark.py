@@ -13,8 +13,8 @@ import pytest
 from PIL import Image
 
 import domino_env
-from training import benchmark
 from training.__main__ import main
+from training.eval import benchmark
 from training.matches import Match, wilson_interval
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -26,7 +26,7 @@ if not Path(CHROMIUM).exists() or not shutil.which("chromium"):
 uvicorn = pytest.importorskip("uvicorn")
 sync_api = pytest.importorskip("playwright.sync_api")
 
-from training.serve import create_app  # noqa: E402
+from training.apps.serve import create_app  # noqa: E402
 
 SCREENSHOT = os.environ.get("DOMINO_SERVE_SCREENSHOT")  # where to save the play page's picture
 

@@ -14,13 +14,13 @@ import pytest
 import torch
 from training_helpers import random_masks, tiny_config
 
-import training.train as train_module
+import training.rl.train as train_module
 from domino_env import raw_env
-from training import checkpoint
 from training.agents import resolve_agent
-from training.checkpoint import CheckpointError, load_model
-from training.config import ConfigError
-from training.train import Trainer
+from training.model import checkpoint
+from training.model.checkpoint import CheckpointError, load_model
+from training.model.config import ConfigError
+from training.rl.train import Trainer
 
 
 @pytest.fixture(scope="module")

@@ -12,8 +12,8 @@ import pytest
 from training_helpers import ROOT, TINY, write
 
 from training.__main__ import main
-from training.checkpoint import load_model
-from training.config import load_config
+from training.model.checkpoint import load_model
+from training.model.config import load_config
 
 
 def test_cli_bad_config_key_exits_2_with_one_line(capsys: pytest.CaptureFixture[str]) -> None:

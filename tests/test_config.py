@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from training_helpers import ROOT, write
 
-from training.config import Config, ConfigError, config_from_dict, load_config
+from training.model.config import Config, ConfigError, config_from_dict, load_config
 
 
 @pytest.mark.parametrize("path", sorted((ROOT / "configs").glob("*.yaml")), ids=lambda p: p.stem)

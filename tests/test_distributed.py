@@ -14,13 +14,13 @@ import pytest
 import torch
 from extras import extra
 
-from training.checkpoint import CheckpointError
-from training.config import Config, load_config
-from training.distributed import RayCollector, merge, ray_collector, resume_error, split, worker_seeds
-from training.networks import ActorCritic
-from training.ppo import Batch
-from training.rollout import Collector, EpisodeStats
-from training.train import Trainer
+from training.model.checkpoint import CheckpointError
+from training.model.config import Config, load_config
+from training.model.networks import ActorCritic
+from training.rl.distributed import RayCollector, merge, ray_collector, resume_error, split, worker_seeds
+from training.rl.ppo import Batch
+from training.rl.rollout import Collector, EpisodeStats
+from training.rl.train import Trainer
 
 pytestmark = pytest.mark.ray
 

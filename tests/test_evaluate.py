@@ -13,13 +13,13 @@ import pytest
 import torch
 
 from domino_env import VARIANTS, raw_env
-from training import arena, evaluate, ratings, report
 from training.__main__ import main
 from training.agents import resolve_agent
-from training.checkpoint import load_model
-from training.config import load_config
-from training.play import play
-from training.train import Trainer
+from training.apps.play import play
+from training.eval import arena, evaluate, ratings, report
+from training.model.checkpoint import load_model
+from training.model.config import load_config
+from training.rl.train import Trainer
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -247,7 +247,7 @@ def test_ship_records_one_run_at_a_time(tmp_path: Path) -> None:
     import fcntl
     import threading
 
-    from training import ship
+    from training.eval import ship
 
     measured = {"vs_random": 0.5, "vs_random_low": 0.4, "vs_random_high": 0.6, "vs_random_games": 2}
     row = {"variant": "blitz", "agent": "policy", "players": "2", **measured}

@@ -11,8 +11,9 @@ from variant_configs import fixed_deal_envs
 
 import domino_env
 from domino_env.agents import DEFAULT_WORLDS, make_agent
-from training.evaluate import contestant
-from training.guided import GuidedSearchAgent, parse_guided_name
+from training.agents.guided import GuidedSearchAgent
+from training.eval.evaluate import contestant
+from training.model.names import parse_guided_name
 
 ROOT = Path(__file__).resolve().parents[1]
 SHIPPED = {name: str(ROOT / "agents" / f"{name}.pt") for name in domino_env.SPECS}

@@ -14,9 +14,9 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from training import benchmark, ladder
 from training.__main__ import main
-from training.evaluate import prepare
+from training.eval import benchmark, ladder
+from training.eval.evaluate import prepare
 
 # Whole All Fives matches (the default table's): a 20-game ladder of these rungs takes seconds.
 TABLE = ["--variant", "all_fives"]

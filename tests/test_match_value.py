@@ -11,10 +11,10 @@ import torch
 from test_rollout import gae_calls  # noqa: F401 - the fixture
 from training_helpers import tiny_config
 
-from training.config import ConfigError
-from training.match_value import MatchValue, match_values, round_deltas
-from training.networks import ActorCritic
-from training.rollout import Collector
+from training.model.config import ConfigError
+from training.model.networks import ActorCritic
+from training.rl.match_value import MatchValue, match_values, round_deltas
+from training.rl.rollout import Collector
 
 # A round adds a point to A (0.3), two to B (0.5) or nothing (0.2); a match to 2. Without the
 # rounds that change nothing, A's point comes with 0.375 and B's two with 0.625. By hand, for

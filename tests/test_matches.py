@@ -9,8 +9,9 @@ import pytest
 
 import domino_env
 from domino_env.agents import make_agent
-from training import matches, report
+from training import matches
 from training.__main__ import main
+from training.eval import report
 from training.matches import Match, mean_interval, play_match, seatings, wilson_interval
 
 

@@ -13,11 +13,11 @@ import torch
 from training_helpers import random_masks, tiny_config
 
 from domino_env import raw_env
-from training import checkpoint
-from training.checkpoint import load_model
-from training.config import ConfigError
-from training.networks import ActorCritic, PlayOutlook, play_outlook_spec
-from training.train import Trainer
+from training.model import checkpoint
+from training.model.checkpoint import load_model
+from training.model.config import ConfigError
+from training.model.networks import ActorCritic, PlayOutlook, play_outlook_spec
+from training.rl.train import Trainer
 
 
 def test_illegal_actions_get_exactly_zero_probability_and_are_never_sampled() -> None:

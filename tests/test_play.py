@@ -13,9 +13,9 @@ from domino_env import SPECS, raw_env
 from domino_env.core.tiles import format_tile, iter_bits
 from domino_env.envs.base import DominoEnv
 from domino_env.envs.chain import ChainEnv
-from training import evaluate
 from training.__main__ import main
-from training.play import ask, final_totals, move_text, play
+from training.apps.play import ask, final_totals, move_text, play
+from training.eval import evaluate
 
 TABLES: list[tuple[str, dict[str, Any]]] = [
     (name, {"num_players": spec.player_counts[0]}) for name, spec in SPECS.items()

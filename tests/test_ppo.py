@@ -10,8 +10,8 @@ import pytest
 import torch
 from training_helpers import parameters, random_masks, tiny_config
 
-from training.networks import ActorCritic
-from training.ppo import Batch, gae, update
+from training.model.networks import ActorCritic
+from training.rl.ppo import Batch, gae, update
 
 
 def acted_batch(

@@ -16,8 +16,8 @@ import domino_env
 from domino_env import GameRecorder, load_record, replay, write_record
 from domino_env.agents import make_agent
 from domino_env.records import FORMAT, FORMAT_VERSION, package_version
-from training import benchmark
 from training.__main__ import main
+from training.eval import benchmark
 
 # Every variant at its first standard table (whole matches, the default episode), and what else
 # changes a deal: partners, Blind blitz's dealt rows, 3D dominoes' copies of a tile with open

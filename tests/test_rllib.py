@@ -163,7 +163,7 @@ def test_rllib_ppo_trains_without_sampling_masked_actions(
     assert runners["masked_actions_sampled"] == 0  # ...and none was masked
     assert runners["num_episodes_lifetime"] > 10
     # the trained module plays through our agent interface
-    from training.arena import head_to_head
+    from training.eval.arena import head_to_head
 
     summary = head_to_head("all_fives", module_agent(module), domino_env.agents.make_agent("random", 0), 4)
     assert summary.games == 4

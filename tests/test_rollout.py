@@ -11,10 +11,10 @@ import torch
 from helpers import deal, laid
 from training_helpers import tiny_config
 
-import training.rollout as rollout
+import training.rl.rollout as rollout
 from domino_env import raw_env
-from training.networks import ActorCritic
-from training.rollout import Collector, EpisodeStats
+from training.model.networks import ActorCritic
+from training.rl.rollout import Collector, EpisodeStats
 
 
 class ScriptedModel:

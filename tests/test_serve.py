@@ -19,7 +19,7 @@ from PIL import Image
 
 import domino_env
 from training.__main__ import main
-from training.serve import create_app
+from training.apps.serve import create_app
 
 ROUND = {"episode": "round"}
 SHIPPED = Path(__file__).resolve().parent.parent / "agents"

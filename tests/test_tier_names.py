@@ -23,9 +23,9 @@ from training_helpers import ROOT
 
 from domino_env.agents import ExpertAgent, expert, make_agent
 from domino_env.wrappers import SingleAgentEnv
-from training import benchmark
 from training.__main__ import main
-from training.config import ConfigError, load_config
+from training.eval import benchmark
+from training.model.config import ConfigError, load_config
 
 ALLOWED = "allowed: advanced, expert"
 MALFORMED = ["expert:16", "advanced:abc"]
@@ -224,7 +224,7 @@ def test_the_web_app_takes_a_tier_and_refuses_a_malformed_one(small_tiers: None,
         warnings.simplefilter("ignore")
         from fastapi.testclient import TestClient
 
-    from training.serve import create_app
+    from training.apps.serve import create_app
 
     client = TestClient(create_app(agents_dir=tmp_path))
     body = {"variant": "blitz", "options": {"episode": "round"}, "seed": 2}

@@ -8,11 +8,11 @@ from pathlib import Path
 from domino_env import raw_env
 from domino_env.agents import make_agent
 from training.agents import PolicyAgent
-from training.checkpoint import load_model
-from training.config import load_config
 from training.matches import play_match
-from training.networks import ActorCritic
-from training.train import Trainer, evaluation_iterations
+from training.model.checkpoint import load_model
+from training.model.config import load_config
+from training.model.networks import ActorCritic
+from training.rl.train import Trainer, evaluation_iterations
 
 
 def test_short_training_run_beats_greedy_and_writes_its_run_folder(tmp_path: Path) -> None:

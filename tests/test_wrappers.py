@@ -324,8 +324,8 @@ def test_unknown_agent_name() -> None:
 def test_checkpoint_opponent(tmp_path: Any) -> None:
     pytest.importorskip("torch")
     from training.agents import resolve_agent
-    from training.config import load_config
-    from training.train import Trainer
+    from training.model.config import load_config
+    from training.rl.train import Trainer
 
     config = load_config("configs/all_fives.yaml", [f"run.out_dir={tmp_path}", "run.num_envs=2"])
     trainer = Trainer(config)

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from training.config import Config, load_config
+from training.model.config import Config, load_config
 
 if TYPE_CHECKING:  # torch only for the type of a model
     import torch

@@ -1,5 +1,5 @@
 """Seeded games between two agents, with the seats rotated: the one loop that
-:func:`training.arena.head_to_head`, the evaluation's pairings and the trainer's own
+:func:`training.eval.arena.head_to_head`, the evaluation's pairings and the trainer's own
 evaluations all play, so their numbers agree game for game.
 
 Game ``g`` is dealt from ``seed + g`` whoever plays, and the first agent takes seat ``g % n``

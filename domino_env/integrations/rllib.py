@@ -16,7 +16,7 @@ Needs the ``ray`` extra (``pip install "domino-env[ray]"``). On RLlib's current 
   Every step reports every seat's reward, so a seat's rewards between two of its decisions
   (the others' moves, the final outcome) are credited to its last action: RLlib's episodes
   keep that action "hanging" until the seat's next observation, which gives the same
-  turn-based transitions as ``training/rollout.py``. At the end every seat gets a final
+  turn-based transitions as ``training/rl/rollout.py``. At the end every seat gets a final
   observation and ``terminated``.
 * :func:`register_envs` registers every variant under :func:`env_name` (``domino_<variant>``).
 * :class:`MaskedPPOTorchRLModule` is RLlib's default PPO torch module with illegal actions'
@@ -50,7 +50,7 @@ from domino_env.wrappers import LegalDiscrete
 
 OBS = "observations"
 MASK = "action_mask"
-MASKED_LOGIT = -1e8  # as training.networks: exp() of it is exactly 0 next to any legal logit
+MASKED_LOGIT = -1e8  # as training.model.networks: exp() of it is exactly 0 next to any legal logit
 SHARED = "shared"
 
 
@@ -228,7 +228,7 @@ class MaskedActionCounter(RLlibCallback):
 def module_agent(module: Any) -> Callable[[DominoEnv, dict[str, np.ndarray]], int]:
     """A trained RLlib module (``algo.get_module("shared")``) as a domino agent
     ``agent(env, observation) -> action``: its most probable legal action. Use it with
-    ``training.arena.head_to_head``, ``SingleAgentEnv(opponents=...)`` or ``python -m training``'s
+    ``training.eval.arena.head_to_head``, ``SingleAgentEnv(opponents=...)`` or ``python -m training``'s
     evaluation helpers."""
 
     def agent(env: DominoEnv, observation: dict[str, np.ndarray]) -> int:

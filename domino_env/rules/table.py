@@ -71,7 +71,7 @@ class TableRules(Generic[StateT]):
     # OpenSpiel adapter names only their kind in another seat's information state.
     private_action_kinds: ClassVar[frozenset[str]] = frozenset()
     # Per key of the variant's ``public_extra`` (Blitz's ``laid_this_turn`` ...), its words:
-    # what a person's table text says of it (``training.play``); a key not here is said plainly.
+    # what a person's table text says of it (``training.apps.play``); a key not here is said plainly.
     extra_words: ClassVar[Mapping[str, ExtraWords]] = {}
     ordered_hands: bool = False  # the order a hand is dealt in is part of the game (Blind's rows)
     # How many Classic-sized rollouts one rollout of this table costs (longer rounds, a grid's

@@ -201,7 +201,7 @@ class BlindBlitzRules(LineRules):
     names_own_draws: ClassVar[bool] = False  # a tile drawn goes to the row unseen
     seats_name_own_tiles: ClassVar[bool] = False  # a row hides tiles from its own seat
     private_action_kinds: ClassVar[frozenset[str]] = frozenset((ARRANGE,))  # which tile: the arranger's
-    # (the rows are said by training.play's row_lines)
+    # (the rows are said by training.apps.play's row_lines)
     extra_words: ClassVar[Mapping[str, ExtraWords]] = {"laid_this_turn": laid_words}
 
     options_type: ClassVar[type[BlindBlitzOptions]] = BlindBlitzOptions

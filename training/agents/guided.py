@@ -34,26 +34,12 @@ import torch
 from domino_env import DominoEnv
 from domino_env.agents import DEFAULT_WORLDS, legal_actions
 from domino_env.agents.search import rollout_value, standing
-from training.networks import ActorCritic
+from training.model.names import GUIDED_PREFIX
+from training.model.networks import ActorCritic
 
 PRIOR_MASS = 0.95  # the searched actions hold at least this much of the policy's probability
 MOST_ACTIONS = 4  # and are at most this many
 CONFIDENCE = 1.0  # standard errors by which a searched action must beat the policy's favourite
-PREFIX = "search:"
-
-
-def parse_guided_name(name: str) -> tuple[int, str] | None:
-    """(worlds, checkpoint) of ``search:<checkpoint>`` or ``search:N:<checkpoint>``; None for a
-    name of another form (a baseline, ``search:N``, a checkpoint)."""
-    if not name.startswith(PREFIX):
-        return None
-    rest = name[len(PREFIX) :]
-    head, sep, tail = rest.partition(":")
-    if sep and head.isdigit():
-        if int(head) < 1:
-            raise ValueError(f"agent {name!r}: the number of worlds must be a positive integer")
-        return int(head), tail
-    return None if not rest or rest.isdigit() else (DEFAULT_WORLDS, rest)
 
 
 class GuidedSearchAgent:
@@ -70,7 +56,7 @@ class GuidedSearchAgent:
         if worlds < 1:
             raise ValueError(f"worlds must be a positive integer, got {worlds!r}")
         self.model, self.worlds, self.confidence = model.eval(), worlds, confidence
-        self.name = name or f"{PREFIX}{worlds}:policy"
+        self.name = name or f"{GUIDED_PREFIX}{worlds}:policy"
         self.rng = random.Random(seed)
         self._encoders: list[Any] = []  # reused across decisions: each forgets its world first
 

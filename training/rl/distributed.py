@@ -3,7 +3,7 @@
     python -m training train configs/all_fives.yaml --ray 2                  # a local Ray instance
     python -m training train configs/all_fives.yaml --ray 16 --ray-address auto  # an existing cluster
 
-:class:`RayCollector` has the interface of :class:`training.rollout.Collector`. Each of its
+:class:`RayCollector` has the interface of :class:`training.rl.rollout.Collector`. Each of its
 ``workers`` Ray actors holds an ordinary ``Collector`` over its share of ``run.num_envs``
 (32 envs on 3 workers: 11, 11, 10) with its own seed stream (numpy and torch, drawn from the
 run's seed). Every iteration the driver puts the current weights in Ray's object store once,
@@ -34,10 +34,10 @@ from typing import Any
 import numpy as np
 import torch
 
-from training.config import Config, ConfigError
-from training.networks import ActorCritic
-from training.ppo import Batch
-from training.rollout import Collector, EpisodeStats
+from training.model.config import Config, ConfigError
+from training.model.networks import ActorCritic
+from training.rl.ppo import Batch
+from training.rl.rollout import Collector, EpisodeStats
 
 
 def split(total: int, parts: int) -> list[int]:
@@ -104,7 +104,7 @@ def merge(parts: list[tuple[Batch, EpisodeStats]]) -> tuple[Batch, EpisodeStats]
 
 
 class RayCollector:
-    """:class:`training.rollout.Collector`'s interface over ``workers`` Ray actors.
+    """:class:`training.rl.rollout.Collector`'s interface over ``workers`` Ray actors.
 
     Uses the Ray instance already running in this process, else connects to ``address``
     (``"auto"``, ``"host:port"``, ``"ray://host:10001"``), else starts a local one.
@@ -202,7 +202,7 @@ def resume_error(path: Any, saved: int, workers: int) -> str | None:
 
 
 def ray_collector(workers: int, address: str | None = None) -> Callable[[Config, np.random.Generator], Any]:
-    """A collector factory for :class:`training.train.Trainer` (``--ray`` / ``--ray-address``)."""
+    """A collector factory for :class:`training.rl.train.Trainer` (``--ray`` / ``--ray-address``)."""
 
     def make(config: Config, rng: np.random.Generator) -> RayCollector:
         return RayCollector(config, rng, workers, address)

@@ -1,7 +1,7 @@
 """Built-in agents against each other in every variant, and the head-to-head of two agents.
 
-    python -m training.arena --games 50 --seed 0
-    python -m training.arena --first search:16 --second greedy --variants classic
+    python -m training.eval.arena --games 50 --seed 0
+    python -m training.eval.arena --first search:16 --second greedy --variants classic
 
 plays ``--first`` (default ``greedy``) against ``--second`` (default ``random``) in every
 variant (2 players, and 4 as partners where the variant allows it) and prints win rates with
@@ -53,7 +53,7 @@ def builtin_agent(text: str) -> str:
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(
-        prog="python -m training.arena",
+        prog="python -m training.eval.arena",
         description="Seeded games between built-in agents (baselines, search, search:N, advanced, "
         "expert) in every variant; for checkpoints use python -m training evaluate.",
     )

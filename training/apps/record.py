@@ -24,8 +24,8 @@ from PIL import Image
 
 from domino_env import DominoEnv, raw_env
 from domino_env.agents import Agent
-from training.evaluate import prepare
-from training.report import table_text
+from training.eval.evaluate import prepare
+from training.eval.report import table_text
 
 DEFAULT_OPTIONS = ("episode=round",)  # one round, unless --option episode=match
 LAST_FRAME_HOLD = 4  # the final position stays this many frames' time

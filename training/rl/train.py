@@ -1,6 +1,6 @@
 """The self-play training loop: collect, update, log, evaluate, checkpoint.
 
-Runs from a :class:`~training.config.Config`; writes ``<out_dir>/<name>/`` with TensorBoard
+Runs from a :class:`~training.model.config.Config`; writes ``<out_dir>/<name>/`` with TensorBoard
 logs (``tb/``), checkpoints (``checkpoints/iter_NNNNN.pt`` and ``latest.pt``) and
 ``evaluations.csv`` (win rates against the baselines over training).
 """
@@ -23,13 +23,14 @@ from tqdm import tqdm
 
 from domino_env import raw_env
 from domino_env.agents import parse_search_name
-from training import checkpoint, distributed
 from training.agents import PolicyAgent, resolve_agent
-from training.config import Config, ConfigError, config_differences
 from training.matches import play_match, whole_deals
-from training.networks import ActorCritic
-from training.ppo import update
-from training.rollout import Collector
+from training.model import checkpoint
+from training.model.config import Config, ConfigError, config_differences
+from training.model.networks import ActorCritic
+from training.rl import distributed
+from training.rl.ppo import update
+from training.rl.rollout import Collector
 
 # What a run writes in its folder (training, then demo's evaluation and rating, or exploit's
 # result): an earlier run's, and nothing else there, is what --overwrite deletes.

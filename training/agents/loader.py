@@ -1,5 +1,5 @@
 """Agents from what a person or a config names: a baseline, ``search[:N]``, a checkpoint file,
-a run folder, or a policy-guided search ``search:[N:]<checkpoint>`` (:mod:`training.guided`).
+a run folder, or a policy-guided search ``search:[N:]<checkpoint>`` (:mod:`training.agents.guided`).
 
 Every place that turns a name into an agent (the commands' contestants, the trainer's pool
 baselines, ``SingleAgentEnv``'s opponents, the tests) goes through
@@ -17,10 +17,11 @@ import numpy as np
 import torch
 
 from domino_env import DominoEnv
-from domino_env.agents import AGENTS, SEARCH_NAMES, Agent, is_builtin, make_agent
-from training import checkpoint
-from training.guided import GuidedSearchAgent, parse_guided_name
-from training.networks import ActorCritic
+from domino_env.agents import Agent, make_agent
+from training.agents.guided import GuidedSearchAgent
+from training.model import checkpoint
+from training.model.names import parse_guided_name, policy_path
+from training.model.networks import ActorCritic
 
 AgentName = str | os.PathLike[str]
 
@@ -62,16 +63,8 @@ def checkpoint_file(spec: AgentName) -> Path | None:
     """None for a baseline name; else the checkpoint ``spec`` names (a run folder: its
     ``checkpoints/latest.pt``; ``search:[N:]<checkpoint>``: that checkpoint). A name that is
     neither raises ValueError."""
-    if is_builtin(str(spec)):  # a baseline, search or search:N (a malformed search:... raises)
-        return None
-    guided = parse_guided_name(str(spec))
-    path = Path(spec if guided is None else guided[1])
-    if not path.exists():
-        raise ValueError(
-            f"agent {str(spec)!r} is not {' or '.join(AGENTS)} (nor {SEARCH_NAMES}, nor "
-            "search:[N:]CHECKPOINT), and no checkpoint file or run folder of that name exists"
-        )
-    return checkpoint.resolve(path)
+    path = policy_path(spec)
+    return None if path is None else checkpoint.resolve(path)
 
 
 def resolve_agent(spec: AgentName, env: DominoEnv, seed: int | None = None) -> Agent:

@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING, Any
 from training.matches import mean_interval, wilson_interval
 
 if TYPE_CHECKING:  # the reported types import this module for their texts
-    from training.evaluate import Evaluation, Result
-    from training.ratings import Rating
+    from training.eval.evaluate import Evaluation, Result
+    from training.eval.ratings import Rating
 
 RESULT_COLUMNS = (
     "agent",

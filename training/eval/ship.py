@@ -26,10 +26,11 @@ from typing import Any
 import yaml
 
 from domino_env.agents import parse_search_name, parse_tier_name
-from training import checkpoint, evaluate, report
-from training.config import ConfigError, load_config
-from training.guided import parse_guided_name
-from training.train import Trainer
+from training.eval import evaluate, report
+from training.model import checkpoint
+from training.model.config import ConfigError, load_config
+from training.model.names import parse_guided_name
+from training.rl.train import Trainer
 
 BASE_COLUMNS = ("variant", "agent", "players", "steps", "train_minutes")
 ENDS = ("", "_low", "_high", "_games")  # an opponent's columns: vs_<name>, its interval, its matches

@@ -16,8 +16,8 @@ from typing import Any
 import numpy as np
 import torch
 
-from training.config import Config, ConfigError, config_from_dict
-from training.networks import ActorCritic
+from training.model.config import Config, ConfigError, config_from_dict
+from training.model.networks import ActorCritic
 
 FORMAT = "domino-ppo/1"
 

@@ -18,6 +18,10 @@ from typing import Any
 
 import yaml
 
+from domino_env import raw_env
+from domino_env.agents import make_agent
+from training.model.names import policy_path
+
 
 class ConfigError(ValueError):
     """A configuration file or override that does not fit the schema."""
@@ -87,7 +91,7 @@ class RunConfig:
     zero_sum: bool = True  # learn from each seat's reward minus the table's mean reward
     reward_scale: float = 1.0  # learned rewards are multiplied by this (points rewards are small)
     # play whole matches, learn each round as an episode rewarded by the change in the side's
-    # match value (training/match_value.py; the env's own rewards are not used): two sides only
+    # match value (training/rl/match_value.py; the env's own rewards are not used): two sides only
     match_value: bool = False
 
 
@@ -221,14 +225,12 @@ def check_agents(config: Config) -> None:
     checkpoint file or run folder) is built for the table, so that a name nothing loads, or a
     checkpoint of another table, fails here and not after training began. Checkpoints' own
     configs are not checked so: a checkpoint they name may have moved since."""
-    from domino_env import raw_env
-    from training.agents import resolve_agent  # (it imports this module: not at the top)
-
     table = raw_env(config.env.variant, **config.env.options)
     for key, names in (("eval.opponents", config.eval.opponents), ("pool.baselines", config.pool.baselines)):
         for name in names:
             try:
-                resolve_agent(name, table, 0)
+                policy_path(name)  # a name nobody takes: the trainer's own error
+                make_agent(name, 0, env=table)  # (a checkpoint: through the trainer's agent loader)
             except ValueError as err:  # an unknown name, an unreadable or unfitting checkpoint
                 raise ConfigError(f"{key}: {err}") from None
 
@@ -256,6 +258,7 @@ def config_from_dict(data: dict[str, Any]) -> Config:
     config = Config()
     _merge(config, data, "")
     validate(config)
+    check_agents(config)
     return config
 
 

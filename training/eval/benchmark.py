@@ -92,12 +92,12 @@ from scipy import stats
 from tqdm import tqdm
 
 import domino_env
-from training import checkpoint
-from training.evaluate import Contestant, Result, check_fits, contestant, play_pairing
-from training.guided import parse_guided_name
+from training.eval.evaluate import Contestant, Result, check_fits, contestant, play_pairing
+from training.eval.pool import play_in_processes
+from training.eval.report import writable_folder, write_rows
 from training.matches import Match, RecordFolder, seatings, whole_deals, wilson_interval
-from training.pool import play_in_processes
-from training.report import writable_folder, write_rows
+from training.model import checkpoint
+from training.model.names import parse_guided_name
 
 PROTOCOL = "v2"
 PROTOCOL_NAME = f"protocol {PROTOCOL}"

@@ -11,7 +11,7 @@ Three modes, each game a session in memory under a random id (so every browser t
 The table is the env's own picture (``table_image``, a PNG): a person's seat sees it as that
 seat sees it (others' hands face down), a replay shows every hand or one seat's view with the
 tiles it could not see dimmed. Everything goes through the env's public API and the terminal
-game's helpers (:mod:`training.play`). Bad input (an unknown variant, agent or option, an
+game's helpers (:mod:`training.apps.play`). Bad input (an unknown variant, agent or option, an
 illegal move, a malformed record) is answered 400 with what was wrong and what is allowed, and
 the game stays as it was. The server binds 127.0.0.1 unless told otherwise: it runs agents and
 loads checkpoints for whoever reaches it.
@@ -39,8 +39,8 @@ from pydantic import BaseModel, Field
 from domino_env import SPECS, DominoEnv, GameRecorder, move_text, raw_env, replay
 from domino_env.agents import AGENTS, TIER_NAMES, Agent
 from domino_env.records import start_game
-from training.evaluate import Contestant, contestant, rules_table
-from training.play import PERSON, EventFeed, board_text, check_seat, final_totals, move_menu, result_text
+from training.apps.play import PERSON, EventFeed, board_text, check_seat, final_totals, move_menu, result_text
+from training.eval.evaluate import Contestant, contestant, rules_table
 
 WEB = Path(__file__).with_name("web")
 LOG_LINES = 12  # the last events a state shows in words

@@ -25,11 +25,11 @@ import torch
 from domino_env import DominoEnv, raw_env
 from domino_env.agents import Agent
 from training.agents import resolve_agent
-from training.config import Config, ConfigError
-from training.match_value import MatchValue
 from training.matches import win_share
-from training.networks import ActorCritic, play_outlook_spec
-from training.ppo import Batch, gae
+from training.model.config import Config, ConfigError
+from training.model.networks import ActorCritic, play_outlook_spec
+from training.rl.match_value import MatchValue
+from training.rl.ppo import Batch, gae
 
 Opponent = ActorCritic | Agent  # a pool member: a frozen snapshot or a baseline
 

@@ -12,8 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from training import checkpoint
-from training.evaluate import (
+from training.eval.evaluate import (
     BASELINES,
     Contestant,
     Evaluation,
@@ -22,7 +21,8 @@ from training.evaluate import (
     evaluation_table,
     play_all,
 )
-from training.report import report_ratings
+from training.eval.report import report_ratings
+from training.model import checkpoint
 
 
 def sample_checkpoints(run_dir: str | Path, most: int = 8) -> list[Path]:

@@ -1,6 +1,6 @@
 """Masked PPO, read top to bottom (after CleanRL's ppo.py): a batch of transitions, their
 advantages (GAE over per-seat chains), and the clipped update. The networks are in
-:mod:`training.networks`.
+:mod:`training.model.networks`.
 """
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ import numpy as np
 import torch
 from torch import nn
 
-from training.config import PPOConfig
-from training.networks import ActorCritic
+from training.model.config import PPOConfig
+from training.model.networks import ActorCritic
 
 
 @dataclass

@@ -5,8 +5,8 @@
 Every pairing is played by :func:`training.matches.play_match`, as ``head_to_head`` plays
 it: seeded games with the seats rotated, so neither side keeps the lead or a seat. Agents are
 what :func:`training.agents.resolve_agent` takes: a baseline name, a checkpoint file, or a
-run folder (its ``checkpoints/latest.pt``). Ratings are in :mod:`training.ratings`, tables
-and files in :mod:`training.report`.
+run folder (its ``checkpoints/latest.pt``). Ratings are in :mod:`training.eval.ratings`, tables
+and files in :mod:`training.eval.report`.
 """
 
 from __future__ import annotations
@@ -21,12 +21,12 @@ from tqdm import tqdm
 
 from domino_env import VARIANTS, DominoEnv, preset_options, raw_env, spec
 from domino_env.agents import AGENTS, Agent
-from training import checkpoint
 from training.agents import checkpoint_file, resolve_agent
-from training.config import Config, load_config
-from training.guided import parse_guided_name
+from training.eval.report import RESULT_COLUMNS, format_results, table_text, write_rows
 from training.matches import Match, RecordFolder, play_match, whole_deals
-from training.report import RESULT_COLUMNS, format_results, table_text, write_rows
+from training.model import checkpoint
+from training.model.config import Config, load_config
+from training.model.names import parse_guided_name
 
 BASELINES = tuple(AGENTS)
 

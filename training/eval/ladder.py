@@ -5,13 +5,13 @@ new agent rated against them without refitting them.
     python -m training ladder --rate runs/classic-1 --against runs/ladder-classic/ladder.json
 
 **Games.** Every pair of rungs plays ``--games`` whole matches (rounded up to whole deals) on
-duplicate deals, as ``evaluate --duplicate`` plays a pairing (:func:`training.evaluate.play_all`,
+duplicate deals, as ``evaluate --duplicate`` plays a pairing (:func:`training.eval.evaluate.play_all`,
 :func:`training.matches.play_match` with ``duplicate=True``): deal ``d`` is dealt from
 ``seed + d`` and played once per seating, and every pairing plays the same deals. A pairing's
 two rungs are seated in the benchmark's order (by name; a checkpoint by its content hash), the
-first seeded ``seed``, the second ``seed + 1``, as :mod:`training.benchmark` seats them. So on
+first seeded ``seed``, the second ``seed + 1``, as :mod:`training.eval.benchmark` seats them. So on
 the benchmark's table and deals (``--seed 1000000``, its 200 games) a pairing is the same games
-as the benchmark's, and ``--reference training/benchmark_reference_v2.json`` (any benchmark
+as the benchmark's, and ``--reference training/eval/benchmark_reference_v2.json`` (any benchmark
 ``pairings.json``) reads the pairings it holds instead of playing them. A rating needs a table of two
 sides (heads-up or partnerships); at 3-4 single seats one agent sits against copies of the
 other, which is no pairwise comparison, and such a table is refused.
@@ -32,7 +32,7 @@ anchored with the first rung at 0 (give ``random`` first to read ratings above r
 pairing since the pairings were dealt alike; each resample refitted and anchored again: so the
 anchor has none and the others' are relative to it). Of a pairing's win rate, the 95% Wilson
 score interval over its deals (n = the deals, p = their mean win share), as the benchmark gives
-(:func:`training.benchmark.win_rate_interval`).
+(:func:`training.eval.benchmark.win_rate_interval`).
 
 **Rating a new agent** (``--rate AGENT --against DIR/ladder.json``): it plays every rung on the
 ladder's table, deals and seeds (it seeded ``seed``, the rung ``seed + 1``); the rungs' ratings
@@ -65,8 +65,8 @@ import numpy as np
 from tqdm import tqdm
 
 from domino_env import raw_env
-from training.benchmark import DEAL_SEED, Store, identity, key_of, standard_table
-from training.evaluate import (
+from training.eval.benchmark import DEAL_SEED, Store, identity, key_of, standard_table
+from training.eval.evaluate import (
     Contestant,
     Evaluation,
     Result,
@@ -77,9 +77,9 @@ from training.evaluate import (
     prepare,
     rules_table,
 )
+from training.eval.pool import play_in_processes
+from training.eval.report import table_text, writable_folder, write_rows
 from training.matches import wilson_interval
-from training.pool import play_in_processes
-from training.report import table_text, writable_folder, write_rows
 
 FORMAT = "domino-env/ladder"
 FORMAT_VERSION = 1
@@ -243,7 +243,7 @@ class Pairing:
 
     def interval(self) -> tuple[float, float]:
         """95% Wilson score interval of the win rate over the deals (n = the deals, p = their mean
-        share), as :func:`training.benchmark.win_rate_interval` gives it."""
+        share), as :func:`training.eval.benchmark.win_rate_interval` gives it."""
         return wilson_interval(float(self.deal_wins().sum()) / self.per_deal, self.deals)
 
     def entry(self) -> dict[str, Any]:
@@ -287,7 +287,7 @@ def play_pairings(
     progress: bool = False,
 ) -> list[Result]:
     """The pairs of ``plan``'s contestants on duplicate deals, ``games`` each: here, through
-    :func:`training.evaluate.play_all`, or shared out to ``workers`` processes, each pairing played
+    :func:`training.eval.evaluate.play_all`, or shared out to ``workers`` processes, each pairing played
     whole by one (as the benchmark does), so the numbers do not depend on how many there are."""
     if workers <= 1 or len(pairs) <= 1:
         return list(play_all(plan.env(), plan.contestants, pairs, games, seed, progress, duplicate=True))
