@@ -7,9 +7,9 @@ STAMP := $(VENV)/.installed
 # gymnasium (1.2.2), the main venv gets the latest, and the core package is tested on both.
 EXTRAS := .venv-extras
 EXTRAS_STAMP := $(EXTRAS)/.installed
-EXTRAS_TESTS := tests/test_rllib.py tests/test_distributed.py tests/test_torchrl.py tests/test_api.py tests/test_wrappers.py tests/test_parallel.py
+EXTRAS_TESTS := tests/integrations/test_rllib.py tests/training/test_distributed.py tests/integrations/test_torchrl.py tests/env/test_api.py tests/env/test_wrappers.py tests/env/test_parallel.py
 
-.PHONY: demo test test-extras lint docs bench clean
+.PHONY: demo test test-extras release-check lint docs bench clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -37,6 +37,12 @@ lint: $(STAMP)
 test: lint docs
 	$(BIN)/python -m pytest -m "not ray and not torchrl"
 	$(MAKE) test-extras
+
+# The release checks alone (tests/release, also part of `make test`'s pytest): every variant marked
+# shipped in its spec has its agent, its results row, its pairings in the benchmark reference (its
+# first deals replayed: slow) and its README picture. A variant being written is not marked.
+release-check: $(STAMP)
+	$(BIN)/python -m pytest tests/release
 
 # RLlib and `--ray` on a local Ray instance (2 CPUs), TorchRL, and the core API, the Gymnasium
 # wrapper and the registry entries on Ray's gymnasium; DOMINO_REQUIRE_EXTRAS turns a missing

@@ -40,6 +40,7 @@ to make instead of building a different game.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import pkgutil
 import sys
@@ -77,6 +78,13 @@ def _discover() -> dict[str, VariantSpec]:
                 raise RuntimeError(f"variant {spec.name!r} is registered twice")
             found[spec.name] = spec
     return dict(sorted(found.items()))
+
+
+def shipped() -> list[str]:
+    """The released variants (``spec.shipped``): those whose artifacts the release checks demand
+    (``make release-check``: a shipped agent, the benchmark reference's pairings, the README's
+    picture). A variant being written is registered and tested, but not shipped."""
+    return [name for name, variant in SPECS.items() if variant.shipped]
 
 
 SPECS: dict[str, VariantSpec] = _discover()
@@ -190,10 +198,14 @@ def register_pettingzoo() -> bool:
     if register is None:
         return False
     for variant in SPECS.values():
-        module = f"domino_env.{variant.module_name}"  # the entry points load lazily, by name
-        register("aec", pettingzoo_id(variant), entry_point=f"{module}:env")
-        register("parallel", pettingzoo_id(variant), entry_point=f"{module}:parallel_env")
+        _register_pettingzoo(register, variant)
     return True
+
+
+def _register_pettingzoo(register: Any, variant: VariantSpec) -> None:
+    module = f"domino_env.{variant.module_name}"  # the entry points load lazily, by name
+    register("aec", pettingzoo_id(variant), entry_point=f"{module}:env")
+    register("parallel", pettingzoo_id(variant), entry_point=f"{module}:parallel_env")
 
 
 # Outermost on every env gymnasium.make builds: ``action_masks()`` on the env it returns.
@@ -206,13 +218,76 @@ def register_gymnasium() -> None:
     :class:`domino_env.wrappers.ActionMasks` so that ``env.action_masks()`` works on what
     ``gymnasium.make`` returns (its own wrappers forward no attribute)."""
     for variant in SPECS.values():
-        gymnasium.register(
-            gymnasium_id(variant),
-            entry_point="domino_env.wrappers:SingleAgentEnv",
-            kwargs={"variant": variant.name},
-            additional_wrappers=(ACTION_MASKS,),
-        )
+        _register_gymnasium(variant)
+
+
+def _register_gymnasium(variant: VariantSpec) -> None:
+    gymnasium.register(
+        gymnasium_id(variant),
+        entry_point="domino_env.wrappers:SingleAgentEnv",
+        kwargs={"variant": variant.name},
+        additional_wrappers=(ACTION_MASKS,),
+    )
 
 
 register_pettingzoo()
 register_gymnasium()
+
+
+# --- a variant from elsewhere ------------------------------------------------------------------
+
+PACKAGE = __name__.rpartition(".")[0]  # domino_env, where the <name>_v<N> modules live
+_ADDED: set[str] = set()  # the variants register() added
+
+
+def register(module: ModuleType) -> list[VariantSpec]:
+    """Add the variants a module outside :mod:`domino_env.variants` declares (its ``SPECS``), as
+    if they had been found there: ``make``, ``spec``, ``SPECS``/``VARIANTS``, the
+    ``domino_env.<name>_v<N>`` module and the PettingZoo and Gymnasium entries. For a variant
+    kept in another package, or one being written somewhere else (``python -m training
+    new-variant NAME --root DIR`` writes one into ``DIR``; ``tests/training/test_scaffold.py`` registers
+    it). The module must be importable as named (in ``sys.modules``). A name already registered
+    is refused (ValueError), and so is a module without ``SPECS``; :func:`unregister` undoes it."""
+    declared = list(getattr(module, "SPECS", ()))
+    if not declared:
+        raise ValueError(f"{module.__name__} declares no SPECS")
+    taken = [variant.name for variant in declared if variant.name in SPECS]
+    if taken:
+        raise ValueError(f"variant(s) {taken} are already registered")
+    package = sys.modules[PACKAGE]
+    for variant in declared:
+        _ADDED.add(variant.name)
+        SPECS[variant.name] = variant
+        VARIANTS[variant.name] = variant.rules
+        generated = variant_module(variant)
+        sys.modules[generated.__name__] = generated
+        setattr(package, variant.module_name, generated)
+        if getattr(pettingzoo, "register", None) is not None:
+            _register_pettingzoo(pettingzoo.register, variant)
+        _register_gymnasium(variant)
+    _sort(SPECS)
+    _sort(VARIANTS)
+    return declared
+
+
+def unregister(name: str) -> None:
+    """Remove a variant that :func:`register` added (and its module and registry entries); the
+    variants found in :mod:`domino_env.variants` stay (ValueError)."""
+    if name not in _ADDED:
+        raise ValueError(f"{name!r} was not added by register(): only those can be removed")
+    variant = SPECS[name]
+    _ADDED.discard(name)
+    del SPECS[name], VARIANTS[name]
+    sys.modules.pop(f"{PACKAGE}.{variant.module_name}", None)
+    with contextlib.suppress(AttributeError):
+        delattr(sys.modules[PACKAGE], variant.module_name)
+    for registry in (getattr(pettingzoo, "aec_registry", {}), getattr(pettingzoo, "parallel_registry", {})):
+        registry.pop(pettingzoo_id(variant), None)
+    gymnasium.registry.pop(gymnasium_id(variant), None)
+
+
+def _sort(table: dict[str, Any]) -> None:
+    """Keep a by-name table sorted, in place (others hold the same dict)."""
+    items = sorted(table.items())
+    table.clear()
+    table.update(items)

@@ -75,7 +75,12 @@ def main() -> None:
             if args.eval_every and iteration % args.eval_every == 0:
                 agent = module_agent(algo.get_module(SHARED))
                 summary = head_to_head(
-                    args.variant, agent, make_agent("random", args.seed), args.eval_games, 10_000, **options
+                    args.variant,
+                    agent,
+                    make_agent("random", args.seed),
+                    games=args.eval_games,
+                    seed=10_000,
+                    **options,
                 )
                 line += f"  win rate vs random {summary.win_rate:.0%}"
             print(line, flush=True)

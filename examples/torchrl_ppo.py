@@ -96,7 +96,12 @@ def train(
         }
         if eval_every and iteration % eval_every == 0:
             summary = head_to_head(
-                variant, greedy_agent(actor), make_agent("random", seed), eval_games, 10_000, **options
+                variant,
+                greedy_agent(actor),
+                make_agent("random", seed),
+                games=eval_games,
+                seed=10_000,
+                **options,
             )
             line["win_rate_vs_random"] = summary.win_rate
         log.append(line)

@@ -6,7 +6,8 @@ from collections.abc import Iterator
 from types import ModuleType
 
 import pytest
-from extras import extra
+
+from tests.support.extras import extra
 
 
 @pytest.fixture(scope="session")

@@ -44,7 +44,7 @@ Blind's rows ``BlindBlitzRules.place_hidden`` in its module):
 * the events by the view's (hidden draws as ``HIDDEN``: the rules read only lays from them),
   and fixed deals of later rounds dropped (``LineRules.place_hidden``).
 
-Nothing else in a game state depends on a hidden tile: ``tests/test_search.py`` checks that
+Nothing else in a game state depends on a hidden tile: ``tests/agents/test_search.py`` checks that
 two deals differing only in what the seat cannot know give the same decisions with the same
 seed. Budget: ``search`` uses :data:`DEFAULT_WORLDS`, chosen with ``benchmarks/search_speed.py``
 so that a chain-game decision takes about 20 ms or less on one core; 3D dominoes, with its

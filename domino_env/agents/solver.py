@@ -18,7 +18,7 @@ length: it is drawn from the end), the line (arms, lead tile, slot states, spinn
 turn, passes, tiles laid this turn, scores and the variant's own state (every field of
 ``state.extra``); voids and events are information only (the rules read the events for the
 lay just made and, in Osel, for the next round's leader, on which no value here depends).
-:func:`state_key` is that tuple; ``tests/test_expert.py`` checks the solver against plain
+:func:`state_key` is that tuple; ``tests/agents/test_expert.py`` checks the solver against plain
 minimax, without pruning or table, on tiny tables and end-games of the standard ones.
 
 It plays the line games whose seats name their own tiles (``rules.seats_name_own_tiles``: not

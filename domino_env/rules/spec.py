@@ -55,6 +55,10 @@ class VariantSpec:
     # The variant's observation blocks: an ``observation.observer.Observer`` subclass (a layer
     # above, so not named here), built by the environment; None for none.
     observer: type | None = None
+    # Released: its artifacts are in the repository (agents/<name>.pt and its results row, its
+    # pairings in the benchmark reference, its picture in the README), and the release checks
+    # (tests/release, ``make release-check``) demand them. A variant being written leaves it False.
+    shipped: bool = False
 
     def __post_init__(self) -> None:
         if self.table not in TABLE_KINDS:

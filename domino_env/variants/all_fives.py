@@ -125,6 +125,7 @@ SPECS = (
     VariantSpec(
         name="all_fives",
         title="All Fives",
+        shipped=True,
         rules=AllFivesRules,
         table="chain",
         summary="score the open ends whenever they sum to a multiple of 5; first to 250",

@@ -698,6 +698,7 @@ SPECS = (
     VariantSpec(
         name="blind_blitz",
         title="Blind blitz",
+        shipped=True,
         rules=BlindBlitzRules,
         table="chain",
         summary="tiles in a face-down row you arranged, turned up one at a time; three left are shown",
@@ -715,6 +716,7 @@ SPECS = (
     VariantSpec(
         name="blind",
         title="Blind",
+        shipped=True,
         rules=BlindRules,
         table="chain",
         summary="as Blind blitz, but nobody looked at their tiles: one tile a turn from the row",

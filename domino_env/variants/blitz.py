@@ -65,6 +65,7 @@ SPECS = (
     VariantSpec(
         name="blitz",
         title="Blitz",
+        shipped=True,
         rules=BlitzRules,
         table="chain",
         summary="Classic with any number of tiles a turn",

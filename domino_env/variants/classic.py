@@ -57,6 +57,7 @@ SPECS = (
     VariantSpec(
         name="classic",
         title="Classic",
+        shipped=True,
         rules=ClassicRules,
         table="chain",
         summary="the draw game (or block dominoes): first out wins, penalty pips in hand to 101",

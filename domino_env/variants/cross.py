@@ -125,6 +125,7 @@ SPECS = (
     VariantSpec(
         name="cross",
         title="Cross",
+        shipped=True,
         rules=CrossRules,
         table="chain",
         summary="four players, all tiles dealt, four arms from the 6-6 that must each be started",

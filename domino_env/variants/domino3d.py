@@ -83,6 +83,7 @@ SPECS = (
     VariantSpec(
         name="domino3d",
         title="3D dominoes",
+        shipped=True,
         rules=Domino3DRules,
         table="grid",
         summary="tiles on a square grid and on top of each other; a point for each matching placement",

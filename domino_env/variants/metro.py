@@ -495,6 +495,7 @@ SPECS = (
     VariantSpec(
         name="metro",
         title="Domino-Metro",
+        shipped=True,
         rules=MetroRules,
         table="chain",
         summary="double-nine, doubles branch the ends, places by going out; never leave no live end (Metro)",

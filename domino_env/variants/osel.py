@@ -215,6 +215,7 @@ SPECS = (
     VariantSpec(
         name="osel",
         title="Osel",
+        shipped=True,
         rules=OselRules,
         table="chain",
         summary="doubles keep the turn and may close an arm face down; remembered points, 125 loses",

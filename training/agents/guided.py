@@ -18,7 +18,7 @@ more than :data:`CONFIDENCE` standard errors of the paired differences (then the
 one by its mean): the search corrects the policy where the worlds agree, and leaves it alone
 where a handful of worlds cannot tell. So the decision is a function
 of the seat's information, its observation and the agent's seed only, as ``search``'s is
-(``tests/test_guided.py`` checks it the same way). It plays every table, 3D dominoes too: there
+(``tests/training/test_guided.py`` checks it the same way). It plays every table, 3D dominoes too: there
 the prior picks the few placements worth searching out of hundreds, and a rollout plays the rest
 of the game (the match), as ``search``'s does.
 """
@@ -49,6 +49,7 @@ class GuidedSearchAgent:
         self,
         model: ActorCritic,
         worlds: int = DEFAULT_WORLDS,
+        *,
         seed: int | None = None,
         name: str = "",
         confidence: float = CONFIDENCE,

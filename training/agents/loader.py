@@ -87,5 +87,5 @@ def load_agent(spec: str, env: DominoEnv | None, seed: int | None = None) -> Age
     path = checkpoint.resolve(Path(target))
     model, _ = checkpoint.load_model(path, env.encoder.size, env.rules.num_actions)
     if guided is not None:
-        return GuidedSearchAgent(model, guided[0], seed, name=spec)
+        return GuidedSearchAgent(model, guided[0], seed=seed, name=spec)
     return PolicyAgent(model, name=path.stem, seed=seed)

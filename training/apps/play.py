@@ -219,6 +219,7 @@ def check_seat(env: DominoEnv, seat: int) -> None:
 def play(
     env: DominoEnv,
     seat: int,
+    *,
     opponent: Agent,
     opponent_label: str,
     seed: int | None = None,

@@ -21,7 +21,7 @@ from training.matches import Match, play_match
 
 
 def head_to_head(
-    variant: str, first: Agent, second: Agent, games: int, seed: int = 0, **options: Any
+    variant: str, first: Agent, second: Agent, *, games: int, seed: int = 0, **options: Any
 ) -> Match:
     """``first`` against ``second`` over ``games`` seeded episodes on a new ``variant`` table,
     seats rotated (see :func:`training.matches.play_match`)."""
@@ -92,8 +92,8 @@ def main(argv: list[str] | None = None) -> None:
                 name,
                 make_agent(args.first, args.seed),
                 make_agent(args.second, args.seed + 1),
-                args.games,
-                args.seed,
+                games=args.games,
+                seed=args.seed,
                 **options,
             )
             low, high = summary.interval()

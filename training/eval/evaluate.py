@@ -5,8 +5,8 @@
 Every pairing is played by :func:`training.matches.play_match`, as ``head_to_head`` plays
 it: seeded games with the seats rotated, so neither side keeps the lead or a seat. Agents are
 what :func:`training.agents.resolve_agent` takes: a baseline name, a checkpoint file, or a
-run folder (its ``checkpoints/latest.pt``). Ratings are in :mod:`training.eval.ratings`, tables
-and files in :mod:`training.eval.report`.
+run folder (its ``checkpoints/latest.pt``). A result's table (:func:`format_results`) is
+here, ratings are in :mod:`training.eval.ratings`, files and paths in :mod:`training.eval.report`.
 """
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ from tqdm import tqdm
 from domino_env import VARIANTS, DominoEnv, preset_options, raw_env, spec
 from domino_env.agents import AGENTS, Agent
 from training.agents import checkpoint_file, resolve_agent
-from training.eval.report import RESULT_COLUMNS, format_results, table_text, write_rows
-from training.matches import Match, RecordFolder, play_match, whole_deals
+from training.eval.report import table_text, write_rows
+from training.matches import Match, RecordFolder, mean_interval, play_match, whole_deals, wilson_interval
 from training.model import checkpoint
 from training.model.config import Config, load_config
 from training.model.names import parse_guided_name
@@ -123,6 +123,23 @@ def check_fits(contestants: list[Contestant], variant: str, options: dict[str, A
             )
 
 
+RESULT_COLUMNS = (  # a result's row: what Result.row gives, the CSV columns
+    "agent",
+    "opponent",
+    "games",
+    "win_rate",
+    "ci_low",
+    "ci_high",
+    "mean_reward",
+    "mean_score",
+    "mean_rounds",
+    "margin",
+    "margin_ci_low",
+    "margin_ci_high",
+    "duplicate",
+)
+
+
 @dataclass
 class Result(Match):
     """A pairing's :class:`~training.matches.Match`, with the contestants' labels."""
@@ -150,10 +167,61 @@ class Result(Match):
         }
 
 
+def format_results(results: list[Result], score_label: str = "score") -> str:
+    """A table a person reads: win rate with its 95% interval (Wilson's; over deals with duplicate
+    deals), mean outcome reward, final score, rounds, and the points margin per match with its
+    interval; ``score_label`` says what the score is (``penalty`` where lower is better)."""
+    width = max([len("opponent"), *(len(r.agent) for r in results), *(len(r.opponent) for r in results)])
+    lines = [
+        f"{'agent':<{width}}  {'opponent':<{width}}  {'games':>5} {'win rate':>8} {'95% CI':>16} "
+        f"{'reward':>7} {score_label:>7} {'rounds':>6} {'margin':>7} {'95% CI':>16}"
+    ]
+    for r in results:
+        low, high = r.interval()
+        margin_low, margin_high = r.margin_interval()
+        lines.append(
+            f"{r.agent:<{width}}  {r.opponent:<{width}}  {r.games:>5} {r.win_rate:>8.1%} "
+            f"{f'[{low:.1%}, {high:.1%}]':>16} {r.mean_reward:>+7.2f} {r.mean_score:>7.1f} "
+            f"{r.mean_rounds:>6.1f} {r.margin:>+7.1f} {f'[{margin_low:+.1f}, {margin_high:+.1f}]':>16}"
+        )
+    return "\n".join(lines)
+
+
+def duplicate_gain(results: list[Result]) -> str:
+    """How much narrower duplicate deals made the intervals than independent deals' would be at
+    the same games, averaged over the pairings: the win rate's against Wilson's at the same win
+    rate, the margin's (paired by deal) against the t-interval over single games."""
+    win_ratios, margin_ratios = [], []
+    for r in results:
+        low, high = r.interval()
+        wilson_low, wilson_high = wilson_interval(r.wins, r.games)
+        if wilson_high > wilson_low:
+            win_ratios.append((high - low) / (wilson_high - wilson_low))
+        margin_low, margin_high = r.margin_interval()
+        single_low, single_high = mean_interval(r.margins)
+        if single_high > single_low:
+            margin_ratios.append((margin_high - margin_low) / (single_high - single_low))
+    if not win_ratios and not margin_ratios:
+        return "duplicate deals: no interval to compare"
+
+    def change(ratios: list[float]) -> str:
+        if not ratios:
+            return "not comparable"
+        gain = 1 - sum(ratios) / len(ratios)
+        return f"{gain:.0%} narrower" if gain >= 0 else f"{-gain:.0%} wider"
+
+    return (
+        f"duplicate deals, against independent deals at the same games: win-rate interval "
+        f"{change(win_ratios)} (than Wilson's), margin interval {change(margin_ratios)} (paired by "
+        f"deal); mean over {len(results)} pairing(s)"
+    )
+
+
 def play_pairing(
     env: DominoEnv,
     first: Contestant,
     second: Contestant,
+    *,
     games: int,
     seed: int,
     on_game: Callable[[], object] | None = None,
@@ -191,6 +259,7 @@ def pairings(count: int, rules: Any, first_only: bool = False) -> list[tuple[int
 def play_all(
     env: DominoEnv,
     contestants: list[Contestant],
+    *,
     pairs: list[tuple[int, int]],
     games: int,
     seed: int,
@@ -205,7 +274,14 @@ def play_all(
         for i, j in pairs:
             bar.set_description(f"{contestants[i].label} vs {contestants[j].label}")
             yield play_pairing(
-                env, contestants[i], contestants[j], games, seed, bar.update, duplicate, records
+                env,
+                contestants[i],
+                contestants[j],
+                games=games,
+                seed=seed,
+                on_game=bar.update,
+                duplicate=duplicate,
+                records=records,
             )
 
 
@@ -259,6 +335,7 @@ def prepare(
 def evaluate_pairings(
     plan: Evaluation,
     games: int,
+    *,
     seed: int = 0,
     first_only: bool = False,
     progress: bool = False,
@@ -269,35 +346,37 @@ def evaluate_pairings(
     ``duplicate``: see :meth:`Evaluation.games`), yielding each as it ends; ``record``: a folder
     to write every game to as a game record (two pairings that would name their files alike,
     one agent given twice, raise ValueError before any game)."""
-    env = plan.env()  # one table serves the pairings and the games
-    pairs = pairings(len(plan.contestants), env.rules, first_only)
+    env, c = plan.env(), plan.contestants  # one table serves the pairings and the games
+    pairs = pairings(len(c), env.rules, first_only)
     records = None
     if record is not None:
         records = RecordFolder(Path(record), plan.variant, plan.options)
-        stems = [records.pairing(plan.contestants[i].label, plan.contestants[j].label).stem for i, j in pairs]
+        stems = [records.pairing(c[i].label, c[j].label).stem for i, j in pairs]
         if len(set(stems)) < len(stems):
             raise ValueError(
                 "the records of two pairings would have the same file names (an agent given twice?): "
                 "give each agent once to record them"
             )
     games = plan.games(games, duplicate)
-    return play_all(env, plan.contestants, pairs, games, seed, progress, duplicate, records)
+    return play_all(
+        env, c, pairs=pairs, games=games, seed=seed, progress=progress, duplicate=duplicate, records=records
+    )
 
 
 def evaluate(
-    plan: Evaluation, games: int, seed: int = 0, first_only: bool = False, progress: bool = False
+    plan: Evaluation, games: int, *, seed: int = 0, first_only: bool = False, progress: bool = False
 ) -> list[Result]:
     """Play the plan's pairings (see :func:`pairings`), ``games`` each."""
-    return list(evaluate_pairings(plan, games, seed, first_only, progress))
+    return list(evaluate_pairings(plan, games, seed=seed, first_only=first_only, progress=progress))
 
 
 def evaluate_final(
-    run_dir: str | Path, games: int = 200, seed: int = 0, quiet: bool = False, progress: bool = False
+    run_dir: str | Path, games: int = 200, *, seed: int = 0, quiet: bool = False, progress: bool = False
 ) -> list[dict[str, Any]]:
     """The run's latest checkpoint against ``random`` and ``greedy`` on its evaluation table,
     written to ``RUN_DIR/final_evaluation.csv`` and printed (unless ``quiet``); returns the rows."""
     plan = prepare([str(checkpoint.latest(run_dir)), *BASELINES])
-    results = evaluate(plan, games, seed, first_only=True, progress=progress)
+    results = evaluate(plan, games, seed=seed, first_only=True, progress=progress)
     rows = [r.row() for r in results]
     path = Path(run_dir) / "final_evaluation.csv"
     write_rows(path, RESULT_COLUMNS, rows)

@@ -275,12 +275,15 @@ class Job:
 
 def play_job(job: Job, on_game: Callable[[], object] | None = None) -> Result:
     env = raw_env(job.variant, **job.options)
-    return play_pairing(env, job.first, job.second, job.games, job.seed, on_game, duplicate=True)
+    return play_pairing(
+        env, job.first, job.second, games=job.games, seed=job.seed, on_game=on_game, duplicate=True
+    )
 
 
 def play_pairings(
     plan: Evaluation,
     pairs: list[tuple[int, int]],
+    *,
     games: int,
     seed: int,
     workers: int = 1,
@@ -289,16 +292,19 @@ def play_pairings(
     """The pairs of ``plan``'s contestants on duplicate deals, ``games`` each: here, through
     :func:`training.eval.evaluate.play_all`, or shared out to ``workers`` processes, each pairing played
     whole by one (as the benchmark does), so the numbers do not depend on how many there are."""
-    if workers <= 1 or len(pairs) <= 1:
-        return list(play_all(plan.env(), plan.contestants, pairs, games, seed, progress, duplicate=True))
     c = plan.contestants
+    if workers <= 1 or len(pairs) <= 1:
+        played = play_all(
+            plan.env(), c, pairs=pairs, games=games, seed=seed, progress=progress, duplicate=True
+        )
+        return list(played)
     jobs = [Job(plan.variant, plan.options, c[i], c[j], games, seed) for i, j in pairs]
 
     def label(k: int) -> str:
         return f"{jobs[k].first.label} vs {jobs[k].second.label}"
 
     with tqdm(total=games * len(jobs), unit="game", disable=not progress) as bar:
-        return play_in_processes(jobs, play_job, workers, bar, label)
+        return play_in_processes(jobs, play_job, workers=workers, bar=bar, label=label)
 
 
 # --- the ladder ---------------------------------------------------------------------------------
@@ -452,7 +458,7 @@ def is_standard_table(variant: str, options: dict[str, Any]) -> bool:
 
 
 def stored_pairings(
-    plan: Evaluation, pairs: list[tuple[int, int]], games: int, seed: int, reference: str | Path
+    plan: Evaluation, pairs: list[tuple[int, int]], *, games: int, seed: int, reference: str | Path
 ) -> dict[tuple[int, int], Pairing]:
     """The pairs a benchmark ``pairings.json`` already holds: the same games when the ladder
     plays the benchmark's table and deals (``seed`` its deal seed); none otherwise."""
@@ -511,6 +517,7 @@ def check_labels(contestants: list[Contestant]) -> None:
 def prepare_ladder(
     agents: list[str],
     variant: str | None = None,
+    *,
     option_texts: list[str] | None = None,
     config_path: str | None = None,
     games: int | None = None,
@@ -537,7 +544,9 @@ def prepare_ladder(
     folder = Path(out) if out is not None else Path("runs") / f"ladder-{plan.variant}"
     check_out(folder, overwrite)
     pairs, whole = seated(plan), plan.games(games, True)
-    stored = {} if reference is None else stored_pairings(plan, pairs, whole, seed, reference)
+    stored = (
+        {} if reference is None else stored_pairings(plan, pairs, games=whole, seed=seed, reference=reference)
+    )
     folder = writable_folder(folder)
     return LadderPlan(plan, pairs, whole, games, seed, folder, count, stored)
 
@@ -547,7 +556,9 @@ def play_ladder(plan: LadderPlan, progress: bool = False, resamples: int = RESAM
     intervals (nothing is written)."""
     evaluation = plan.evaluation
     missing = [pair for pair in plan.pairs if pair not in plan.stored]
-    results = play_pairings(evaluation, missing, plan.games, plan.seed, plan.workers, progress)
+    results = play_pairings(
+        evaluation, missing, games=plan.games, seed=plan.seed, workers=plan.workers, progress=progress
+    )
     played = dict(zip(missing, (Pairing.of(r) for r in results), strict=True))
     contestants = evaluation.contestants
     ladder = Ladder(
@@ -712,6 +723,7 @@ def rating_file(label: str) -> str:
 def prepare_rating(
     agent: str,
     against: str | Path,
+    *,
     games: int | None = None,
     out: str | Path | None = None,
     workers: int | None = None,
@@ -751,7 +763,14 @@ def play_rating(plan: RatingPlan, progress: bool = False, resamples: int = RESAM
     """Play the agent against every rung and fit its rating, the rungs' held fixed."""
     rungs = plan.ladder.rungs
     pairs = [(0, k) for k in range(1, len(rungs) + 1)]
-    results = play_pairings(plan.evaluation, pairs, plan.games, plan.ladder.seed, plan.workers, progress)
+    results = play_pairings(
+        plan.evaluation,
+        pairs,
+        games=plan.games,
+        seed=plan.ladder.seed,
+        workers=plan.workers,
+        progress=progress,
+    )
     pairings = [Pairing.of(r) for r in results]
     fixed = np.array(plan.ladder.ratings)
     wins = np.array([p.wins for p in pairings])

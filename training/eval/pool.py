@@ -29,6 +29,7 @@ def worker_start() -> None:
 def play_in_processes(
     jobs: Sequence[Job],
     play: Callable[[Job, Callable[[], object]], Played],
+    *,
     workers: int,
     bar: tqdm,
     label: Callable[[int], str],

@@ -49,6 +49,7 @@ def opponents_of(rows: list[dict[str, Any]]) -> list[str]:
 def ship(
     config_path: str,
     overrides: list[str],
+    *,
     agents_dir: str | Path = "agents",
     games: int = 2000,
     seed: int = 0,
@@ -87,7 +88,16 @@ def ship(
         (folder / f"{variant}.yaml").write_text(yaml.safe_dump(config.to_dict(), sort_keys=False))
     row |= {"variant": variant, "agent": agent}
     spec = f"search:{shipped}" if guided else str(shipped)
-    measure(row, spec, opponents, games, search_games, seed, progress, policy=str(shipped))
+    measure(
+        row,
+        spec,
+        opponents=opponents,
+        games=games,
+        search_games=search_games,
+        seed=seed,
+        progress=progress,
+        policy=str(shipped),
+    )
     record(folder, row, new_agent=not (measure_only or guided))
     return row
 
@@ -95,6 +105,7 @@ def ship(
 def measure(
     row: dict[str, Any],
     spec: str,
+    *,
     opponents: tuple[str, ...] | list[str],
     games: int,
     search_games: int,
@@ -109,10 +120,10 @@ def measure(
         plan = evaluate.prepare([spec, policy if name == POLICY else name])
         count = search_games if searches(spec) or searches(name) else games
         (result,) = evaluate.evaluate_pairings(
-            plan, count, seed, first_only=True, progress=progress, duplicate=True
+            plan, count, seed=seed, first_only=True, progress=progress, duplicate=True
         )
         print(plan.header(result.games, seed, duplicate=True))
-        print(report.format_results([result], plan.score_label))
+        print(evaluate.format_results([result], plan.score_label))
         low, high = result.interval()
         row["players"] = players_text(plan.env().rules)
         row |= {f"vs_{name}": result.win_rate, f"vs_{name}_low": low, f"vs_{name}_high": high}

@@ -17,7 +17,7 @@ import numpy as np
 import torch
 
 from training.model.config import Config, ConfigError, config_from_dict
-from training.model.networks import ActorCritic
+from training.model.networks import ActorCritic, Architecture
 
 FORMAT = "domino-ppo/1"
 
@@ -126,7 +126,7 @@ def load_model(
             )
     config: Config = data["config"]
     try:
-        model = ActorCritic(**data["architecture"])
+        model = ActorCritic(Architecture.from_dict(data["architecture"]))
     except (TypeError, ValueError) as err:
         raise unreadable(path, f"it describes no network this trainer builds: {short_reason(err)}") from None
     try:

@@ -18,7 +18,7 @@ from typing import Any
 
 import yaml
 
-from domino_env import raw_env
+from domino_env import DominoEnv, raw_env
 from domino_env.agents import make_agent
 from training.model.names import policy_path
 
@@ -215,17 +215,16 @@ def load_config(path: str | Path | None = None, overrides: list[str] | None = No
         for key in reversed(keys):
             nested = {key: nested}
         _merge(config, nested, "")
-    validate(config)
-    check_agents(config)
+    check_agents(config, validate(config))
     return config
 
 
-def check_agents(config: Config) -> None:
+def check_agents(config: Config, table: DominoEnv) -> None:
     """Every agent ``eval.opponents`` and ``pool.baselines`` name (a baseline, ``search[:N]``, a
     checkpoint file or run folder) is built for the table, so that a name nothing loads, or a
     checkpoint of another table, fails here and not after training began. Checkpoints' own
-    configs are not checked so: a checkpoint they name may have moved since."""
-    table = raw_env(config.env.variant, **config.env.options)
+    configs are not checked so: a checkpoint they name may have moved since. ``table`` is the
+    config's table (:func:`validate` returns the one it built)."""
     for key, names in (("eval.opponents", config.eval.opponents), ("pool.baselines", config.pool.baselines)):
         for name in names:
             try:
@@ -257,15 +256,13 @@ def config_from_dict(data: dict[str, Any]) -> Config:
     """A config rebuilt from ``Config.to_dict()`` (checkpoints store it that way)."""
     config = Config()
     _merge(config, data, "")
-    validate(config)
-    check_agents(config)
+    check_agents(config, validate(config))
     return config
 
 
-def validate(config: Config) -> None:
-    """Values that type-check but make no sense, and the env options, checked up front."""
-    from domino_env import raw_env
-
+def validate(config: Config) -> DominoEnv:
+    """Values that type-check but make no sense, and the env options, checked up front;
+    returns the config's table, built to check them."""
     run, ppo = config.run, config.ppo
     positive = {
         "run.total_steps": run.total_steps,
@@ -328,3 +325,4 @@ def validate(config: Config) -> None:
                 f"run.match_value needs a table of two sides (2 players or partners); "
                 f"{config.env.variant} with {config.env.options} has {sides}"
             )
+    return table

@@ -10,13 +10,18 @@ legal placements among 25,088 ids. What each action *is* reaches the policy from
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
+from dataclasses import KW_ONLY, dataclass
 from typing import Any
 
 import numpy as np
 import torch
 from torch import nn
 from torch.distributions import Categorical
+
+from domino_env import DominoEnv
+from training.model.config import ConfigError, NetworkConfig
 
 MASKED_LOGIT = -1e8
 
@@ -57,10 +62,9 @@ class BoardNet(nn.Module):
     times a gain the network computes from the state - as the MLP's ``action_blocks``.
     """
 
-    def __init__(
-        self, obs_size: int, num_actions: int, planes: int, size: int, channels: int, action_planes: int = 0
-    ) -> None:
+    def __init__(self, obs_size: int, num_actions: int, board: BoardShape) -> None:
         super().__init__()
+        planes, size, channels, action_planes = board.planes, board.size, board.channels, board.action_planes
         self.planes, self.size, self.action_planes = planes, size, action_planes
         self.cells = cells = size * size
         if num_actions % cells:
@@ -280,10 +284,102 @@ class LegalPolicy:
         return self.dist.entropy()
 
 
+@dataclass(frozen=True)
+class BoardShape:
+    """A :class:`BoardNet`'s board: ``planes`` planes of ``size`` x ``size`` cells at the start of
+    the observation, ``channels`` per convolution, and how many of the last planes describe the
+    actions (``action_planes``, 0: none)."""
+
+    planes: int
+    size: int
+    channels: int
+    action_planes: int = 0
+
+
+@dataclass(frozen=True)
+class Architecture:
+    """What an :class:`ActorCritic` is built from: with the weights, all a checkpoint needs.
+
+    :meth:`for_table` decides it from a table and the ``network`` config; a checkpoint stores
+    it as :meth:`to_dict`'s dict (the format ``domino-ppo/1`` has always held) and
+    :meth:`from_dict` reads it back. The fields are :class:`ActorCritic`'s options.
+    """
+
+    obs_size: int
+    num_actions: int
+    _: KW_ONLY
+    hidden: tuple[int, ...]
+    action_blocks: tuple[tuple[int, int], ...] = ()  # observation slices aligned with actions
+    action_traits: tuple[tuple[float, ...], ...] | None = None  # (num_actions, K) facts per action
+    board: BoardShape | None = None  # a BoardNet instead of the MLP
+    outlook: dict[str, Any] | None = None  # a PlayOutlook spec (play_outlook_spec)
+    state_size: int | None = None  # the perfect-information critic's input size
+
+    def __post_init__(self) -> None:  # lists (a config's, a checkpoint's) as tuples: equal either way
+        set_field = object.__setattr__
+        set_field(self, "hidden", tuple(int(size) for size in self.hidden))
+        set_field(self, "action_blocks", tuple((int(start), int(stop)) for start, stop in self.action_blocks))
+        if self.action_traits is not None:
+            set_field(self, "action_traits", tuple(tuple(map(float, row)) for row in self.action_traits))
+
+    @classmethod
+    def for_table(cls, env: DominoEnv, network: NetworkConfig) -> Architecture:
+        """The network ``network`` describes, sized for ``env``'s table: what a model trained
+        there is built with. A board network reads the planes itself: no action blocks, traits
+        or outlook (its action blocks are the board's action planes). ``board_channels`` on a
+        table without a board is refused (ConfigError)."""
+        rules, layout, encoder = env.rules, env.observation_layout, env.encoder
+        board = None
+        if network.board_channels:
+            shape = getattr(encoder, "board_shape", None)
+            if shape is None:
+                raise ConfigError(
+                    f"network.board_channels needs a table with a board (domino3d); {rules.name} has none"
+                )
+            planes, size = shape
+            # the board's action blocks: the last planes, about each edge's placements
+            action_planes = getattr(encoder, "action_planes", 0) if network.action_blocks else 0
+            board = BoardShape(planes, size, network.board_channels, action_planes)
+        flat = board is None
+        blocks = [(layout[name].start, layout[name].stop) for name in rules.action_blocks]
+        return cls(
+            encoder.size,
+            rules.num_actions,
+            hidden=tuple(network.hidden),
+            action_blocks=tuple(blocks) if network.action_blocks and flat else (),
+            action_traits=rules.action_traits().tolist() if network.action_traits and flat else None,
+            board=board,
+            outlook=play_outlook_spec(rules, layout) if network.play_outlook and flat else None,
+            state_size=env.state_space.shape[0] if network.oracle_critic else None,
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """As a checkpoint stores it: plain lists and dicts, the keys :meth:`from_dict` reads."""
+        return {
+            "obs_size": self.obs_size,
+            "num_actions": self.num_actions,
+            "hidden": list(self.hidden),
+            "action_blocks": list(self.action_blocks),
+            "action_traits": None if self.action_traits is None else list(map(list, self.action_traits)),
+            "board": None if self.board is None else dataclasses.asdict(self.board),
+            "outlook": self.outlook,
+            "state_size": self.state_size,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Architecture:
+        """The architecture a checkpoint stores (:meth:`to_dict`; a board saved without
+        ``action_planes`` has none). A dict that describes none raises TypeError or ValueError."""
+        if not isinstance(data, dict):
+            raise TypeError(f"an architecture is a dict, not a {type(data).__name__}")
+        board = data.get("board")
+        return cls(**{**data, "board": None if board is None else BoardShape(**board)})
+
+
 class ActorCritic(nn.Module):
-    """Shared trunk, a policy head over every action id and a value head; with ``board``
-    ({"planes", "size", "channels"}, optionally "action_planes") a :class:`BoardNet` instead of
-    the MLP.
+    """Shared trunk, a policy head over every action id and a value head; with a ``board``
+    (:class:`BoardShape`) a :class:`BoardNet` instead of the MLP. Built from an
+    :class:`Architecture`.
 
     Three optional ways to tell the policy what an action *is*, so that what it learns about one
     action carries over to similar ones (each scaled by gains the trunk computes from the state):
@@ -303,27 +399,18 @@ class ActorCritic(nn.Module):
     targets see more.
     """
 
-    def __init__(
-        self,
-        obs_size: int,
-        num_actions: int,
-        hidden: list[int],
-        action_blocks: Sequence[tuple[int, int]] = (),
-        action_traits: Sequence[Sequence[float]] | None = None,
-        board: dict[str, int] | None = None,
-        outlook: dict[str, Any] | None = None,
-        state_size: int | None = None,
-    ) -> None:
+    def __init__(self, architecture: Architecture) -> None:
         super().__init__()
-        self.obs_size, self.num_actions, self.hidden = obs_size, num_actions, list(hidden)
-        self.state_size = state_size
+        self.architecture = architecture
+        obs_size, num_actions, hidden = architecture.obs_size, architecture.num_actions, architecture.hidden
+        self.state_size = state_size = architecture.state_size
         self.critic = mlp(state_size, hidden, 1, std=1.0) if state_size else None
-        self.outlook = PlayOutlook(outlook) if outlook else None
-        self.action_blocks = [(int(start), int(stop)) for start, stop in action_blocks]
-        self.board = board
+        self.outlook = PlayOutlook(architecture.outlook) if architecture.outlook else None
+        self.action_blocks = list(architecture.action_blocks)
         self.traits: torch.Tensor | None = None
         self.trait_gains: nn.Linear | None = None
-        self.board_net = BoardNet(obs_size, num_actions, **board) if board else None
+        board = architecture.board
+        self.board_net = BoardNet(obs_size, num_actions, board) if board else None
         if self.board_net is not None:
             return
         self.trunk = mlp(obs_size, hidden)
@@ -331,27 +418,14 @@ class ActorCritic(nn.Module):
         self.policy = layer(width, num_actions, std=0.01)
         self.value = layer(width, 1, std=1.0) if self.critic is None else None  # (the critic's instead)
         self.gains = layer(width, len(self.action_blocks), std=0.01) if self.action_blocks else None
-        if action_traits is not None:
-            self.traits = torch.tensor(action_traits, dtype=torch.float32).T  # (K, num_actions)
+        if architecture.action_traits is not None:
+            self.traits = torch.tensor(architecture.action_traits, dtype=torch.float32).T  # (K, num_actions)
             self.trait_gains = layer(width, self.traits.shape[0], std=0.01)
         self.outlook_gains = layer(width, PlayOutlook.features, std=0.01) if self.outlook else None
 
-    def architecture(self) -> dict[str, Any]:
-        """The constructor's arguments: with the state dict, all a checkpoint needs."""
-        return {
-            "obs_size": self.obs_size,
-            "num_actions": self.num_actions,
-            "hidden": self.hidden,
-            "action_blocks": self.action_blocks,
-            "action_traits": None if self.traits is None else self.traits.T.tolist(),
-            "board": self.board,
-            "outlook": self.outlook.spec if self.outlook else None,
-            "state_size": self.state_size,
-        }
-
     def copy(self) -> ActorCritic:
         """A frozen copy (an opponent-pool snapshot)."""
-        twin = ActorCritic(**self.architecture())
+        twin = ActorCritic(self.architecture)
         twin.load_state_dict(self.state_dict())
         return twin.eval()
 

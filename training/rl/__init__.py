@@ -1,1 +1,27 @@
-"""Self-play PPO."""
+"""Self-play PPO.
+
+The read path, top to bottom (as CleanRL's ppo.py reads in one file):
+
+1. **config** - :mod:`training.model.config`: :class:`~training.model.config.Config` (its
+   ``network``, ``ppo`` and ``run`` sections), from :func:`~training.model.config.load_config`.
+2. **architecture** - :mod:`training.model.networks`:
+   :meth:`Architecture.for_table(env, config.network) <training.model.networks.Architecture.for_table>`
+   decides the network's shape for the table; :class:`~training.model.networks.ActorCritic`
+   is built from it and acts through :meth:`~training.model.networks.ActorCritic.legal`
+   (a :class:`~training.model.networks.LegalPolicy` over each row's legal actions).
+3. **collect** - :mod:`training.rl.rollout`: :meth:`LocalCollector.collect(model, steps)
+   <training.rl.rollout.LocalCollector.collect>` steps the envs in lockstep and links each
+   seat's transitions into its own chain; the trainer sees it as a
+   :class:`training.rl.collect.Collector` (``RayCollector`` in :mod:`training.rl.distributed`
+   spreads the same over Ray actors).
+4. **advantages** - :mod:`training.rl.ppo`: :func:`~training.rl.ppo.gae` over the per-seat
+   chains, called at the end of ``collect``, which returns a :class:`~training.rl.ppo.Batch`.
+5. **update** - :mod:`training.rl.ppo`: :func:`~training.rl.ppo.update`, the clipped PPO
+   epochs over shuffled minibatches.
+6. **train loop** - :mod:`training.rl.train`: :meth:`Trainer.train()
+   <training.rl.train.Trainer.train>`: anneal the learning rate, collect, update, snapshot
+   into the pool, evaluate, log, checkpoint (:mod:`training.model.checkpoint`).
+
+Beside the path: :mod:`training.rl.match_value` (rewards of round-trained tables,
+``run.match_value``) and :mod:`training.rl.distributed` (``--ray``).
+"""

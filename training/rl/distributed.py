@@ -3,8 +3,8 @@
     python -m training train configs/all_fives.yaml --ray 2                  # a local Ray instance
     python -m training train configs/all_fives.yaml --ray 16 --ray-address auto  # an existing cluster
 
-:class:`RayCollector` has the interface of :class:`training.rl.rollout.Collector`. Each of its
-``workers`` Ray actors holds an ordinary ``Collector`` over its share of ``run.num_envs``
+:class:`RayCollector` is a :class:`training.rl.collect.Collector`. Each of its ``workers`` Ray
+actors holds an ordinary :class:`~training.rl.rollout.LocalCollector` over its share of ``run.num_envs``
 (32 envs on 3 workers: 11, 11, 10) with its own seed stream (numpy and torch, drawn from the
 run's seed). Every iteration the driver puts the current weights in Ray's object store once,
 every worker plays ``run.rollout_steps`` decisions in each of its envs and computes GAE on its
@@ -12,7 +12,7 @@ own transitions (a seat's transitions never cross workers), and the driver conca
 batches in worker order for one PPO update. Opponent-pool snapshots are broadcast the same way.
 Per iteration the update sees the same number of transitions from the same distribution as a
 local run, so learning curves agree within noise; with one worker the batches are identical to
-a local ``Collector`` seeded as that worker.
+a ``LocalCollector`` seeded as that worker.
 
 Checkpoints hold every worker's games, pool and RNG states, so ``--resume`` continues exactly,
 but only with the same number of workers: a checkpoint collected with ``--ray N`` resumes only
@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import copy
 import os
-from collections.abc import Callable
 from dataclasses import fields
 from typing import Any
 
@@ -35,9 +34,10 @@ import numpy as np
 import torch
 
 from training.model.config import Config, ConfigError
-from training.model.networks import ActorCritic
+from training.model.networks import ActorCritic, Architecture
+from training.rl.collect import CollectorFactory
 from training.rl.ppo import Batch
-from training.rl.rollout import Collector, EpisodeStats
+from training.rl.rollout import EpisodeStats, LocalCollector
 
 
 def split(total: int, parts: int) -> list[int]:
@@ -51,18 +51,18 @@ def worker_seeds(rng: np.random.Generator, workers: int) -> list[int]:
 
 
 class RolloutWorker:
-    """A ``Collector`` over ``num_envs`` envs with its own numpy and torch seeds (a Ray actor)."""
+    """A ``LocalCollector`` over ``num_envs`` envs with its own numpy and torch seeds (a Ray actor)."""
 
     def __init__(self, config: Config, num_envs: int, seed: int) -> None:
         config = copy.deepcopy(config)
         config.run.num_envs = num_envs
         torch.set_num_threads(config.run.torch_threads)
         self.rng = np.random.default_rng(seed)
-        self.collector = Collector(config, self.rng)
-        self.model = ActorCritic(**self.collector.architecture)
-        torch.manual_seed(seed)  # the actions' stream starts here: as a local Collector seeded alike
+        self.collector = LocalCollector(config, self.rng)
+        self.model = ActorCritic(self.collector.architecture)
+        torch.manual_seed(seed)  # the actions' stream starts here: as a LocalCollector seeded alike
 
-    def architecture(self) -> dict[str, Any]:
+    def architecture(self) -> Architecture:
         return self.collector.architecture
 
     def collect(self, weights: dict[str, torch.Tensor], steps: int) -> tuple[Batch, EpisodeStats]:
@@ -104,7 +104,7 @@ def merge(parts: list[tuple[Batch, EpisodeStats]]) -> tuple[Batch, EpisodeStats]
 
 
 class RayCollector:
-    """:class:`training.rl.rollout.Collector`'s interface over ``workers`` Ray actors.
+    """A :class:`training.rl.collect.Collector` over ``workers`` Ray actors.
 
     Uses the Ray instance already running in this process, else connects to ``address``
     (``"auto"``, ``"host:port"``, ``"ray://host:10001"``), else starts a local one.
@@ -141,11 +141,11 @@ class RayCollector:
         shares = split(config.run.num_envs, workers)
         self.workers = [actor.remote(config, envs, seed) for envs, seed in zip(shares, seeds, strict=True)]
         try:
-            self.architecture: dict[str, Any] = ray.get(self.workers[0].architecture.remote())
+            self.architecture: Architecture = ray.get(self.workers[0].architecture.remote())
         except Exception:  # (a config the workers refuse): stop what was started before saying so
             self.close()
             raise
-        self.obs_size, self.num_actions = self.architecture["obs_size"], self.architecture["num_actions"]
+        self.obs_size, self.num_actions = self.architecture.obs_size, self.architecture.num_actions
 
     def _broadcast(self, model: ActorCritic) -> Any:
         import ray
@@ -201,7 +201,7 @@ def resume_error(path: Any, saved: int, workers: int) -> str | None:
     return f"checkpoint {path} was {was} and cannot resume exactly {now}: resume it {fix}"
 
 
-def ray_collector(workers: int, address: str | None = None) -> Callable[[Config, np.random.Generator], Any]:
+def ray_collector(workers: int, address: str | None = None) -> CollectorFactory:
     """A collector factory for :class:`training.rl.train.Trainer` (``--ray`` / ``--ray-address``)."""
 
     def make(config: Config, rng: np.random.Generator) -> RayCollector:

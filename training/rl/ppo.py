@@ -1,6 +1,7 @@
 """Masked PPO, read top to bottom (after CleanRL's ppo.py): a batch of transitions, their
 advantages (GAE over per-seat chains), and the clipped update. The networks are in
-:mod:`training.model.networks`.
+:mod:`training.model.networks`; the read path through the whole algorithm is in
+:mod:`training.rl`. Comments marked ``ALGO`` are PPO itself; the rest is plumbing.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ class Batch:
 def gae(
     rewards: np.ndarray,
     values: np.ndarray,
+    *,
     successor: np.ndarray,
     done: np.ndarray,
     gamma: float,
@@ -54,6 +56,7 @@ def gae(
             next_value, next_advantage = values[j], advantages[j]
         else:
             continue  # open: no estimate
+        # ALGO: the TD error, and the advantage as its discounted sum along the seat's chain
         delta = rewards[i] + gamma * next_value - values[i]
         advantages[i] = delta + gamma * lam * next_advantage
     return advantages, advantages + values
@@ -62,6 +65,7 @@ def gae(
 def update(
     model: ActorCritic,
     optimizer: torch.optim.Optimizer,
+    *,
     batch: Batch,
     cfg: PPOConfig,
     rng: np.random.Generator,
@@ -75,9 +79,11 @@ def update(
     stats: dict[str, float] = {}
     for _epoch in range(cfg.update_epochs):
         for part in np.array_split(rng.permutation(size), parts):  # sizes differ by one at most
+            # plumbing: one shuffled minibatch, re-evaluated by the current policy (legal actions only)
             idx = torch.from_numpy(part)
             states = None if batch.states is None else batch.states[idx]
             policy, new_values = model.legal(batch.obs[idx], batch.masks[idx], states)
+            # ALGO: the probability ratio of the stored actions, new policy over old
             new_logprob = policy.log_prob(batch.actions[idx])
             entropy = policy.entropy().mean()
             log_ratio = new_logprob - batch.logprobs[idx]
@@ -86,6 +92,7 @@ def update(
                 approx_kl = float(((ratio - 1) - log_ratio).mean())
                 clip_fractions.append(float(((ratio - 1.0).abs() > cfg.clip_coef).float().mean()))
 
+            # ALGO: the clipped policy loss on (normalised) advantages
             advantages = batch.advantages[idx]
             if cfg.norm_adv and len(idx) > 1:
                 advantages = (advantages - advantages.mean()) / (advantages.std() + 1e-8)
@@ -93,6 +100,7 @@ def update(
                 -advantages * ratio, -advantages * ratio.clamp(1 - cfg.clip_coef, 1 + cfg.clip_coef)
             ).mean()
 
+            # ALGO: the value loss, clipped around the old values
             returns, old_values = batch.returns[idx], batch.values[idx]
             if cfg.clip_vloss:
                 clipped = old_values + (new_values - old_values).clamp(-cfg.clip_coef, cfg.clip_coef)
@@ -100,17 +108,19 @@ def update(
             else:
                 value_loss = 0.5 * ((new_values - returns) ** 2).mean()
 
+            # ALGO: one gradient step on the total loss (entropy bonus), gradients clipped
             loss = policy_loss - cfg.ent_coef * entropy + cfg.vf_coef * value_loss
             optimizer.zero_grad()
             loss.backward()
             nn.utils.clip_grad_norm_(model.parameters(), cfg.max_grad_norm)
             optimizer.step()
+            # plumbing: what to log
             stats = {
                 "loss/policy": policy_loss.item(),
                 "loss/value": value_loss.item(),
                 "loss/entropy": entropy.item(),
             }
-        if cfg.target_kl and approx_kl > cfg.target_kl:
+        if cfg.target_kl and approx_kl > cfg.target_kl:  # ALGO: early stop once the policy moved far
             break
     predicted, target = batch.values.numpy(), batch.returns.numpy()
     variance = float(np.var(target))

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 import torch
@@ -26,8 +25,8 @@ from domino_env import DominoEnv, raw_env
 from domino_env.agents import Agent
 from training.agents import resolve_agent
 from training.matches import win_share
-from training.model.config import Config, ConfigError
-from training.model.networks import ActorCritic, play_outlook_spec
+from training.model.config import Config
+from training.model.networks import ActorCritic, Architecture
 from training.rl.match_value import MatchValue
 from training.rl.ppo import Batch, gae
 
@@ -53,8 +52,11 @@ def random_stream(agent: Agent) -> random.Random:
     return rng
 
 
-class Collector:
-    """Steps ``num_envs`` environments and assembles PPO batches from them."""
+class LocalCollector:
+    """Steps ``num_envs`` environments in this process and assembles PPO batches from them
+    (a :class:`training.rl.collect.Collector`)."""
+
+    num_workers = 0  # no Ray workers: a local run
 
     def __init__(self, config: Config, rng: np.random.Generator) -> None:
         self.config = config
@@ -67,28 +69,8 @@ class Collector:
         self.num_players = rules.num_players
         self.obs_size = self.envs[0].encoder.size
         self.num_actions = rules.num_actions
-        layout = self.envs[0].observation_layout
-        network = config.network
-        board = None
-        if network.board_channels:
-            planes, size, action_planes = self._board_shape(config)
-            board = {"planes": planes, "size": size, "channels": network.board_channels}
-            if network.action_blocks:  # the board's action blocks: planes about each edge's placements
-                board["action_planes"] = action_planes
-        flat = board is None  # a board network reads the planes itself: no blocks or traits
-        # ActorCritic's arguments for this table: what a model trained here must be built with
-        self.architecture: dict[str, Any] = {
-            "obs_size": self.obs_size,
-            "num_actions": self.num_actions,
-            "hidden": list(network.hidden),
-            "action_blocks": [(layout[name].start, layout[name].stop) for name in rules.action_blocks]
-            if network.action_blocks and flat
-            else [],
-            "action_traits": rules.action_traits().tolist() if network.action_traits and flat else None,
-            "board": board,
-            "outlook": play_outlook_spec(rules, layout) if network.play_outlook and flat else None,
-            "state_size": self.envs[0].state_space.shape[0] if network.oracle_critic else None,
-        }
+        # what a model trained here must be built with
+        self.architecture = Architecture.for_table(self.envs[0], config.network)
         self.pool: list[ActorCritic] = []
         self.baselines: dict[str, Agent] = {
             name: resolve_agent(name, self.envs[0], config.run.seed) for name in config.pool.baselines
@@ -104,17 +86,6 @@ class Collector:
         self.round_starts: list[tuple[int, tuple[int, ...]]] = [(0, ())] * len(self.envs)
         for env in self.envs:
             self._new_game(self.envs.index(env))
-
-    def _board_shape(self, config: Config) -> tuple[int, int, int]:
-        """(planes, size, action planes: the last planes, about each edge's placements) of the
-        table's board, from its encoder; a table without one is refused."""
-        encoder = self.envs[0].encoder
-        shape = getattr(encoder, "board_shape", None)
-        if shape is None:
-            raise ConfigError(
-                f"network.board_channels needs a table with a board (domino3d); {config.env.variant} has none"
-            )
-        return (*shape, getattr(encoder, "action_planes", 0))
 
     def _new_game(self, e: int) -> None:
         env = self.envs[e]
@@ -143,7 +114,7 @@ class Collector:
         actions = np.zeros(cap, dtype=np.int64)
         logprobs = np.zeros(cap, dtype=np.float32)
         values = np.zeros(cap, dtype=np.float32)
-        state_size = self.architecture["state_size"]  # the perfect-information critic's input, if any
+        state_size = self.architecture.state_size  # the perfect-information critic's input, if any
         states = np.zeros((cap, state_size), dtype=np.float32) if state_size else None
         rewards = np.zeros(cap, dtype=np.float32)
         successor = np.full(cap, -1, dtype=np.int64)
@@ -199,7 +170,7 @@ class Collector:
                 over = all(env.terminations.values())
                 if self.match_value is not None:
                     if over or env.round_index != self.round_starts[e][0]:
-                        self._end_round(e, over, rewards, pending, done)
+                        self._end_round(e, over, rewards=rewards, pending=pending, done=done)
                 elif any(step_rewards := [env.rewards[agent] for agent in env.possible_agents]):
                     offset = sum(step_rewards) / n if self.config.run.zero_sum else 0.0
                     for s in range(n):
@@ -217,10 +188,10 @@ class Collector:
         advantages, returns = gae(
             rewards[:count],
             values[:count],
-            successor[:count],
-            done[:count],
-            self.config.ppo.gamma,
-            self.config.ppo.gae_lambda,
+            successor=successor[:count],
+            done=done[:count],
+            gamma=self.config.ppo.gamma,
+            lam=self.config.ppo.gae_lambda,
         )
         # the transitions still open (one per seat and env at most) lent their values above; the
         # rest is the batch
@@ -239,7 +210,7 @@ class Collector:
         return batch, stats
 
     def _end_round(
-        self, e: int, over: bool, rewards: np.ndarray, pending: np.ndarray, done: np.ndarray
+        self, e: int, over: bool, *, rewards: np.ndarray, pending: np.ndarray, done: np.ndarray
     ) -> None:
         """Close every seat's last transition of env ``e``'s round that just ended, rewarded by
         the change in its side's match value (at the match's end: to its outcome)."""
@@ -262,6 +233,9 @@ class Collector:
         mine = [seat for seat, side in enumerate(self.side_of) if side == self.learner_side[e]]
         stats.pool_games += 1
         stats.pool_wins += win_share(env.rules, env.outcomes(), mine)
+
+    def close(self) -> None:
+        """Nothing to release: the envs live in this process."""
 
     def state_dict(self) -> dict:
         """What an exact resume needs: every game in progress, who plays it, the pool."""

@@ -12,7 +12,6 @@ import csv
 import math
 import shutil
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -29,8 +28,9 @@ from training.model import checkpoint
 from training.model.config import Config, ConfigError, config_differences
 from training.model.networks import ActorCritic
 from training.rl import distributed
+from training.rl.collect import CollectorFactory
 from training.rl.ppo import update
-from training.rl.rollout import Collector
+from training.rl.rollout import LocalCollector
 
 # What a run writes in its folder (training, then demo's evaluation and rating, or exploit's
 # result): an earlier run's, and nothing else there, is what --overwrite deletes.
@@ -65,7 +65,7 @@ class Trainer:
         self,
         config: Config,
         resume: str | Path | None = None,
-        collector: Callable[[Config, np.random.Generator], Any] = Collector,  # or distributed.ray_collector
+        collector: CollectorFactory = LocalCollector,  # or distributed.ray_collector(workers)
         overwrite: bool = False,
     ) -> None:
         """``resume``: a checkpoint or a run folder (its latest). A run goes on in its checkpoint's
@@ -80,7 +80,7 @@ class Trainer:
             "update": np.random.default_rng(config.run.seed + 1),
         }
         self.collector = collector(config, self.rngs["collect"])
-        self.model = ActorCritic(**self.collector.architecture)
+        self.model = ActorCritic(self.collector.architecture)
         self.optimizer = torch.optim.Adam(self.model.parameters(), lr=config.ppo.learning_rate, eps=1e-5)
         self.iteration = 0
         self.steps = 0
@@ -91,7 +91,7 @@ class Trainer:
             source = self._resume(resume) if resume is not None else None
             self._claim_run_dir(overwrite, source)  # last: nothing is deleted for a run that cannot start
         except Exception:
-            getattr(self.collector, "close", lambda: None)()  # Ray workers
+            self.collector.close()  # Ray workers
             raise
 
     # --- checkpoints ------------------------------------------------------------------------
@@ -133,9 +133,9 @@ class Trainer:
                 "model": self.model.state_dict(),
                 "optimizer": self.optimizer.state_dict(),
                 "config": self.config.to_dict(),
-                "obs_size": self.collector.obs_size,
-                "num_actions": self.collector.num_actions,
-                "architecture": self.model.architecture(),
+                "obs_size": self.model.architecture.obs_size,
+                "num_actions": self.model.architecture.num_actions,
+                "architecture": self.model.architecture.to_dict(),
                 "iteration": self.iteration,
                 "steps": self.steps,
                 "collector": self.collector.state_dict(),
@@ -172,7 +172,7 @@ class Trainer:
                     f"this run has {now}: resume it with {key}={was}"
                 )
         workers = distributed.saved_workers(data["collector"])
-        mismatch = distributed.resume_error(path, workers, getattr(self.collector, "num_workers", 0))
+        mismatch = distributed.resume_error(path, workers, self.collector.num_workers)
         if mismatch:
             raise checkpoint.CheckpointError(mismatch)
         try:
@@ -245,7 +245,7 @@ class Trainer:
                         group["lr"] = lr
                 self.model.train()
                 batch, episodes = self.collector.collect(self.model, cfg.run.rollout_steps)
-                stats = update(self.model, self.optimizer, batch, cfg.ppo, self.rngs["update"])
+                stats = update(self.model, self.optimizer, batch=batch, cfg=cfg.ppo, rng=self.rngs["update"])
                 self.iteration += 1
                 self.steps += self.per_iteration
                 elapsed = time.perf_counter() - start

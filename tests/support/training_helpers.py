@@ -1,0 +1,53 @@
+"""Shared by the trainer's tests: tiny configs, model parameters, random masks, config files."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from training.model.config import Config, load_config
+
+if TYPE_CHECKING:  # torch only for the type of a model
+    import torch
+
+
+ROOT = Path(__file__).resolve().parents[2]
+CLASSIC_ROUND = "{num_players: 2, episode: round}"
+TINY = [
+    "network.hidden=[32]",
+    "run.num_envs=4",
+    "run.rollout_steps=16",
+    "run.total_steps=128",  # two iterations
+    "run.checkpoint_every=1",
+    "ppo.update_epochs=2",
+    "ppo.num_minibatches=2",
+    "eval.every=0",
+    "eval.search_games=2",  # (when a test turns evaluations on)
+]
+
+
+def tiny_config(
+    out_dir: Path | None = None, *overrides: str, variant: str = "classic", options: str = CLASSIC_ROUND
+) -> Config:
+    config = load_config(None, [f"env.variant={variant}", f"env.options={options}", *TINY, *overrides])
+    if out_dir is not None:  # set directly: a tmp path is not always a plain YAML scalar
+        config.run.out_dir = str(out_dir)
+    return config
+
+
+def parameters(model: torch.nn.Module) -> dict[str, torch.Tensor]:
+    return {name: p.detach().clone() for name, p in model.state_dict().items()}
+
+
+def random_masks(rng: np.random.Generator, rows: int, actions: int) -> np.ndarray:
+    masks = rng.random((rows, actions)) < 0.2
+    masks[np.arange(rows), rng.integers(actions, size=rows)] = True  # at least one legal action
+    return masks
+
+
+def write(tmp_path: Path, text: str, name: str = "config.yaml") -> Path:
+    path = tmp_path / name
+    path.write_text(text)
+    return path

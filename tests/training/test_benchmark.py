@@ -1,0 +1,360 @@
+"""``python -m training benchmark``: the protocol, the files, the normalized score, bad input,
+exploratory runs labelled so, honest intervals, and an earlier benchmark kept unless --overwrite."""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+import shutil
+from pathlib import Path
+
+import pytest
+from PIL import Image
+
+from training.__main__ import main
+from training.eval import benchmark
+from training.eval.benchmark import protocol
+from training.matches import Match, wilson_interval
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def cheap_ladder(monkeypatch: pytest.MonkeyPatch) -> None:
+    """random and greedy as the ladder, greedy as the score's 1: the protocol's mechanics at a
+    fraction of search's cost (search's own runs are in test_search.py)."""
+    monkeypatch.setattr(protocol, "LADDER", ("random", "greedy"))
+    monkeypatch.setattr(protocol, "TOP", "greedy")
+
+
+@pytest.fixture
+def small_protocol(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A protocol of 10 games a pairing on Classic and Blitz: a run that keeps to it, cheaply."""
+    monkeypatch.setattr(protocol, "PROTOCOL_GAMES", 10)
+    monkeypatch.setattr(protocol, "PROTOCOL_VARIANTS", ("classic", "blitz"))
+
+
+def test_normalized_score_on_a_hand_made_case() -> None:
+    # per-deal win shares against the top rung: W(random) = 0.1, the top's own (a mirror) 0.5
+    shares = {"random": [0.0, 0.2], "expert": [0.5, 0.5], "mine": [0.3, 0.5], "better": [0.9, 0.9]}
+    scores = benchmark.normalized(shares)
+    assert scores["random"] == pytest.approx([-0.25, 0.25])  # (0 - .1) / .4 and (.2 - .1) / .4
+    assert scores["expert"] == pytest.approx([1.0, 1.0])
+    assert scores["mine"] == pytest.approx([0.5, 1.0])
+    assert scores["better"] == pytest.approx([2.0, 2.0])  # beating the top rung scores above 1
+    flat = {k: [0.5, 0.5] for k in shares}
+    assert math.isnan(benchmark.normalized(flat)["mine"][0])
+
+
+def test_the_score_reads_only_the_games_against_the_top_rung(
+    cheap_ladder: None, small_protocol: None, tmp_path: Path
+) -> None:
+    """W is the win rate against TOP: the other rungs' games are tabled, not scored."""
+    summary = run(tmp_path, ["shipped"], ["blitz"], 10)
+    rows = csv_rows(tmp_path)
+    low = float(rows[("blitz", "random", "greedy")]["win_rate"])
+    mine = float(rows[("blitz", "shipped", "greedy")]["win_rate"])
+    expected = (mine - low) / (0.5 - low)
+    assert summary["agents"]["shipped"]["scores"]["blitz"] == pytest.approx(expected, abs=1e-6)
+    assert summary["agents"]["greedy"]["scores"]["blitz"] == pytest.approx(1.0)
+    assert "win rate against greedy" in summary["score"]
+
+
+def test_a_pairings_file_of_protocol_v1_is_refused_naming_this_one(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    old = tmp_path / "pairings.json"
+    old.write_text(json.dumps({"protocol": "v1", "deal_seed": benchmark.DEAL_SEED, "pairings": []}))
+    out = tmp_path / "bench"
+    assert main(["benchmark", "greedy", "--reference", str(old), "--out", str(out), "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert "protocol v1 pairings" in err and f"protocol {benchmark.PROTOCOL}" in err and "expert" in err
+    assert not out.exists()
+
+
+def test_swapped_reads_a_two_sided_match_from_the_other_side() -> None:
+    match = Match(
+        4,
+        2.5,
+        0.25,
+        3.0,
+        100,
+        mean_score=80.0,
+        shares=[1, 0, 0.5, 1],
+        margins=[10, -4, 0, 6],
+        per_deal=2,
+        decisions=[30, 20],
+        seconds=[0.3, 0.1],
+    )
+    for lower_wins, other_score in ((False, 80.0 - 3.0), (True, 80.0 + 3.0)):
+        other = benchmark.swapped(match, lower_wins)
+        assert (other.wins, other.mean_reward, other.mean_score) == (1.5, -0.25, other_score)
+        assert other.shares == [0, 1, 0.5, 0] and other.margins == [-10, 4, 0, -6]
+        assert (other.decisions, other.seconds) == ([20, 30], [0.1, 0.3])
+        assert benchmark.swapped(other, lower_wins) == match
+
+
+def test_an_iqm_interval_of_zero_width_is_not_given() -> None:
+    """Every deal alike: every resample gives the same IQM, and a [c, c] interval would claim
+    certainty that a handful of deals cannot give."""
+    centre, low, high = benchmark.iqm_with_interval([[0.5, 0.5, 0.5], [1.0, 1.0]], pooled=False)
+    assert centre == pytest.approx(0.75) and math.isnan(low) and math.isnan(high)
+
+
+def test_iqm_interval_is_stratified_and_handles_single_values() -> None:
+    centre, low, high = benchmark.iqm_with_interval([[0.0, 1.0, 0.5], [2.0, 2.0], [1.0]], pooled=False)
+    assert centre == pytest.approx((0.5 + 2.0 + 1.0) / 3)  # three variants: nothing trimmed
+    assert low <= centre <= high
+    runs = [[0.1, 0.2, 0.3, 0.4], [1.0, 2.0, 3.0, 4.0]]
+    centre, _, _ = benchmark.iqm_with_interval(runs, pooled=True)
+    assert centre == pytest.approx((0.3 + 0.4 + 1.0 + 2.0) / 4)  # the middle half of eight values
+    one_run = benchmark.iqm_with_interval([[0.5], [1.5]], pooled=True)  # nothing to resample
+    assert one_run[0] == 1.0 and math.isnan(one_run[1]) and math.isnan(one_run[2])
+
+
+def run(tmp_path: Path, agents: list[str], variants: list[str], games: int, **options: object) -> dict:
+    options = {"agents_dir": ROOT / "agents", "progress": False, "workers": 1, "reference": None, **options}
+    return benchmark.benchmark(agents, variants, games=games, out=tmp_path, **options)  # type: ignore[arg-type]
+
+
+def csv_rows(folder: Path) -> dict[tuple[str, str, str], dict[str, str]]:
+    rows = list(csv.DictReader((folder / "benchmark.csv").open()))
+    assert rows and list(rows[0]) == list(benchmark.COLUMNS)
+    return {(r["variant"], r["agent"], r["opponent"]): r for r in rows}
+
+
+def test_benchmark_writes_the_protocol(cheap_ladder: None, small_protocol: None, tmp_path: Path) -> None:
+    checkpoint = str(ROOT / "agents" / "classic.pt")  # the shipped agent's file: the same agent
+    summary = run(tmp_path, ["greedy", "shipped", checkpoint], ["classic", "blitz"], 9)
+    protocol = benchmark.PROTOCOL
+    assert (summary["protocol"], summary["exploratory"], summary["label"]) == (
+        protocol,
+        False,
+        f"protocol {protocol}",
+    )
+    assert summary["games_per_pairing"] == 10  # 9 rounded up: the protocol's 10
+    rows = csv_rows(tmp_path)
+    assert {r["protocol"] for r in rows.values()} == {protocol}
+    assert {r["games"] for r in rows.values()} == {"10"}  # 9 rounded up to whole deals of two seatings
+    assert {r["source"] for r in rows.values()} == {"played"}
+    same = {"shipped": "shipped", checkpoint: "shipped"}  # who is who: mirror matches are not played
+    players, opponents = {"random", "greedy", "shipped", checkpoint}, {"random", "greedy", "shipped"}
+    assert {(a, o) for v, a, o in rows if v == "classic"} == {
+        (p, o) for p in players for o in opponents if same.get(p, p) != o
+    }
+    assert {(a, o) for v, a, o in rows if v == "blitz"} == {
+        (p, o) for p in players - {checkpoint} for o in opponents if p != o
+    }
+    assert summary["skipped"] == {checkpoint: ["blitz"]}  # a checkpoint plays only its own table
+    # two sides: each pair of agents is played once and read from both sides
+    stored = json.loads((tmp_path / "pairings.json").read_text())["pairings"]
+    assert len(stored) == 2 * 3  # per variant: random-greedy, random-shipped, greedy-shipped
+    for v in ("classic", "blitz"):
+        there, back = rows[(v, "random", "greedy")], rows[(v, "greedy", "random")]
+        assert float(there["win_rate"]) == pytest.approx(1 - float(back["win_rate"]), abs=1e-4)
+        assert float(there["margin"]) == pytest.approx(-float(back["margin"]), abs=1e-4)
+    assert rows[("classic", checkpoint, "greedy")] | {"agent": ""} == rows[
+        ("classic", "shipped", "greedy")
+    ] | {"agent": ""}
+    saved = json.loads((tmp_path / "summary.json").read_text())
+    assert saved["protocol"] == protocol and saved["deal_seed"] == benchmark.DEAL_SEED
+    assert saved["agents"]["random"]["scores"]["classic"] == pytest.approx(0.0, abs=1e-9)
+    assert saved["agents"]["greedy"]["scores"]["blitz"] == pytest.approx(1.0)  # the scale's top
+    assert saved["agents"]["greedy"]["ms_per_decision"]["classic"] > 0
+    table = (tmp_path / "benchmark.md").read_text()
+    assert "| classic | greedy | " in table and "mirror" in table
+    assert table.startswith(f"Normalized scores, protocol {protocol} (") and "exploratory" not in table
+    assert (tmp_path / "benchmark.png").stat().st_size > 1000
+    assert Image.open(tmp_path / "benchmark.png").info["Description"] == f"protocol {protocol}"
+
+
+def test_deviations_from_the_protocol() -> None:
+    every = list(benchmark.PROTOCOL_VARIANTS)
+    assert benchmark.deviations(every, 200) == [] and benchmark.deviations(every, 400) == []
+    assert benchmark.deviations(every, 10) == ["10 games a pairing, the protocol plays 200"]
+    assert benchmark.deviations(["classic"], 200) == ["1 of the 9 variants, the protocol plays every one"]
+    assert benchmark.protocol_label(benchmark.deviations(["classic", "blitz"], 10)) == (
+        "exploratory (not protocol v2: 10 games a pairing, the protocol plays 200; "
+        "2 of the 9 variants, the protocol plays every one)"
+    )
+
+
+FILES = ("benchmark.csv", "benchmark.md", "summary.json", "benchmark.png", "pairings.json")  # it writes
+SMALL_RUN = ["benchmark", "greedy", "--variants", "blitz", "--games", "2", "--fresh", "--no-progress"]
+
+
+def small_run(out: Path, *more: str) -> int:
+    return main(
+        [*SMALL_RUN, "--workers", "1", "--agents-dir", str(ROOT / "agents"), "--out", str(out), *more]
+    )
+
+
+def test_a_small_run_is_labelled_exploratory_on_screen_and_in_every_file(
+    cheap_ladder: None, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "bench"
+    assert small_run(out) == 0
+    label = (
+        "exploratory (not protocol v2: 2 games a pairing, the protocol plays 200; "
+        "1 of the 9 variants, the protocol plays every one)"
+    )
+    screen = capsys.readouterr().out.splitlines()
+    assert screen[0].startswith(f"{label}: not comparable with the reference")
+    assert "IQM intervals too narrow to trust" in screen[0]
+    assert screen[-1].endswith(f"pairings.json ({label})")
+    assert not any("(protocol v2)" in line for line in screen)
+    assert {r["protocol"] for r in csv_rows(out).values()} == {label}
+    table = (out / "benchmark.md").read_text()
+    assert table.startswith(f"**{label}**\n") and "protocol v2 (" not in table
+    saved = json.loads((out / "summary.json").read_text())
+    assert saved["protocol"] is None and saved["exploratory"] is True and saved["label"] == label
+    assert saved["exploratory_reasons"] == [
+        "2 games a pairing, the protocol plays 200",
+        "1 of the 9 variants, the protocol plays every one",
+    ]
+    assert Image.open(out / "benchmark.png").info["Description"] == label
+
+
+def test_win_rate_interval_is_wilson_over_deals_and_never_zero_width() -> None:
+    all_wins = Match(10, 10.0, 1.0, 1.0, 100, shares=[1.0] * 10, margins=[5.0] * 10, per_deal=2)
+    low, high = benchmark.win_rate_interval(all_wins)
+    assert all_wins.interval() == (low, high)  # evaluate's too, when every deal went one way
+    assert high == 1.0 and low == pytest.approx(0.5655, abs=1e-4)  # Wilson, n = 5 deals
+    all_losses = Match(10, 0.0, -1.0, 1.0, 100, shares=[0.0] * 10, margins=[-5.0] * 10, per_deal=2)
+    low, high = benchmark.win_rate_interval(all_losses)
+    assert low == 0.0 and high == pytest.approx(1 - 0.5655, abs=1e-4)
+    # a draw counts half: deals of shares (1, .5), (0, 1) -> p = .625 over n = 2 deals
+    mixed = Match(4, 2.5, 0.25, 1.0, 40, shares=[1.0, 0.5, 0.0, 1.0], margins=[1, 0, -1, 1], per_deal=2)
+    assert benchmark.win_rate_interval(mixed) == pytest.approx(wilson_interval(1.25, 2))
+
+
+def test_the_files_carry_wilson_intervals(cheap_ladder: None, tmp_path: Path) -> None:
+    run(tmp_path, ["greedy"], ["blitz"], 2)  # one deal a pairing: whatever its outcome, wide intervals
+    for row in csv_rows(tmp_path).values():
+        low, high, rate = float(row["ci_low"]), float(row["ci_high"]), float(row["win_rate"])
+        assert (low, high) == pytest.approx(wilson_interval(rate, 1), abs=1e-4)
+        assert high - low > 0.7
+    assert "95% Wilson score interval over the deals" in (tmp_path / "benchmark.md").read_text()
+
+
+def test_a_second_benchmark_into_the_same_out_is_refused_unless_overwrite(
+    cheap_ladder: None, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    out = tmp_path / "bench"
+    assert small_run(out) == 0
+    written = {name: (out / name).read_bytes() for name in FILES}
+    capsys.readouterr()
+    play = benchmark.run_tasks
+
+    def no_game(*args: object) -> None:
+        raise AssertionError("a game was played")
+
+    monkeypatch.setattr(benchmark, "run_tasks", no_game)
+    assert small_run(out, "--games", "4") == 2
+    captured = capsys.readouterr()
+    files = ", ".join(FILES)
+    assert (
+        captured.err == f"error: {out} already holds a benchmark ({files}); add --overwrite to replace it\n"
+    )
+    assert captured.out == ""
+    assert {name: (out / name).read_bytes() for name in FILES} == written
+    assert sorted(p.name for p in out.iterdir()) == sorted(FILES)
+    monkeypatch.setattr(benchmark, "run_tasks", play)
+    assert small_run(out, "--games", "4", "--overwrite") == 0
+    assert json.loads((out / "summary.json").read_text())["games_asked"] == 4
+    assert {r["games"] for r in csv_rows(out).values()} == {"4"}
+
+
+def test_a_run_reads_back_what_it_wrote(cheap_ladder: None, tmp_path: Path) -> None:
+    first = run(tmp_path / "a", ["shipped"], ["blitz"], 4)
+    assert first["pairings"]["played"] == 3 and first["pairings"]["read"] == 0
+    again = run(tmp_path / "b", ["shipped"], ["blitz"], 4, reference=tmp_path / "a" / "pairings.json")
+    assert again["pairings"] == {"played": 0, "read": 3, "reference": "pairings.json"}
+    a, b = csv_rows(tmp_path / "a"), csv_rows(tmp_path / "b")
+    assert {k: r | {"source": ""} for k, r in a.items()} == {k: r | {"source": ""} for k, r in b.items()}
+    assert {r["source"] for r in b.values()} == {"pairings.json"}
+    other_games = run(tmp_path / "c", ["shipped"], ["blitz"], 6, reference=tmp_path / "a" / "pairings.json")
+    assert other_games["pairings"]["played"] == 3  # other deals: nothing to read
+
+
+def test_workers_play_the_same_games(cheap_ladder: None, tmp_path: Path) -> None:
+    run(tmp_path / "one", ["shipped"], ["blind"], 2)
+    run(tmp_path / "two", ["shipped"], ["blind"], 2, workers=2)
+    one, two = csv_rows(tmp_path / "one"), csv_rows(tmp_path / "two")
+    columns = ("win_rate", "margin", "games")
+    assert {k: [r[c] for c in columns] for k, r in one.items()} == {
+        k: [r[c] for c in columns] for k, r in two.items()
+    }
+
+
+def test_a_shipped_agent_of_another_table_is_left_out(cheap_ladder: None, tmp_path: Path) -> None:
+    agents = tmp_path / "agents"
+    agents.mkdir()
+    shutil.copy(ROOT / "agents" / "blitz.pt", agents / "classic.pt")  # trained on Blitz, not Classic
+    summary = run(tmp_path / "out", ["shipped", "greedy"], ["classic"], 2, agents_dir=agents)
+    assert summary["skipped"] == {"shipped": ["classic"]}
+    assert {o for _, _, o in csv_rows(tmp_path / "out")} == {"random", "greedy"}
+
+
+def test_a_broken_reference_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    broken = tmp_path / "pairings.json"
+    broken.write_text('{"protocol": "v2"}')
+    out = tmp_path / "bench"
+    assert main(["benchmark", "greedy", "--reference", str(broken), "--out", str(out), "--no-progress"]) == 2
+    assert "is not a benchmark pairings file" in capsys.readouterr().err
+    assert not out.exists()
+
+
+def test_benchmark_group_aggregates_runs(cheap_ladder: None, tmp_path: Path) -> None:
+    runs = [str(ROOT / "agents" / "blitz.pt"), "shipped"]  # the same agent twice: two "seeds" alike
+    summary = benchmark.benchmark(
+        runs,
+        ["blitz"],
+        games=2,
+        out=tmp_path,
+        group="alg",
+        agents_dir=ROOT / "agents",
+        progress=False,
+        reference=None,
+    )
+    group = summary["agents"]["alg"]
+    assert group["runs"] == runs
+    assert group["iqm"] == pytest.approx(summary["agents"]["shipped"]["scores"]["blitz"])
+    assert summary["agents"][runs[0]]["scores"] == summary["agents"]["shipped"]["scores"]
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["nobody"], "nobody"),
+        (["greedy", "--variants", "chess"], "unknown variant 'chess'"),
+        (["greedy", "--games", "0"], "must be a positive integer"),
+        (["greedy", "--workers", "0"], "must be a positive integer"),
+        (["search:0"], "the search budget must be a positive integer"),
+    ],
+)
+def test_bad_input_is_refused_before_any_game(
+    args: list[str], message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "bench"
+    try:
+        code = main(["benchmark", *args, "--out", str(out), "--no-progress"])
+    except SystemExit as stop:  # argparse refuses --games 0 itself
+        code = stop.code
+    assert code == 2
+    assert message in capsys.readouterr().err
+    assert not out.exists() or not any(out.iterdir())  # nothing half-written
+
+
+def test_an_unwritable_out_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    assert main(["benchmark", "greedy", "--out", str(blocker), "--no-progress"]) == 2
+    assert "is a file, not a folder" in capsys.readouterr().err
+
+
+def test_a_score_that_rounds_to_zero_is_printed_as_zero() -> None:
+    assert benchmark.two_places(-0.001, sign=True) == "+0.00"
+    assert benchmark.two_places(-0.0) == "0.00"
+    assert benchmark.two_places(-0.33, sign=True) == "-0.33" and benchmark.two_places(1.0) == "1.00"

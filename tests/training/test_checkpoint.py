@@ -1,0 +1,379 @@
+"""Checkpoints: round trips, exact resumes (also after Ctrl-C), refusals of damaged, foreign or
+mismatched files, run folders, weights-only exports and RNG states."""
+
+from __future__ import annotations
+
+import csv
+import pickle
+import re
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+import torch
+
+import training.rl.train as train_module
+from domino_env import raw_env
+from tests.support.training_helpers import random_masks, tiny_config
+from training.agents import resolve_agent
+from training.model import checkpoint
+from training.model.checkpoint import CheckpointError, load_model
+from training.model.config import ConfigError
+from training.rl.train import Trainer
+
+
+@pytest.fixture(scope="module")
+def classic_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Two iterations of tiny self-play on Classic, 2 players: its checkpoints folder."""
+    out = tmp_path_factory.mktemp("classic_run")
+    trainer = Trainer(tiny_config(out))
+    trainer.train(progress=False)
+    return trainer.run_dir / "checkpoints"
+
+
+def test_checkpoint_round_trip_gives_identical_outputs(tmp_path: Path) -> None:
+    trainer = Trainer(tiny_config(tmp_path))
+    path = trainer.train(progress=False)
+    assert path.name == "iter_00002.pt"
+    for source in (path, path.parent / "latest.pt"):
+        model, config = load_model(source, trainer.collector.obs_size, trainer.collector.num_actions)
+        assert config == trainer.config
+        assert not model.training
+        for name, value in trainer.model.state_dict().items():
+            assert torch.equal(model.state_dict()[name], value)
+        rng = np.random.default_rng(0)
+        obs = torch.from_numpy(rng.normal(size=(50, trainer.collector.obs_size)).astype(np.float32))
+        masks = torch.from_numpy(random_masks(rng, 50, trainer.collector.num_actions))
+        trainer.model.eval()
+        mine, value = trainer.model.distribution(obs, masks)
+        theirs, their_value = model.distribution(obs, masks)
+        assert torch.equal(mine.probs, theirs.probs) and torch.equal(value, their_value)
+    data = checkpoint.load(path)
+    assert data["iteration"] == 2 and data["steps"] == 128
+
+
+def test_resume_is_exact(tmp_path: Path) -> None:
+    """Four iterations straight, against two, a checkpoint, and two more in a fresh trainer
+    resumed from it: bitwise-identical weights. The pool, annealing and evaluation run too."""
+    overrides = [
+        "run.total_steps=256",  # four iterations of 4 envs x 16 decisions
+        "run.checkpoint_every=2",
+        "pool.share=0.5",
+        "pool.snapshot_every=1",
+        "pool.size=2",
+        "pool.baselines=[random, greedy]",  # baselines in the pool, with their random streams
+        "eval.every=2",
+        "eval.games=2",
+        "eval.opponents=[random]",
+    ]
+    options = "{num_players: 2, episode: round, reward: points}"
+    straight = Trainer(tiny_config(tmp_path / "a", *overrides, variant="all_fives", options=options))
+    straight.train(progress=False)
+    halfway = straight.run_dir / "checkpoints" / "iter_00002.pt"
+    assert halfway.exists()
+
+    torch.manual_seed(123)  # the resumed trainer must not depend on the process's state
+    np.random.seed(123)
+    resumed = Trainer(
+        tiny_config(tmp_path / "b", *overrides, variant="all_fives", options=options), resume=halfway
+    )
+    assert (resumed.iteration, resumed.steps) == (2, 128)
+    assert len(resumed.collector.pool) == 2
+    resumed.train(progress=False)
+
+    assert resumed.iteration == straight.iteration == 4
+    a, b = straight.model.state_dict(), resumed.model.state_dict()
+    assert a.keys() == b.keys()
+    for name in a:
+        assert torch.equal(a[name], b[name]), f"{name} differs after resuming"
+    for x, y in zip(straight.collector.pool, resumed.collector.pool, strict=True):
+        assert all(torch.equal(p, q) for p, q in zip(x.parameters(), y.parameters(), strict=True))
+
+
+def test_interrupt_saves_the_last_complete_iteration_and_resumes_exactly(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    straight = Trainer(tiny_config(tmp_path / "a", "run.checkpoint_every=10"))
+    straight.train(progress=False)
+
+    real_update, calls = train_module.update, []
+
+    def interrupted(*args: Any, **kwargs: Any) -> dict[str, float]:
+        calls.append(1)
+        if len(calls) == 2:  # Ctrl-C during the second iteration's update
+            raise KeyboardInterrupt
+        return real_update(*args, **kwargs)
+
+    monkeypatch.setattr(train_module, "update", interrupted)
+    first = Trainer(tiny_config(tmp_path / "b", "run.checkpoint_every=10"))
+    with pytest.raises(KeyboardInterrupt):
+        first.train(progress=False)
+    monkeypatch.setattr(train_module, "update", real_update)
+    saved = first.run_dir / "checkpoints" / "latest.pt"
+    assert (first.run_dir / "checkpoints" / "iter_00001.pt").exists()
+    assert checkpoint.load(saved)["iteration"] == 1
+
+    resumed = Trainer(tiny_config(tmp_path / "c", "run.checkpoint_every=10"), resume=saved)
+    resumed.train(progress=False)
+    for name, value in straight.model.state_dict().items():
+        assert torch.equal(resumed.model.state_dict()[name], value), name
+
+
+def test_corrupt_or_foreign_files_are_refused(tmp_path: Path, classic_run: Path) -> None:
+    garbage = tmp_path / "garbage.pt"
+    garbage.write_bytes(b"\x00not a checkpoint at all" * 10)
+    truncated = tmp_path / "truncated.pt"
+    truncated.write_bytes((classic_run / "latest.pt").read_bytes()[:2000])
+    foreign = tmp_path / "foreign.pt"
+    torch.save({"weights": [1, 2, 3]}, foreign)
+    bad_config = tmp_path / "bad_config.pt"
+    data = torch.load(classic_run / "latest.pt", weights_only=False)
+    data["config"]["ppo"]["no_such_key"] = 1
+    torch.save(data, bad_config)
+
+    cases = [
+        (garbage, "cannot be read"),
+        (truncated, "cannot be read"),
+        (foreign, "not a checkpoint"),
+        (bad_config, "no_such_key"),
+        (tmp_path / "missing.pt", "does not exist"),
+    ]
+    for path, words in cases:
+        with pytest.raises(CheckpointError, match=words):
+            load_model(path)
+        with pytest.raises(CheckpointError, match=words):
+            Trainer(tiny_config(tmp_path / "out"), resume=path)
+
+
+def _bad_checkpoint(kind: str, folder: Path, good: Path) -> Path:
+    """A file (or folder) of one kind that is not a readable checkpoint of this trainer."""
+    path = folder / f"{kind}.pt"
+    if kind == "truncated":  # cut mid-file, as by a full disk or a copy stopped half way
+        data = good.read_bytes()
+        path.write_bytes(data[: len(data) // 2])
+    elif kind == "random_bytes":
+        path.write_bytes(np.random.default_rng(0).bytes(3000))
+    elif kind == "empty":
+        path.write_bytes(b"")
+    elif kind == "foreign_torch":  # a torch file of another program
+        torch.save({"state_dict": {"w": torch.zeros(2)}, "epoch": 3}, path)
+    elif kind == "torch_tensor":
+        torch.save(torch.zeros(3), path)
+    elif kind == "other_pickle":
+        path.write_bytes(pickle.dumps({"format": checkpoint.FORMAT, "model": [1, 2]}))
+    elif kind == "folder":  # a folder that is no run folder
+        path.mkdir()
+        (path / "notes.txt").write_text("not a run")
+    else:  # pragma: no cover - the parametrization names every kind
+        raise AssertionError(kind)
+    return path
+
+
+BAD_KINDS = ["truncated", "random_bytes", "empty", "foreign_torch", "torch_tensor", "other_pickle", "folder"]
+
+
+def _assert_says_damaged(message: str, path: Path) -> None:
+    """One line: the file, 'damaged or not a checkpoint of this trainer', what to do, and a
+    short reason at the end."""
+    assert "\n" not in message.strip() and "Traceback" not in message, message
+    assert f"checkpoint {path} cannot be read: it is damaged or not a checkpoint of this trainer; " in message
+    assert "a run folder, or its checkpoints/latest.pt" in message and "python -m training ship" in message
+    reason = re.search(r"ship \((.+)\)$", message.strip())
+    assert reason is not None and len(reason.group(1)) <= 130, message
+
+
+@pytest.mark.parametrize("kind", BAD_KINDS)
+def test_every_unreadable_checkpoint_says_damaged_and_what_to_do(
+    kind: str, tmp_path: Path, classic_run: Path
+) -> None:
+    bad = _bad_checkpoint(kind, tmp_path, classic_run / "latest.pt")
+    for load in (checkpoint.load, load_model):
+        with pytest.raises(CheckpointError) as info:
+            load(bad)
+        _assert_says_damaged(str(info.value), bad)
+    with pytest.raises(CheckpointError) as info:
+        Trainer(tiny_config(tmp_path / "out"), resume=bad)
+    _assert_says_damaged(str(info.value), bad)
+
+
+@pytest.mark.parametrize("kind", BAD_KINDS)
+def test_the_cli_says_an_unreadable_checkpoint_is_damaged_in_one_line(
+    kind: str, tmp_path: Path, classic_run: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from training.__main__ import main
+
+    bad = _bad_checkpoint(kind, tmp_path, classic_run / "latest.pt")
+    code = main(["evaluate", str(bad), "random", "--games", "1"])
+    out, err = capsys.readouterr()
+    assert code == 2 and out == ""
+    assert len(err.strip().splitlines()) == 1, err
+    assert err.startswith("error: ")
+    _assert_says_damaged(err.strip(), bad)
+
+
+def test_the_reason_is_short_and_on_one_line() -> None:
+    assert checkpoint.short_reason(OSError(22, "Invalid argument")) == "OSError: Invalid argument"
+    miniz = RuntimeError(
+        "PytorchStreamReader failed reading zip archive: failed finding central directory. This is an "
+        "internal miniz error. If you are seeing this error, there is a high likelihood that ..."
+    )
+    assert checkpoint.short_reason(miniz) == (
+        "RuntimeError: PytorchStreamReader failed reading zip archive: failed finding central directory"
+    )
+    long = checkpoint.short_reason(RuntimeError("Error(s) in loading:\n\t" + "size mismatch " * 30))
+    assert "\n" not in long and len(long) <= len("RuntimeError: ") + checkpoint.REASON_LENGTH
+    assert long.endswith("...") and checkpoint.short_reason(EOFError()) == "EOFError"
+
+
+def test_checkpoint_for_another_variant_or_table_is_refused(tmp_path: Path, classic_run: Path) -> None:
+    path = classic_run / "latest.pt"
+    fives = raw_env("all_fives", num_players=2)
+    sizes = r"obs_size=\d+, but this environment has \d+ \(variant classic"
+    with pytest.raises(CheckpointError, match=sizes):
+        load_model(path, fives.encoder.size, fives.rules.num_actions)
+    with pytest.raises(CheckpointError, match="classic"):
+        resolve_agent(str(path), fives)
+    three = raw_env("classic", num_players=3)
+    with pytest.raises(CheckpointError, match=r"obs_size=\d+, but this environment has \d+"):
+        load_model(path, three.encoder.size, three.rules.num_actions)
+    with pytest.raises(CheckpointError, match="obs_size"):
+        resolve_agent(str(path), three)
+    # resuming a run on another variant or table, or with another network, is refused too
+    for config in (
+        tiny_config(tmp_path, variant="all_fives", options="{num_players: 2, episode: round}"),
+        tiny_config(tmp_path, options="{num_players: 3, episode: round}"),
+        tiny_config(tmp_path, "network.hidden=[16]"),
+    ):
+        with pytest.raises(CheckpointError, match="trained on"):
+            Trainer(config, resume=path)
+
+
+def test_resume_refuses_what_the_saved_games_depend_on_and_damaged_state(
+    tmp_path: Path, classic_run: Path
+) -> None:
+    """Games in progress are saved per env and per pool member: another ``run.num_envs`` or
+    ``pool.baselines`` is refused with the value to use, as is a checkpoint whose saved state is
+    damaged; the same file then still resumes a run with the right settings."""
+    path = classic_run / "latest.pt"
+    for override, words in (
+        ("run.num_envs=8", r"run\.num_envs=4.*this run has 8: resume it with run\.num_envs=4"),
+        ("run.num_envs=2", r"run\.num_envs=4"),
+        ("pool.baselines=[random]", r"pool\.baselines=\[\].*resume it with pool\.baselines=\[\]"),
+    ):
+        with pytest.raises(CheckpointError, match=words):
+            Trainer(tiny_config(tmp_path / "out", override), resume=path)
+    data = torch.load(path, weights_only=False)
+    damaged = {
+        "no_optimizer": ({k: v for k, v in data.items() if k != "optimizer"}, r"lacks \['optimizer'\]"),
+        "short_games": ({**data, "collector": {**data["collector"], "games": []}}, "damaged.*IndexError"),
+        "bad_weights": (
+            {**data, "model": {k: v[:1] for k, v in data["model"].items()}},
+            "damaged.*RuntimeError",
+        ),
+    }
+    for name, (payload, words) in damaged.items():
+        torch.save(payload, tmp_path / f"{name}.pt")
+        with pytest.raises(CheckpointError, match=words):
+            Trainer(tiny_config(tmp_path / "out"), resume=tmp_path / f"{name}.pt")
+    # a changed learning rate is this run's, even without annealing (not the optimizer's saved one)
+    trainer = Trainer(
+        tiny_config(tmp_path / "out", "ppo.anneal_lr=false", "ppo.learning_rate=0.5"), resume=path
+    )
+    assert trainer.iteration == 2
+    assert trainer.optimizer.param_groups[0]["lr"] == 0.5
+
+
+def test_a_fresh_run_never_mixes_with_an_earlier_one_in_its_folder(tmp_path: Path) -> None:
+    """Training again under the same run name is refused (its checkpoints, logs and evaluations
+    would mix with the earlier run's) unless asked to start over, which removes the earlier run."""
+    first = Trainer(tiny_config(tmp_path, "eval.every=1", "eval.games=2"))
+    first.train(progress=False)
+    assert (first.run_dir / "checkpoints" / "iter_00002.pt").is_file()
+    with pytest.raises(
+        ConfigError, match=r"already holds a run \(checkpoints, tb, evaluations\.csv\).*--overwrite"
+    ):
+        Trainer(tiny_config(tmp_path))
+    assert (first.run_dir / "checkpoints" / "iter_00002.pt").is_file()  # refusing deletes nothing
+    (first.run_dir / "notes.txt").write_text("mine")  # not the run's: --overwrite keeps it
+    again = Trainer(tiny_config(tmp_path, "run.total_steps=64"), overwrite=True)
+    again.train(progress=False)
+    assert (first.run_dir / "notes.txt").read_text() == "mine"
+    assert sorted(p.name for p in (again.run_dir / "checkpoints").iterdir()) == ["iter_00001.pt", "latest.pt"]
+    assert not (again.run_dir / "evaluations.csv").exists()
+    blocker = tmp_path / "a_file"
+    blocker.write_text("")
+    with pytest.raises(ConfigError, match=r"run\.out_dir: cannot write the run folder"):
+        Trainer(tiny_config(blocker))
+
+
+def test_resume_from_a_run_folder_or_an_earlier_checkpoint(tmp_path: Path) -> None:
+    """A run folder resumes from its latest; an earlier checkpoint replays the iterations after it,
+    whose evaluation rows are replaced (not repeated) as they are written again."""
+    overrides = ("eval.every=1", "eval.games=2", "run.total_steps=192", "ppo.anneal_lr=false")
+    run = Trainer(tiny_config(tmp_path, *overrides))
+    run.train(progress=False)
+    log = run.run_dir / "evaluations.csv"
+    assert [row[0] for row in csv.reader(log.open())][1:] == ["0", "1", "2", "3"]
+    assert Trainer(tiny_config(tmp_path, *overrides), resume=run.run_dir).iteration == 3
+    earlier = Trainer(tiny_config(tmp_path, *overrides), resume=run.run_dir / "checkpoints" / "iter_00001.pt")
+    assert [row[0] for row in csv.reader(log.open())][1:] == ["0", "1", "2", "3"]  # nothing lost before work
+    earlier.train(progress=False)
+    assert [row[0] for row in csv.reader(log.open())][1:] == ["0", "1", "2", "3"]
+    with pytest.raises(
+        CheckpointError, match=r"\(checkpoint -> this run\): env\.options\.num_players: 2 -> 3"
+    ):
+        Trainer(tiny_config(tmp_path, options="{num_players: 3, episode: round}"), resume=run.run_dir)
+    for changed, kept in (("run.rollout_steps=8", "run.rollout_steps=16"), ("eval.opponents=[greedy]", "")):
+        with pytest.raises(
+            CheckpointError, match=re.escape(kept or "eval.opponents=['random', 'greedy', 'search']")
+        ):
+            Trainer(tiny_config(tmp_path, *overrides, changed), resume=run.run_dir)
+    with pytest.raises(CheckpointError, match="not a training run folder"):
+        Trainer(tiny_config(tmp_path), resume=tmp_path)
+
+
+def test_a_checkpoint_of_another_run_goes_on_in_a_free_folder_only(tmp_path: Path) -> None:
+    """Resuming run a's checkpoint under run b's name starts b from it, unless b's folder holds
+    a run: then it is refused (and nothing of either run is touched)."""
+    a = Trainer(tiny_config(tmp_path, "run.name=a"))
+    a.train(progress=False)
+    b = Trainer(tiny_config(tmp_path, "run.name=b", "run.total_steps=64"))
+    b.train(progress=False)
+    before = sorted(p.name for p in (tmp_path / "b" / "checkpoints").iterdir())
+    with pytest.raises(
+        ConfigError, match=r"b already holds another run .* continue it under another run\.name"
+    ):
+        Trainer(tiny_config(tmp_path, "run.name=b"), resume=tmp_path / "a")
+    assert sorted(p.name for p in (tmp_path / "b" / "checkpoints").iterdir()) == before
+    c = Trainer(tiny_config(tmp_path, "run.name=c", "run.total_steps=192"), resume=tmp_path / "a")
+    c.train(progress=False)
+    assert sorted(p.name for p in (tmp_path / "c" / "checkpoints").iterdir()) == [
+        "iter_00003.pt",
+        "latest.pt",
+    ]
+    assert sorted(p.name for p in (tmp_path / "a" / "checkpoints").iterdir()) == [
+        "iter_00001.pt",
+        "iter_00002.pt",
+        "latest.pt",
+    ]
+
+
+def test_weights_only_export_loads_but_cannot_resume(tmp_path: Path, classic_run: Path) -> None:
+    slim = checkpoint.export(classic_run / "latest.pt", tmp_path / "slim.pt")
+    model, _ = load_model(slim)
+    original, _ = load_model(classic_run / "latest.pt")
+    assert all(torch.equal(p, q) for p, q in zip(model.parameters(), original.parameters(), strict=True))
+    with pytest.raises(CheckpointError, match="cannot resume"):
+        Trainer(tiny_config(tmp_path / "out"), resume=slim)
+
+
+def test_rng_states_round_trip() -> None:
+    rngs = {"a": np.random.default_rng(1)}
+    states = checkpoint.rng_states(rngs)
+    first = (torch.rand(3), rngs["a"].random(3))
+    rngs["a"].random(5)
+    torch.rand(5)
+    checkpoint.restore_rngs(states, rngs)
+    again = (torch.rand(3), rngs["a"].random(3))
+    assert torch.equal(first[0], again[0]) and np.array_equal(first[1], again[1])

@@ -1,0 +1,207 @@
+"""The command line: setup errors exit 2 with one line, a tiny ``train`` run, ``ship``."""
+
+from __future__ import annotations
+
+import csv
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.support.training_helpers import ROOT, TINY, write
+from training.__main__ import main
+from training.model.checkpoint import load_model
+from training.model.config import load_config
+
+
+def test_cli_bad_config_key_exits_2_with_one_line(capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["train", str(ROOT / "configs" / "all_fives.yaml"), "ppo.bogus=1"])
+    out, err = capsys.readouterr()
+    assert code == 2 and out == ""
+    assert len(err.strip().splitlines()) == 1
+    assert err.startswith("error:") and "ppo.bogus" in err and "learning_rate" in err
+
+
+@pytest.mark.parametrize(
+    ("make_args", "words"),
+    [
+        (lambda tmp: [str(tmp / "missing.yaml")], "does not exist"),
+        (lambda tmp: [str(write(tmp, "ppo: [1, 2\nrun: {a: 1}\n"))], "not valid YAML"),
+        (lambda tmp: [str(write(tmp, "ppo:\n  clip: 1\n"))], "ppo.clip"),
+        (lambda tmp: [str(ROOT / "configs" / "classic.yaml"), "run.seed"], "section.key=value"),
+        (lambda tmp: [str(ROOT / "configs" / "classic.yaml"), "env.variant=checkers"], "checkers"),
+        (
+            lambda tmp: [str(ROOT / "configs" / "classic.yaml"), "--resume", str(write(tmp, "junk", "x.pt"))],
+            "cannot be read",
+        ),
+    ],
+    ids=["missing", "yaml", "key", "syntax", "variant", "resume"],
+)
+def test_cli_setup_errors_exit_2_with_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], make_args: Any, words: str
+) -> None:
+    code = main(["train", *make_args(tmp_path)])
+    out, err = capsys.readouterr()
+    assert code == 2 and out == ""
+    assert len(err.strip().splitlines()) == 1, err
+    assert err.startswith("error:") and words in err
+
+
+def test_cli_module_entry_point_exits_2() -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "training", "train", "configs/all_fives.yaml", "ppo.bogus=1", "--no-progress"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 2
+    assert result.stdout == ""
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and "ppo.bogus" in lines[0]
+
+
+@pytest.mark.parametrize(
+    ("missing", "start"),
+    [
+        # python -m training
+        ("yaml", "import runpy; runpy.run_module('training', run_name='__main__', alter_sys=True)"),
+        # the domino-train script's own lines
+        ("torch", "from training.__main__ import main; sys.exit(main())"),
+    ],
+    ids=["python-m-training", "domino-train"],
+)
+def test_without_the_train_extra_the_cli_says_how_to_install_it(missing: str, start: str) -> None:
+    """A plain ``pip install -e .`` lacks the extra: one line saying so and how to get it, exit 2."""
+    script = f"import sys; sys.modules[{missing!r}] = None; sys.argv = ['domino-train', 'demo']; {start}"
+    result = subprocess.run(
+        [sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=120
+    )
+    assert result.returncode == 2 and result.stdout == ""
+    assert result.stderr == (
+        f"error: the train extra is missing (no module {missing}): install it with "
+        'pip install -e ".[train]" in a checkout, or pip install "domino-env[train]"\n'
+    )
+
+
+@pytest.mark.parametrize(
+    ("hidden", "args", "extra"),
+    [
+        ("pyspiel", ["exploitability", "random", "--variant", "classic", "--preset", "tiny"], "openspiel"),
+        ("fastapi", ["serve", "--port", "0"], "serve"),
+        ("ray", ["train", str(ROOT / "configs" / "classic.yaml"), "--ray", "1"], "ray"),
+    ],
+    ids=["exploitability", "serve", "train-ray"],
+)
+def test_a_command_without_its_extra_says_which_and_how_to_install_it(
+    hidden: str,
+    args: list[str],
+    extra: str,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A command whose extra is not installed refuses in one line before any work, exit 2."""
+    monkeypatch.setitem(sys.modules, hidden, None)  # find_spec then reports the module missing
+    assert main(args) == 2
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err == (
+        f"error: the {extra} extra is missing (no module {hidden}): install it with "
+        f'pip install -e ".[{extra}]" in a checkout, or pip install "domino-env[{extra}]"\n'
+    )
+
+
+def test_cli_trains_a_tiny_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    config = write(tmp_path, "env:\n  variant: classic\n  options: {num_players: 2, episode: round}\n")
+    overrides = [o for o in TINY if not o.startswith("run.total_steps")]
+    code = main(
+        [
+            "train",
+            str(config),
+            *overrides,
+            "run.total_steps=64",
+            "run.name=cli",
+            "eval.every=1",
+            "eval.games=2",
+            f"run.out_dir={tmp_path.as_posix()}",
+            "--no-progress",
+        ]
+    )
+    out, _ = capsys.readouterr()
+    assert code == 0
+    checkpoints = tmp_path / "cli" / "checkpoints"
+    assert str(checkpoints / "iter_00001.pt") in out  # the final checkpoint is named
+    assert {p.name for p in checkpoints.iterdir()} == {"iter_00001.pt", "latest.pt"}
+    assert (tmp_path / "cli" / "evaluations.csv").read_text().splitlines()[0].startswith("iteration,steps")
+
+
+def test_ship_exports_the_agent_with_its_config_and_records_its_win_rates(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = write(tmp_path, "env:\n  variant: classic\n  options: {num_players: 2, episode: round}\n")
+    agents = tmp_path / "agents"
+    overrides = [o for o in TINY if not o.startswith("run.total_steps")]
+    common = [*overrides, "run.total_steps=64", f"run.out_dir={tmp_path.as_posix()}"]
+    args = ["--agents-dir", str(agents), "--games", "6", "--search-games", "2", "--no-progress"]
+    (tmp_path / "classic-1" / "checkpoints").mkdir(parents=True)  # a `train` run of the same config
+    assert main(["ship", str(config), *common, *args]) == 0
+    assert "agents" in capsys.readouterr().out
+    assert (tmp_path / "classic-1" / "checkpoints").is_dir()  # left alone: ship trains in its own folder
+    assert (tmp_path / "ship-classic-1" / "checkpoints" / "latest.pt").is_file()
+    _, trained = load_model(agents / "classic.pt")  # weights only, with the config
+    assert trained.env.variant == "classic" and trained.network.hidden == [32]
+    assert load_config(str(agents / "classic.yaml")) == trained
+    with (agents / "results.csv").open() as handle:
+        rows = list(csv.DictReader(handle))
+    assert [(r["variant"], r["agent"]) for r in rows] == [("classic", "policy")]
+    assert rows[0]["vs_random_games"] == "6" and rows[0]["steps"] == "64"
+    assert (
+        0.0
+        <= float(rows[0]["vs_random_low"])
+        <= float(rows[0]["vs_random"])
+        <= float(rows[0]["vs_random_high"])
+    )
+    table = (agents / "README.md").read_text()
+    assert "| classic |" in table and "vs greedy" in table
+
+    blitz = write(
+        tmp_path, "env:\n  variant: blitz\n  options: {num_players: 2, episode: round}\n", "blitz.yaml"
+    )
+    assert main(["ship", str(blitz), *common, *args, "--opponents", "greedy", "search:1"]) == 0
+    assert main(["ship", str(config), *common, "run.seed=5", *args]) == 0  # shipped again: replaced
+    with (agents / "results.csv").open() as handle:
+        rows = list(csv.DictReader(handle))
+    assert [r["variant"] for r in rows] == ["blitz", "classic"]
+    assert rows[0]["vs_random"] == "" and 0.0 <= float(rows[0]["vs_search:1"]) <= 1.0  # measured as asked
+    assert rows[0]["vs_search:1_games"] == "2" and rows[0]["vs_greedy_games"] == "6"  # per opponent
+    assert rows[1]["vs_search:1"] == "" and rows[1]["vs_random"] != ""
+    assert "| vs random | vs greedy | vs search:1 |" in (agents / "README.md").read_text()
+
+    # measured again without training (its other columns stay), and its guided search in a row of its own
+    shipped = (agents / "classic.pt").read_bytes()
+    assert main(["ship", str(config), *common, *args, "--measure-only", "--opponents", "search:1"]) == 0
+    guided = ["--guided", "--opponents", "search:1", "policy"]  # policy: the shipped one it searches with
+    assert main(["ship", str(config), *common, *args, *guided]) == 0
+    assert (agents / "classic.pt").read_bytes() == shipped
+    with (agents / "results.csv").open() as handle:
+        rows = list(csv.DictReader(handle))
+    assert [(r["variant"], r["agent"]) for r in rows] == [
+        ("blitz", "policy"),
+        ("classic", "policy"),
+        ("classic", "guided"),
+    ]
+    assert rows[1]["vs_random"] != "" and rows[1]["vs_search:1"] != "" and rows[1]["steps"] == "64"
+    assert rows[2]["vs_random"] == "" and rows[2]["vs_search:1_games"] == "2" and rows[2]["steps"] == "64"
+    assert rows[2]["vs_policy_games"] == "2"  # a guided pairing costs --search-games
+    assert rows[1]["vs_policy"] == ""
+    assert "| classic | guided |" in (agents / "README.md").read_text()
+    assert main(["ship", str(config), *common, *args]) == 0  # a new agent: its old guided row goes
+    with (agents / "results.csv").open() as handle:
+        assert [r["agent"] for r in csv.DictReader(handle)] == ["policy", "policy"]
+    missing = write(tmp_path, "env:\n  variant: osel\n  options: {num_players: 2}\n", "osel.yaml")
+    assert main(["ship", str(missing), *args, "--measure-only"]) == 2  # nothing shipped to measure
+    assert main(["ship", str(config), *common, *args, "--opponents", "nobody"]) == 2  # before training
+    assert main(["ship", str(config), *common, *args, "--opponents", "policy"]) == 2  # guided rows only
+    assert main(["ship", str(tmp_path / "missing.yaml"), *args]) == 2

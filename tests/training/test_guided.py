@@ -1,0 +1,75 @@
+"""Policy-guided search (``search:[N:]<checkpoint>``): names, fairness, play, bad input."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import domino_env
+from domino_env.agents import DEFAULT_WORLDS, make_agent
+from tests.support.helpers import decide_in_lockstep, play_with
+from tests.support.variant_configs import fixed_deal_envs
+from training.agents.guided import GuidedSearchAgent
+from training.eval.evaluate import contestant
+from training.model.names import parse_guided_name
+
+ROOT = Path(__file__).resolve().parents[2]
+SHIPPED = {name: str(ROOT / "agents" / f"{name}.pt") for name in domino_env.SPECS}
+
+
+def test_names() -> None:
+    path = SHIPPED["classic"]
+    assert parse_guided_name(f"search:{path}") == (DEFAULT_WORLDS, path)
+    assert parse_guided_name(f"search:3:{path}") == (3, path)
+    for other in ("search", "search:8", "greedy", path):
+        assert parse_guided_name(other) is None
+    with pytest.raises(ValueError, match="positive integer"):
+        parse_guided_name(f"search:0:{path}")
+    env = domino_env.raw_env("classic")
+    agent = make_agent(f"search:3:{path}", seed=0, env=env)
+    assert isinstance(agent, GuidedSearchAgent) and agent.worlds == 3
+    c = contestant(f"search:{path}")  # an evaluation contestant keeps the name, and the policy's table
+    assert c.label == f"search:{path}" and c.config is not None and c.config.env.variant == "classic"
+    with pytest.raises(ValueError, match="unknown agent"):
+        make_agent("search:agents/nobody.pt", env=env)
+
+
+def test_a_policy_of_another_table_is_refused() -> None:
+    with pytest.raises(ValueError, match="obs_size"):  # a policy of another table
+        make_agent(f"search:{SHIPPED['classic']}", env=domino_env.raw_env("all_fives"))
+
+
+@pytest.mark.parametrize("name", ["classic", "all_fives", "osel", "blind_blitz", "domino3d"])
+def test_guided_search_does_not_peek(name: str) -> None:
+    """Deals that differ only in what seat 0 cannot know: the same decisions with the same seed
+    while seat 0's views stay equal."""
+    envs = fixed_deal_envs(name, 2, False)
+    agents = [make_agent(f"search:2:{SHIPPED[name]}", seed=5, env=env.unwrapped) for env in envs]
+    assert decide_in_lockstep(envs, agents, steps=40) >= 1
+
+
+def test_guided_search_plays_a_whole_match_alike_with_the_same_seed() -> None:
+    runs = []
+    for _ in range(2):
+        env = domino_env.raw_env("blitz")
+        agents = [make_agent(f"search:2:{SHIPPED['blitz']}", seed=1, env=env), make_agent("greedy", seed=2)]
+        played, finished = play_with("blitz", agents, seed=4)
+        assert finished.unwrapped.game.match_over
+        runs.append(played)
+    assert runs[0] == runs[1]
+
+
+def test_an_action_overrules_the_policy_only_when_it_is_clearly_better() -> None:
+    """Worlds x searched actions (the policy's favourite first): a small gain buried in noise
+    keeps the favourite, a steady one in the same worlds wins, and the best of two sure ones."""
+    agent = make_agent(f"search:4:{SHIPPED['classic']}", seed=0, env=domino_env.raw_env("classic"))
+    assert isinstance(agent, GuidedSearchAgent) and agent.confidence == 1.0
+    noisy = np.array([[0.0, 9.0], [0.0, -8.0], [0.0, 7.0], [0.0, -6.0]])  # mean gain 0.5, se 4.3
+    steady = np.array([[0.0, 1.0], [5.0, 6.5], [-3.0, -2.0], [2.0, 3.0]])  # gain 1.0-1.5 in every world
+    assert agent.pick(noisy) == 0 and agent.pick(steady) == 1
+    both = np.hstack([steady, steady[:, 1:] + 0.5])
+    assert agent.pick(both) == 2
+    agent.confidence = 0.0  # no gate: the best mean, as plain search plays
+    assert agent.pick(noisy) == 1

@@ -1,0 +1,253 @@
+"""``python -m training ladder``: the Bradley-Terry fit recovers known strengths, a real small
+ladder orders its rungs with honest intervals, a new agent is rated with the rungs fixed, the
+files, and bad input in one line."""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from training.__main__ import main
+from training.eval import benchmark, ladder
+from training.eval.evaluate import prepare
+
+# Whole All Fives matches (the default table's): a 20-game ladder of these rungs takes seconds.
+TABLE = ["--variant", "all_fives"]
+RUNGS = ["random", "greedy", "search:1"]
+
+
+def synthetic_wins(elo: list[float], games: int, rng: np.random.Generator) -> np.ndarray:
+    """Games won by each of agents of known Elo against each other, drawn from the model."""
+    n = len(elo)
+    wins = np.zeros((n, n))
+    for i in range(n):
+        for j in range(i + 1, n):
+            p = 1 / (1 + 10 ** ((elo[j] - elo[i]) / 400))
+            wins[i, j] = rng.binomial(games, p)
+            wins[j, i] = games - wins[i, j]
+    return wins
+
+
+def test_the_fit_recovers_known_strengths() -> None:
+    elo = [0.0, 120.0, 300.0, 550.0, -80.0]
+    fitted = ladder.to_elo(ladder.fit_strengths(synthetic_wins(elo, 20_000, np.random.default_rng(1))))
+    assert fitted == pytest.approx(elo, abs=20)  # a pairing's standard error here: about 5 Elo
+    # the expected counts themselves: the maximum likelihood is the truth, but for the virtual draw
+    n = len(elo)
+    exact = np.array(
+        [[0 if i == j else 1e6 / (1 + 10 ** ((elo[j] - elo[i]) / 400)) for j in range(n)] for i in range(n)]
+    )
+    assert ladder.to_elo(ladder.fit_strengths(exact)) == pytest.approx(elo, abs=0.1)
+
+
+def test_a_sweep_is_held_finite_by_one_virtual_draw() -> None:
+    wins = np.array([[0.0, 10.0], [0.0, 0.0]])  # 10 games of 10
+    gap = ladder.to_elo(ladder.fit_strengths(wins), anchor=1)[0]
+    assert gap == pytest.approx(ladder.ELO * math.log(10.5 / 0.5), rel=1e-6)
+
+
+def test_one_agent_against_fixed_rungs_is_fitted_alone() -> None:
+    rungs = np.array([0.0, 200.0, 400.0])
+    rng = np.random.default_rng(2)
+    games = np.full(3, 20_000.0)
+    wins = np.array([rng.binomial(20_000, 1 / (1 + 10 ** ((r - 290) / 400))) for r in rungs])
+    assert ladder.fit_one(rungs, wins, games) == pytest.approx(290, abs=15)
+    # the same ratings with every rung shifted: the agent shifts with them
+    assert ladder.fit_one(rungs + 100, wins, games) == pytest.approx(ladder.fit_one(rungs, wins, games) + 100)
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[str]]:
+    """A real ladder of random, greedy and search:1 (20 single rounds a pairing), and its report
+    (as printed; a module fixture cannot read capsys)."""
+    out = tmp_path_factory.mktemp("ladder")
+    args = ["ladder", *RUNGS, *TABLE, "--games", "20", "--out", str(out), "--no-progress", "--workers", "1"]
+    assert main(args) == 0
+    return out, json.loads((out / "ladder.json").read_text())["report"]
+
+
+def test_a_real_ladder_orders_its_rungs_with_intervals(built: tuple[Path, list[str]]) -> None:
+    out, _ = built
+    data = json.loads((out / "ladder.json").read_text())
+    ratings, intervals = data["ratings"], data["intervals"]
+    assert data["rungs"] == RUNGS and data["anchor"] == "random" and ratings["random"] == 0
+    assert ratings["random"] < ratings["greedy"]
+    for rung in ("greedy", "search:1"):  # relative to the anchor, which has none
+        low, high = intervals[rung]
+        assert low <= ratings[rung] <= high and high - low > 0
+    assert data["games"] == 20 and data["seed"] == 0 and "Bradley-Terry" in data["method"]
+    assert data["variant"] == "all_fives" and data["table"].startswith("all_fives (")
+    assert len(data["pairings"]) == 3 and all(len(p["shares"]) == 20 for p in data["pairings"])
+    for p in data["pairings"]:
+        assert p["ci_low"] <= p["win_rate"] <= p["ci_high"]
+
+
+def test_the_ladder_files_are_written(built: tuple[Path, list[str]]) -> None:
+    out, report = built
+    with (out / "ladder.csv").open() as f:
+        rows = list(csv.DictReader(f))
+    assert [r["rung"] for r in rows] == RUNGS
+    assert float(rows[1]["vs random"]) == pytest.approx(1 - float(rows[0]["vs greedy"]))
+    with Image.open(out / "ladder.png") as png:
+        assert png.width > 600 and png.height > 200
+        assert "Bradley-Terry" in png.info["Description"]
+    assert report[0].split()[:2] == ["rung", "Elo"] and "(anchor)" in report[1]
+    loaded = ladder.Ladder.load(out / "ladder.json")
+    assert loaded.rungs == RUNGS and loaded.games == 20 and loaded.pairings[0].per_deal == 2
+
+
+def test_a_ladder_is_not_replaced_without_overwrite(
+    built: tuple[Path, list[str]], capsys: pytest.CaptureFixture[str]
+) -> None:
+    out, _ = built
+    before = (out / "ladder.json").read_bytes()
+    assert main(["ladder", "random", "greedy", *TABLE, "--out", str(out), "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and "already holds a ladder" in err and err.count("\n") == 1
+    assert (out / "ladder.json").read_bytes() == before
+
+
+def test_overwrite_replaces_a_ladder(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    args = ["ladder", "random", "greedy", *TABLE, "--games", "4", "--out", str(tmp_path), "--no-progress"]
+    assert main([*args, "--workers", "1"]) == 0
+    assert main([*args, "--workers", "1", "--overwrite", "--seed", "5"]) == 0
+    assert json.loads((tmp_path / "ladder.json").read_text())["seed"] == 5
+    assert "written:" in capsys.readouterr().out
+
+
+def test_a_new_agent_is_rated_with_the_rungs_fixed(
+    built: tuple[Path, list[str]], capsys: pytest.CaptureFixture[str]
+) -> None:
+    out, _ = built
+    before = (out / "ladder.json").read_bytes()
+    assert main(["ladder", "--rate", "greedy", "--against", str(out / "ladder.json"), "--no-progress"]) == 0
+    assert (out / "ladder.json").read_bytes() == before  # the rungs are not refitted
+    lines = capsys.readouterr().out.splitlines()
+    assert sum(line.startswith("  vs ") for line in lines) == 3
+    rated = json.loads((out / "rating-greedy.json").read_text())
+    fixed = json.loads(before)["ratings"]
+    assert rated["rungs"] == fixed and rated["games"] == 20
+    assert rated["rating"] > fixed["random"]  # greedy above random
+    low, high = rated["interval"]
+    assert low <= rated["rating"] <= high and high > low
+    assert lines[-1].startswith("written:") and lines[-2].startswith("greedy: ")
+    # a second rating of the same agent is refused without --overwrite
+    assert main(["ladder", "--rate", "greedy", "--against", str(out / "ladder.json")]) == 2
+    assert "already holds a rating" in capsys.readouterr().err
+
+
+def test_a_ladder_reads_the_benchmark_reference_where_it_holds_the_same_games(tmp_path: Path) -> None:
+    """The shipped reference's Blitz pairing is the games a ladder on the benchmark's deals
+    plays (its rungs seated in the benchmark's order): read, it rates as played; other deals
+    read nothing."""
+    rungs, seed = ["random", "greedy"], str(benchmark.DEAL_SEED)
+    common = [*rungs, "--variant", "blitz", "--games", "200", "--no-progress", "--workers", "1"]
+    read = ladder.prepare_ladder(
+        rungs, "blitz", games=200, seed=benchmark.DEAL_SEED, out=tmp_path / "r", reference=benchmark.REFERENCE
+    )
+    assert set(read.stored) == set(read.pairs) and "1 read from the reference" in read.header()
+    assert (
+        main(
+            [
+                "ladder",
+                *common,
+                "--seed",
+                seed,
+                "--reference",
+                str(benchmark.REFERENCE),
+                "--out",
+                str(tmp_path / "r"),
+            ]
+        )
+        == 0
+    )
+    assert main(["ladder", *common, "--seed", seed, "--out", str(tmp_path / "p")]) == 0
+    from_file, played = (json.loads((tmp_path / d / "ladder.json").read_text()) for d in ("r", "p"))
+    assert from_file["pairings"] == played["pairings"] and from_file["ratings"] == played["ratings"]
+    other = ladder.prepare_ladder(
+        rungs, "blitz", games=200, seed=0, out=tmp_path / "o", reference=benchmark.REFERENCE
+    )
+    assert other.stored == {}
+    assert ladder.is_standard_table("blitz", {}) and not ladder.is_standard_table("blitz", {"num_players": 4})
+
+
+def test_the_workers_play_what_one_process_plays() -> None:
+    plan = prepare(["random", "greedy", "search:1"], "all_fives")
+    pairs = plan.pairs()
+    here = ladder.play_pairings(plan, pairs, games=4, seed=3, workers=1)
+    pooled = ladder.play_pairings(plan, pairs, games=4, seed=3, workers=2)
+    assert [r.shares for r in pooled] == [r.shares for r in here]
+    assert [(r.agent, r.opponent) for r in pooled] == [
+        ("random", "greedy"),
+        ("random", "search:1"),
+        ("greedy", "search:1"),
+    ]
+
+
+def test_an_interrupt_exits_130_and_writes_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def interrupted(*args: object, **kwargs: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(ladder, "play_pairings", interrupted)
+    assert main(["ladder", "random", "greedy", *TABLE, "--out", str(tmp_path), "--no-progress"]) == 130
+    assert "nothing written" in capsys.readouterr().err
+    assert not any((tmp_path / name).exists() for name in ladder.LADDER_FILES)
+
+
+def bad_json(folder: Path) -> str:
+    path = folder / "ladder.json"
+    path.write_text("{not json")
+    return str(path)
+
+
+def wrong_json(folder: Path) -> str:
+    path = folder / "other.json"
+    path.write_text(json.dumps({"format": "domino-env/ladder", "format_version": 1, "rungs": ["random"]}))
+    return str(path)
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["nobody", "greedy", *TABLE], "agent 'nobody' is not"),
+        (["greedy", *TABLE], "needs two rungs or more, got 1"),
+        (["greedy", "greedy", *TABLE], "give each rung once"),
+        (["random", "greedy", "--variant", "classic", "--option", "num_players=3"], "two sides"),
+        (["random", "greedy", "--variant", "nope"], "nope"),
+        (["--rate", "greedy"], "--rate needs --against"),
+        (["--against", "x.json"], "--against goes with --rate"),
+        (["--rate", "greedy", "--against", "{tmp}/missing.json"], "is not a ladder file"),
+        (["--rate", "greedy", "--against", "BAD"], "is not a ladder file"),
+        (["--rate", "greedy", "--against", "WRONG"], "is not a ladder file"),
+        (["random", "--rate", "greedy", "--against", "WRONG"], "leave out random"),
+    ],
+)
+def test_bad_input_exits_2_with_one_line(
+    args: list[str], message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    given = [
+        bad_json(tmp_path) if a == "BAD" else wrong_json(tmp_path) if a == "WRONG" else a.format(tmp=tmp_path)
+        for a in args
+    ]
+    assert main(["ladder", *given, "--out", str(tmp_path / "out"), "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and err.count("\n") == 1 and message in err, err
+    assert not (tmp_path / "out" / "ladder.json").exists()
+
+
+def test_without_choix_the_command_says_how_to_install_it(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(sys.modules, "choix", None)  # (find_spec reads it as not installed)
+    assert main(["ladder", "random", "greedy", "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "no module choix" in err and 'pip install -e ".[train]"' in err

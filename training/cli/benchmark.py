@@ -1,0 +1,104 @@
+"""``benchmark``: agents against the ladder on every variant under the protocol, their scores'
+interquartile mean with bootstrap intervals -> benchmark.csv, summary.json, benchmark.png."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from training.cli.arguments import interrupted_says, positive_int, threads_argument
+
+
+def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> argparse.ArgumentParser:
+    parser = subparsers.add_parser(
+        "benchmark",
+        help="agents against the ladder (random, greedy, search, advanced, expert, the shipped agent) "
+        "on every variant, protocol v2 -> benchmark.csv, summary.json, benchmark.png",
+        description="Each agent plays the ladder on each variant's standard table, whole matches, "
+        "duplicate deals from the protocol's fixed deal seeds. Scores, from the win rate against "
+        "expert: 0 plays like random, 1 holds its own against expert; summary.json holds their "
+        "interquartile mean with a stratified bootstrap interval. Fewer than 200 games a pairing "
+        "or only some variants is an exploratory run, labelled so.",
+    )
+    parser.add_argument(
+        "agents",
+        nargs="+",
+        metavar="AGENT",
+        help="baselines, search[:N], advanced, expert, checkpoints, run folders, shipped",
+    )
+    parser.add_argument("--variants", nargs="+", help="variants to play (default all)")
+    parser.add_argument(
+        "--games", type=positive_int, default=200, help="games per pairing (default 200, the protocol's)"
+    )
+    parser.add_argument("--out", default="runs/benchmark", help="output folder (default runs/benchmark)")
+    parser.add_argument(
+        "--group", help="the agents are runs (seeds) of one algorithm: aggregate them as NAME"
+    )
+    parser.add_argument(
+        "--agents-dir", default="agents", help="where the shipped agents are (default agents)"
+    )
+    parser.add_argument(
+        "--workers", type=positive_int, help="processes playing pairings at once (default: one per core)"
+    )
+    parser.add_argument(
+        "--reference",
+        help="a pairings.json whose pairings are read instead of played again (default: the shipped "
+        "training/eval/benchmark_reference_v2.json, this version's ladder under the protocol)",
+    )
+    parser.add_argument("--fresh", action="store_true", help="play every pairing, reading none")
+    parser.add_argument(
+        "--record",
+        metavar="DIR",
+        help="also write every game played to DIR as a game record, a JSON file per game (pairings "
+        "read from the reference are not played: add --fresh to record them)",
+    )
+    parser.add_argument(
+        "--overwrite", action="store_true", help="replace the benchmark already in --out (refused without)"
+    )
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    threads_argument(parser)
+    return parser
+
+
+def run(args: argparse.Namespace) -> int:
+    import math
+
+    from training.eval.benchmark import PROTOCOL_GAMES, REFERENCE, benchmark, two_places
+
+    with interrupted_says("nothing written"):
+        summary = benchmark(
+            args.agents,
+            args.variants,
+            games=args.games,
+            out=args.out,
+            group=args.group,
+            agents_dir=args.agents_dir,
+            progress=not args.no_progress,
+            workers=args.workers,
+            reference=None if args.fresh else args.reference or REFERENCE,
+            record=args.record,
+            overwrite=args.overwrite,
+        )
+    if summary["exploratory"]:
+        few = summary["games_per_pairing"] < PROTOCOL_GAMES
+        rough = ", and a bootstrap over so few deals gives IQM intervals too narrow to trust" if few else ""
+        print(f"{summary['label']}: not comparable with the reference{rough}")
+    for label, entry in summary["agents"].items():
+        low, high = entry["iqm_ci"]
+        interval = (
+            "n/a (too few distinct outcomes)"
+            if math.isnan(low)
+            else f"[{two_places(low, sign=True)}, {two_places(high, sign=True)}]"
+        )
+        print(f"{label:<24} IQM score {two_places(entry['iqm'], sign=True)}  95% CI {interval}")
+    for agent, variants in summary["skipped"].items():
+        print(f"{agent}: not played on {', '.join(variants)} (a checkpoint plays only its own table)")
+    pairings = summary["pairings"]
+    read = f", {pairings['read']} read from {pairings['reference']}" if pairings["read"] else ""
+    print(f"pairings: {pairings['played']} played{read}")
+    written = Path(args.out) / "benchmark.csv"
+    also = "benchmark.md, summary.json, benchmark.png, pairings.json"
+    print(f"written: {written}, {also} ({summary['label']})")
+    if args.record:
+        print(f"game records: {args.record} (a JSON file per game played; --fresh plays every pairing)")
+    return 0

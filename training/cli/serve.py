@@ -1,0 +1,23 @@
+"""``serve``: a local web app to watch agents, replay game records and play against agents."""
+
+from __future__ import annotations
+
+import argparse
+
+
+def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> argparse.ArgumentParser:
+    parser = subparsers.add_parser(
+        "serve", help="a local web app to watch agents, replay game records and play against agents"
+    )
+    parser.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1: this host)")
+    parser.add_argument("--port", type=int, default=8000, help="port (default 8000)")
+    parser.add_argument("--agents-dir", default="agents", help="where shipped agents are (default agents)")
+    return parser
+
+
+def run(args: argparse.Namespace) -> int:
+    from training.apps.serve import listen, serve  # (main checked the serve extra)
+
+    listener = listen(args.host, args.port)  # the port and the bind, before the address is announced
+    serve(listener, args.agents_dir)
+    return 0

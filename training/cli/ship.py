@@ -1,0 +1,74 @@
+"""``ship``: train a config and export the policy to ``agents/<variant>.pt`` with its measured
+win rates (``agents/results.csv``), or only measure the agent already shipped."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from training.cli.arguments import positive_int
+
+
+def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> argparse.ArgumentParser:
+    parser = subparsers.add_parser(
+        "ship",
+        help="train a config and export it to agents/<variant>.pt with its win rates (agents/results.csv)",
+    )
+    parser.add_argument("config", help="a YAML file in configs/")
+    parser.add_argument("overrides", nargs="*", help="dotted overrides, e.g. run.total_steps=2000000")
+    parser.add_argument("--agents-dir", default="agents", help="where shipped agents live (default agents)")
+    parser.add_argument(
+        "--opponents",
+        nargs="+",
+        default=["random", "greedy"],
+        metavar="AGENT",
+        help="agents it is measured against, e.g. random greedy search (default random greedy)",
+    )
+    parser.add_argument(
+        "--games", type=positive_int, default=2000, help="matches against each baseline (default 2000)"
+    )
+    parser.add_argument(
+        "--search-games",
+        type=positive_int,
+        default=1000,
+        help="matches against each search opponent (default 1000)",
+    )
+    parser.add_argument(
+        "--measure-only",
+        action="store_true",
+        help="no training: measure the agent already shipped against --opponents (its other columns stay)",
+    )
+    parser.add_argument(
+        "--guided",
+        action="store_true",
+        help="measure the policy-guided search search:agents/<variant>.pt instead (a row of its own)",
+    )
+    parser.add_argument(
+        "--seed",
+        type=int,
+        default=0,
+        help="deal seed of the evaluation games (default 0; training uses run.seed)",
+    )
+    parser.add_argument(
+        "--no-progress", action="store_true", help="no progress bars (the final table is still printed)"
+    )
+    return parser
+
+
+def run(args: argparse.Namespace) -> int:
+    from training.eval.ship import ship
+
+    ship(
+        args.config,
+        args.overrides,
+        agents_dir=args.agents_dir,
+        games=args.games,
+        seed=args.seed,
+        progress=not args.no_progress,
+        opponents=args.opponents,
+        search_games=args.search_games,
+        measure_only=args.measure_only,
+        guided=args.guided,
+    )
+    print(f"written: {Path(args.agents_dir) / 'results.csv'} and {Path(args.agents_dir) / 'README.md'}")
+    return 0

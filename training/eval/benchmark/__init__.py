@@ -1,0 +1,244 @@
+"""``python -m training benchmark``: agents against a fixed ladder on every variant, under a published
+protocol, with normalized scores and their aggregate.
+
+    python -m training benchmark runs/all_fives-1 search:32 --variants all_fives classic --games 200
+
+**Protocol v2** (``PROTOCOL``, written into every result): each variant at its first standard
+table (``spec.benchmark_tables[0]``), whole matches, **duplicate deals** from the fixed deal seeds
+``DEAL_SEED + d`` (d = 0, 1, ...: every pairing plays the same deals), each deal once per seating,
+so ``--games`` is rounded up to whole deals. The first agent of a pairing is seeded ``DEAL_SEED``,
+the second ``DEAL_SEED + 1``. Every variant is played (``PROTOCOL_VARIANTS``), at least
+``PROTOCOL_GAMES`` (200) games a pairing. The ladder (``LADDER``) is ``random``, ``greedy``,
+``search``, ``advanced``, ``expert`` (the search tiers of :mod:`domino_env.agents.expert`: no
+trained network, so the ladder never moves when an agent is retrained) and the variant's shipped
+agent (``agents/<variant>.pt``); the name ``shipped`` stands for that agent as a contestant too.
+A checkpoint plays only the variant and table it was trained on (other variants are skipped for
+it, and the output says so). v2 keeps v1's deals and seeds, so a pairing of v1's ladder
+(random, greedy, search, shipped) is the same games under both; v1 scored against ``search``,
+which a one-minute PPO run tops, and a v1 pairings file given as a reference is refused, naming
+v2.
+
+**Pairings played once.** Two agents that are the same agent (a name, or a checkpoint's content)
+are not played: by symmetry a mirror match is won 1/sides of the time, and that is what it counts.
+At a table of two sides (heads-up, partnerships) A against B is the same games as B against A
+seen from the other side, so it is played once and read both ways. And a pairing already in the
+**reference file** (``--reference``; by default :data:`REFERENCE`, this version's ladder played
+under the protocol) is read from it rather than played again, when it was played with the same
+table, games, agents (checkpoints by content) and protocol; ``--fresh`` plays everything. Every
+run writes what it played and read to ``pairings.json``, which a later run can take as its
+reference. ``tests/release/test_benchmark_reference.py`` replays the start of every stored
+pairing, so the shipped file stays what the code plays.
+
+**Exploratory runs.** A run with fewer games a pairing (after rounding to whole deals) or only
+some of the variants plays the protocol's deals, but is not the protocol: its IQM is over other
+variants, or its intervals rest on a handful of deals. It says so wherever the protocol would be
+named: ``exploratory (not protocol v2: <why>)`` on screen, in ``benchmark.md``, ``benchmark.png``
+(its title and its PNG ``Description``), in the ``protocol`` column of ``benchmark.csv``, and in
+``summary.json`` (``"protocol": null``, ``"exploratory": true``, ``"exploratory_reasons"``,
+``"label"``).
+
+**Win-rate intervals** are 95% Wilson score intervals over the deals (:func:`win_rate_interval`):
+the deal is the independent unit (its games share its tiles), so n is the number of deals and
+the proportion the deals' mean win share (a shared first place counts its share). A share lies in
+[0, 1], so its variance is at most p(1 - p), which Wilson assumes: the interval is conservative,
+and it never has zero width when every game went one way.
+
+**Output folder.** A run refuses an ``out`` folder that already holds a benchmark's files
+(``BENCHMARK_FILES``) before any game, unless ``overwrite``: then its files replace them.
+
+**Normalized score** of agent ``a`` on a variant: ``(W(a) - W(random)) / (1/sides - W(random))``,
+where ``W(x)`` is x's win rate against ``expert`` (``TOP``) and ``1/sides`` is ``expert``'s own
+against itself (a mirror match: 1/2 at two sides, 1/4 at Cross's four single seats): 0 plays
+like ``random``, 1 holds its own against ``expert``, above 1 beats it. The top rung alone sets
+the scale because the weak rungs saturate it: an agent that beats ``random`` and ``greedy`` in
+nearly every match gains nothing more there, so a mean over the whole ladder (v1's W) puts a
+search-level agent near the top of a scale whose top it is far from. The other rungs' win rates
+are still played and tabled. Per deal the same formula gives each deal's contribution, whose
+mean is the score.
+
+**Aggregate** (``summary.json``): the interquartile mean of an agent's scores over the variants
+(``scipy.stats.trim_mean``, 25% cut each side), with a 95% stratified bootstrap interval
+(``scipy.stats.bootstrap``, deals resampled within each variant); with ``--group`` the listed
+agents are runs (training seeds) of one algorithm, the IQM is over every (run, variant) score and
+the runs are resampled within each variant - the rliable paper's convention. An interval of zero
+width (every resample gave the same IQM: too few distinct outcomes) is not an interval: it is
+reported as nan (``NaN`` in ``summary.json``), as is one with nothing to resample.
+
+The pairings to play are shared out to ``--workers`` processes (default: every core); each is
+played whole by one process, so the numbers do not depend on how many there are.
+
+**Game records** (``--record DIR``): every game played is also written there, one JSON file
+each (see :class:`training.matches.RecordFolder`), by the process that plays it. Pairings read
+from the reference and mirror matches are not played, so they have none (``--fresh`` plays
+every pairing).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import domino_env
+from training.eval.benchmark import protocol
+from training.eval.benchmark.output import (
+    BENCHMARK_FILES,
+    COLUMNS,
+    check_out,
+    markdown,
+    plot,
+    two_places,
+    write_results,
+)
+from training.eval.benchmark.protocol import (
+    BOTTOM,
+    DEAL_SEED,
+    LADDER,
+    PROTOCOL,
+    PROTOCOL_GAMES,
+    PROTOCOL_NAME,
+    PROTOCOL_VARIANTS,
+    REFERENCE_PLAYERS,
+    SHIPPED,
+    TOP,
+    deviations,
+    fits,
+    normalized,
+    protocol_label,
+    shipped_path,
+    standard_table,
+)
+from training.eval.benchmark.runner import Task, VariantPlan, play_task, run_tasks
+from training.eval.benchmark.scores import (
+    VariantResults,
+    collect,
+    iqm_with_interval,
+    summarize,
+    win_rate_interval,
+)
+from training.eval.benchmark.store import REFERENCE, Key, OldProtocol, Store, identity, key_of, swapped
+from training.eval.evaluate import contestant
+from training.eval.report import writable_folder
+from training.matches import seatings, whole_deals
+
+__all__ = [  # the entry point, and what the rest of training and the tests use
+    "BENCHMARK_FILES",
+    "BOTTOM",
+    "COLUMNS",
+    "DEAL_SEED",
+    "LADDER",
+    "PROTOCOL",
+    "PROTOCOL_GAMES",
+    "PROTOCOL_NAME",
+    "PROTOCOL_VARIANTS",
+    "REFERENCE",
+    "REFERENCE_PLAYERS",
+    "SHIPPED",
+    "TOP",
+    "Key",
+    "OldProtocol",
+    "Store",
+    "Task",
+    "VariantPlan",
+    "VariantResults",
+    "benchmark",
+    "check_out",
+    "collect",
+    "contestant",
+    "deviations",
+    "fits",
+    "identity",
+    "iqm_with_interval",
+    "key_of",
+    "markdown",
+    "normalized",
+    "play_task",
+    "plot",
+    "protocol_label",
+    "run_tasks",
+    "shipped_path",
+    "standard_table",
+    "summarize",
+    "swapped",
+    "two_places",
+    "win_rate_interval",
+    "write_results",
+]
+
+
+def benchmark(
+    agents: list[str],
+    variants: list[str] | None = None,
+    *,
+    games: int = 200,
+    out: str | Path = "runs/benchmark",
+    group: str | None = None,
+    agents_dir: str | Path = "agents",
+    progress: bool = True,
+    workers: int | None = None,
+    reference: str | Path | None = REFERENCE,
+    record: str | Path | None = None,
+    overwrite: bool = False,
+) -> dict[str, Any]:
+    """Play the protocol, write ``OUT/benchmark.csv``, ``benchmark.md``, ``summary.json``,
+    ``benchmark.png`` and ``pairings.json`` (only once every game is played: an interrupted run
+    writes nothing), and return the summary. ``reference`` None plays every pairing; ``record``:
+    a folder where every game played is written as a game record. Fewer games or variants than
+    the protocol's make an exploratory run, labelled so (:func:`deviations`). Bad input (an
+    unknown variant or agent, games below 1, an unwritable ``out`` or ``record``, an ``out`` that
+    holds a benchmark without ``overwrite``, a broken reference) raises ValueError before any
+    game, with nothing touched."""
+    ladder, bottom, top = protocol.LADDER, protocol.BOTTOM, protocol.TOP  # (as the protocol has them now)
+    variants = list(variants or domino_env.SPECS)
+    for name in variants:
+        domino_env.spec(name)  # an unknown variant: ValueError listing the known ones
+    if games < 1:
+        raise ValueError(f"games must be at least 1, got {games}")
+    workers = len(os.sched_getaffinity(0)) if workers is None else workers
+    if workers < 1:
+        raise ValueError(f"workers must be at least 1, got {workers}")
+    given = {a: contestant(a) for a in dict.fromkeys(agents) if a != SHIPPED}  # unknown agents fail here
+    store = Store.load(reference)
+    check_out(out, overwrite)
+    folder = writable_folder(out)
+    records = None if record is None else str(writable_folder(record))
+    skipped: dict[str, list[str]] = {a: [] for a in [*given, *([SHIPPED] if SHIPPED in agents else [])]}
+    plans = []
+    for variant in variants:
+        roster = {name: contestant(name) for name in (*ladder, bottom, top)}
+        shipped = shipped_path(agents_dir, variant)
+        if shipped.exists() and fits(ship := contestant(str(shipped), SHIPPED), variant):
+            roster[SHIPPED] = ship
+        elif SHIPPED in agents:
+            skipped[SHIPPED].append(variant)
+        for name, c in given.items():
+            if fits(c, variant):
+                roster.setdefault(name, c)
+            else:
+                skipped[name].append(variant)
+        players = [bottom, top, *(a for a in dict.fromkeys(agents) if a in roster and a not in (bottom, top))]
+        opponents = [*ladder, *([SHIPPED] if SHIPPED in roster else [])]
+        rules = domino_env.raw_env(variant, **standard_table(variant)).rules
+        k = seatings(rules.num_players, rules.teams)
+        sides = 2 if rules.teams else rules.num_players
+        per_pairing = whole_deals(games, rules)
+        plans.append(
+            VariantPlan(variant, roster, players, opponents, per_pairing, k, sides, rules.lower_score_wins)
+        )
+    tasks: dict[Key, Task] = {}
+    for plan in plans:
+        tasks.update(plan.plan_pairs())
+    missing = [key for key in tasks if key not in store.matches]
+    played = run_tasks([replace(tasks[key], record=records) for key in missing], workers, progress)
+    store.matches.update(zip(missing, played, strict=True))
+    source = Path(reference).name if reference is not None else ""
+    by_variant = [collect(plan, store, source) for plan in plans]
+    fewest = min(plan.games for plan in plans)
+    summary = summarize(by_variant, agents, group=group, games=games, reasons=deviations(variants, fewest))
+    summary["games_per_pairing"] = fewest  # (the fewest, after rounding)
+    summary["skipped"] = {a: v for a, v in skipped.items() if v}
+    summary["pairings"] = {"played": len(missing), "read": len(tasks) - len(missing), "reference": source}
+    write_results(folder, by_variant, summary)
+    store.save(folder / "pairings.json", set(tasks))
+    return summary

@@ -1,0 +1,119 @@
+"""The pairings already played under the protocol: what a pairing is filed under (its table,
+games and agents, checkpoints by content), a pairing of two sides read from the other side
+(:func:`swapped`: stored once, read both ways), and the pairings files (``pairings.json``, the
+shipped reference :data:`REFERENCE`) that hold them; another protocol's file is refused."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from functools import cache
+from importlib.metadata import version
+from pathlib import Path
+
+from training.eval.benchmark import protocol
+from training.eval.evaluate import Contestant
+from training.matches import Match
+from training.model import checkpoint
+from training.model.names import parse_guided_name
+
+REFERENCE = Path(__file__).parents[1] / "benchmark_reference_v2.json"  # this version's ladder, played
+
+
+@cache
+def _digest(path: str) -> str:
+    return "sha256:" + hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+def identity(c: Contestant) -> str:
+    """What a pairing is filed under: a built-in agent's name, a checkpoint's content hash (a
+    policy-guided search: its worlds and its checkpoint's hash)."""
+    if c.config is None:
+        return c.spec
+    guided = parse_guided_name(c.spec)
+    if guided is None:
+        return _digest(c.spec)
+    worlds, path = guided
+    return f"search:{worlds}:{_digest(str(checkpoint.resolve(Path(path))))}"
+
+
+def swapped(match: Match, lower_score_wins: bool) -> Match:
+    """The same games of a two-sided table from the second agent's side."""
+    sign = -1.0 if lower_score_wins else 1.0
+    return Match(
+        games=match.games,
+        wins=match.games - match.wins,
+        mean_reward=-match.mean_reward,
+        mean_rounds=match.mean_rounds,
+        steps=match.steps,
+        mean_score=match.mean_score - sign * match.margin,
+        shares=[1.0 - s for s in match.shares],
+        margins=[-m for m in match.margins],
+        per_deal=match.per_deal,
+        decisions=match.decisions[::-1],
+        seconds=match.seconds[::-1],
+    )
+
+
+class OldProtocol(ValueError):
+    """A pairings file of another protocol than this one."""
+
+
+Key = tuple[str, str, str, str, int]  # variant, table, first identity, second identity, games
+
+
+def key_of(variant: str, first: str, second: str, games: int) -> Key:
+    return variant, json.dumps(protocol.standard_table(variant), sort_keys=True), first, second, games
+
+
+class Store:
+    """Pairings already played under the protocol (a reference file, and this run's games)."""
+
+    def __init__(self) -> None:
+        self.matches: dict[Key, Match] = {}
+        self.read: set[Key] = set()  # the keys that came from the file
+
+    @classmethod
+    def load(cls, path: str | Path | None) -> Store:
+        """Read a ``pairings.json``; one from another deal list gives nothing. A file that is
+        not one, or one of another protocol (v1's: its ladder lacks the search tiers), raises
+        ValueError saying so."""
+        store = cls()
+        if path is None:
+            return store
+        try:
+            data = json.loads(Path(path).read_text())
+            if data["protocol"] != protocol.PROTOCOL:
+                raise OldProtocol(
+                    f"{path} holds protocol {data['protocol']} pairings; this benchmark is "
+                    f"{protocol.PROTOCOL_NAME} (its ladder: {', '.join(protocol.LADDER)}, "
+                    f"scored against {protocol.TOP}): "
+                    f"give a {protocol.PROTOCOL} pairings.json, or --fresh to play every pairing"
+                )
+            if data["deal_seed"] != protocol.DEAL_SEED:
+                return store
+            for entry in data["pairings"]:
+                k = (entry["variant"], entry["table"], entry["first"], entry["second"], int(entry["games"]))
+                store.matches[k] = Match(**entry["match"])
+        except OldProtocol:
+            raise
+        except (OSError, ValueError, KeyError, TypeError) as err:
+            raise ValueError(
+                f"{path} is not a benchmark pairings file (pairings.json): {type(err).__name__}: {err}"
+            ) from err
+        store.read = set(store.matches)
+        return store
+
+    def save(self, path: Path, keys: set[Key]) -> None:
+        entries = [
+            {"variant": k[0], "table": k[1], "first": k[2], "second": k[3], "games": k[4], "match": vars(m)}
+            for k, m in sorted(self.matches.items())
+            if k in keys
+        ]
+        data = {
+            "protocol": protocol.PROTOCOL,
+            "deal_seed": protocol.DEAL_SEED,
+            "version": version("domino-env"),
+            "pairings": entries,
+        }
+        path.write_text(json.dumps(data, separators=(",", ":")) + "\n")
