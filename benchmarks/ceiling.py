@@ -68,7 +68,7 @@ def main(argv: list[str] | None = None) -> None:
     env = domino_env.raw_env(args.variant, num_players=2)
     cheater = CheatingExpert(args.cheat, seed=args.seed)
     opponent = make_agent(args.opponent, seed=args.seed + 1)
-    result = duplicate_summary(env, cheater, opponent, args.games, args.seed)
+    result = duplicate_summary(env, cheater, opponent, games=args.games, seed=args.seed)
     print(f"{args.variant}: expert cheating ({args.cheat}) against {args.opponent}: {result}")
 
 

@@ -147,7 +147,7 @@ def main(argv: list[str] | None = None) -> None:
         else LeafIdeaExpert(args.idea, args.variant, options, seed=args.seed)
     )
     opponent = make_agent(args.opponent, seed=args.seed + 1)
-    result = duplicate_summary(env, player, opponent, args.games, args.seed)
+    result = duplicate_summary(env, player, opponent, games=args.games, seed=args.seed)
     print(f"{args.variant}: {player.name} against {args.opponent}: {result}")
 
 

@@ -217,6 +217,7 @@ def play_match(
     env: DominoEnv,
     first: Agent,
     second: Agent,
+    *,
     games: int,
     seed: int,
     on_game: Callable[[], object] | None = None,
@@ -273,13 +274,15 @@ def play_match(
     )
 
 
-def duplicate_summary(env: DominoEnv, first: Agent, second: Agent, games: int, seed: int) -> str:
+def duplicate_summary(env: DominoEnv, first: Agent, second: Agent, *, games: int, seed: int) -> str:
     """``first`` against ``second`` over ``games`` whole matches on duplicate deals (rounded up
     to whole deals), with a progress bar: the win rate and its 95% Wilson interval over deals,
     in a line (the benchmark scripts' measurement)."""
     games = whole_deals(games, env.rules)
     with tqdm(total=games, unit="game") as bar:
-        match = play_match(env, first, second, games, seed, lambda: bar.update(1), True)
+        match = play_match(
+            env, first, second, games=games, seed=seed, on_game=lambda: bar.update(1), duplicate=True
+        )
     shares = match.deal_shares()
     low, high = wilson_interval(sum(shares), len(shares))
     return (

@@ -25,7 +25,9 @@ def first_hands(env: domino_env.DominoEnv, games: int, seed: int, duplicate: boo
         seen.append(list(env.game.hands))
 
     env.reset = reset  # type: ignore[method-assign]
-    play_match(env, make_agent("random", 0), make_agent("random", 1), games, seed, duplicate=duplicate)
+    play_match(
+        env, make_agent("random", 0), make_agent("random", 1), games=games, seed=seed, duplicate=duplicate
+    )
     return seen
 
 
@@ -68,20 +70,20 @@ def test_duplicate_seats_the_first_agent_once_per_seating(options, seats, monkey
 
     monkeypatch.setattr(matches, "play_game", spy)
     k = len(seats)
-    match = play_match(env, first, second, 2 * k, seed=4, duplicate=True)
+    match = play_match(env, first, second, games=2 * k, seed=4, duplicate=True)
     assert match.per_deal == k and len(match.margins) == 2 * k
     assert sum(match.decisions) == match.steps and min(match.seconds) > 0  # each agent's stopwatch
     assert match.ms_per_decision(0) == pytest.approx(1000 * match.seconds[0] / match.decisions[0])
     assert calls == [(seat, 4) for seat in seats] + [(seat, 5) for seat in seats]
     calls.clear()
-    play_match(env, first, second, 2 * k, seed=4)  # independent deals: one deal a game
+    play_match(env, first, second, games=2 * k, seed=4)  # independent deals: one deal a game
     assert [seed for _, seed in calls] == list(range(4, 4 + 2 * k))
 
 
 def test_duplicate_needs_whole_deals() -> None:
     env = domino_env.raw_env("classic", num_players=3)
     with pytest.raises(ValueError, match="multiple of 3"):
-        play_match(env, make_agent("random", 0), make_agent("random", 1), 4, seed=0, duplicate=True)
+        play_match(env, make_agent("random", 0), make_agent("random", 1), games=4, seed=0, duplicate=True)
 
 
 def test_intervals_on_hand_made_matches() -> None:
@@ -108,7 +110,7 @@ def test_intervals_on_hand_made_matches() -> None:
 def test_margins_are_signed_so_more_is_better() -> None:
     for variant in ("classic", "all_fives"):  # penalty points, then points
         env = domino_env.raw_env(variant)
-        match = play_match(env, make_agent("greedy", 0), make_agent("random", 1), 12, seed=5)
+        match = play_match(env, make_agent("greedy", 0), make_agent("random", 1), games=12, seed=5)
         assert match.margin > 0, variant  # greedy beats random on points too
 
 

@@ -45,7 +45,9 @@ def test_short_training_run_beats_greedy_and_writes_its_run_folder(tmp_path: Pat
 
     def against_greedy(model: ActorCritic) -> tuple[float, float]:
         env = raw_env("classic", num_players=2, episode="round")
-        match = play_match(env, PolicyAgent(model), make_agent("greedy", 0, env=env), 400, 0, duplicate=True)
+        match = play_match(
+            env, PolicyAgent(model), make_agent("greedy", 0, env=env), games=400, seed=0, duplicate=True
+        )
         return match.win_rate, match.interval()[0]
 
     trainer.model.eval()

@@ -25,7 +25,7 @@ def head_to_head(
 ) -> Match:
     """``first`` against ``second`` over ``games`` seeded episodes on a new ``variant`` table,
     seats rotated (see :func:`training.matches.play_match`)."""
-    return play_match(raw_env(variant, **options), first, second, games, seed)
+    return play_match(raw_env(variant, **options), first, second, games=games, seed=seed)
 
 
 def positive_int(text: str) -> int:

@@ -238,11 +238,11 @@ def play_pairing(
         env,
         first.agent(env, seed),
         second.agent(env, seed + 1),
-        games,
-        seed,
-        on_game,
-        duplicate,
-        pairing_records,
+        games=games,
+        seed=seed,
+        on_game=on_game,
+        duplicate=duplicate,
+        records=pairing_records,
     )
     return Result(**vars(match), agent=first.label, opponent=second.label)
 

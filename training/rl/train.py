@@ -210,7 +210,7 @@ class Trainer:
             opponent = resolve_agent(name, env, cfg.run.seed)
             games = cfg.eval.search_games if parse_search_name(name) is not None else cfg.eval.games
             rates[name] = play_match(
-                env, agent, opponent, whole_deals(games, env.rules), seed=EVAL_SEED, duplicate=True
+                env, agent, opponent, games=whole_deals(games, env.rules), seed=EVAL_SEED, duplicate=True
             ).win_rate
         return rates
 
