@@ -1,6 +1,7 @@
 """Training speed: learner decisions per second of our PPO, sb3-contrib's MaskablePPO and RLlib's PPO.
 
     python benchmarks/train_speed.py [--config configs/all_fives.yaml] [--steps 40000] [--repeats 3]
+        [--set run.num_envs=256 ...] [--no-vector]
 
 What is counted, for both: decisions made by the policy being trained, per second of
 wall-clock training (collection *and* PPO updates), one torch thread, CPU.
@@ -10,6 +11,12 @@ wall-clock training (collection *and* PPO updates), one torch thread, CPU.
   seat's decision is a learner decision and a PPO row; in the share of games where a frozen
   pool snapshot plays the other side, those seats' moves are *not* counted (they are shown
   separately as all env steps).
+* Ours with the vector collector (``run.collector=vector``, ``training.rl.vector_collect``): the
+  same trainer and settings, the games on one batched ``domino_env.vector`` engine - "ours
+  vector" on the default engine (the variant's kernel where it has one; the note names it),
+  "ours vector scalar" on scalar tables behind the same interface. Left out, saying why, where
+  the config asks for what the vector collector refuses (``pool.baselines``,
+  ``run.match_value``: override them with ``--set``).
 * MaskablePPO (if ``sb3_contrib`` is installed): ``SingleAgentEnv(variant, opponents="random",
   **env options)`` from the same config, so the learner plays one seat and the other seats'
   random moves happen inside ``env.step`` uncounted. Settings mirror the config:
@@ -51,12 +58,16 @@ from torch import nn
 
 from training.eval.arena import positive_int
 from training.model.config import Config, ConfigError, load_config
+from training.rl.collect import CollectorFactory
 from training.rl.train import Trainer
+from training.rl.vector_collect import VectorCollector, vector_collector
 
 
-def ours_config(config_path: str, steps: int, out_dir: str) -> Config:
-    """The config as given, sized to ``steps``, one torch thread, no evaluation games."""
+def ours_config(config_path: str, steps: int, out_dir: str, extra: tuple[str, ...] = ()) -> Config:
+    """The config as given (and ``extra`` overrides), sized to ``steps``, one torch thread, no
+    evaluation games."""
     overrides = [
+        *extra,
         f"run.total_steps={steps}",
         "run.torch_threads=1",
         "eval.every=0",  # evaluation games are not training
@@ -83,9 +94,10 @@ class Run:
         return self.decisions / self.cpu
 
 
-def run_ours(config: Config) -> Run:
-    """Train from scratch; the note gives all env steps and the share of time spent collecting."""
-    trainer = Trainer(copy.deepcopy(config), overwrite=True)  # every run starts from scratch
+def run_ours(config: Config, collector: CollectorFactory | None = None) -> Run:
+    """Train from scratch (``collector``: the factory, default ``run.collector``'s); the note
+    gives all env steps, the share of time spent collecting and a vector collector's engine."""
+    trainer = Trainer(copy.deepcopy(config), collector=collector, overwrite=True)  # from scratch
     learner_decisions = 0
     collecting = 0.0
     collect = trainer.collector.collect
@@ -102,9 +114,9 @@ def run_ours(config: Config) -> Run:
     wall, cpu = time.perf_counter(), time.process_time()
     trainer.train(progress=False)
     wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
-    return Run(
-        learner_decisions, wall, cpu, f"{trainer.steps:,} env steps, {collecting / wall:.0%} collecting"
-    )
+    engine = trainer.collector.venv.backend if isinstance(trainer.collector, VectorCollector) else ""
+    note = f"{trainer.steps:,} env steps, {collecting / wall:.0%} collecting"
+    return Run(learner_decisions, wall, cpu, f"{note}, {engine} engine" if engine else note)
 
 
 def make_sb3(config: Config, num_envs: int) -> Any:
@@ -259,6 +271,14 @@ def main() -> None:
     )
     parser.add_argument("--rllib-runners", type=int, default=1, help="RLlib env runners (0: in the driver)")
     parser.add_argument("--no-rllib", action="store_true", help="skip RLlib's PPO")
+    parser.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a dotted override for our runs (repeatable), e.g. --set run.num_envs=256",
+    )
+    parser.add_argument("--no-vector", action="store_true", help="skip our runs with the vector collector")
     args = parser.parse_args()
     torch.set_num_threads(1)
     try:
@@ -288,14 +308,26 @@ def main() -> None:
     )
     results: dict[str, list[Run]] = {
         "ours": [],
+        "ours vector": [],
+        "ours vector scalar": [],
         "MaskablePPO": [],
         "MaskablePPO defaults": [],
         "RLlib PPO": [],
     }
     with tempfile.TemporaryDirectory() as out_dir:
-        mine = ours_config(args.config, args.steps, out_dir)  # read once: every run trains the same
+        # read once: every run trains the same
+        mine = ours_config(args.config, args.steps, out_dir, (*args.set, "run.collector=local"))
+        batched: Config | None = None
+        if not args.no_vector:
+            try:
+                batched = ours_config(args.config, args.steps, out_dir, (*args.set, "run.collector=vector"))
+            except ConfigError as err:
+                print(f"no vector collector runs: {err}")
         for r in range(args.repeats):
             runs = [("ours", run_ours(mine))]
+            if batched is not None:
+                runs.append(("ours vector", run_ours(batched)))
+                runs.append(("ours vector scalar", run_ours(batched, vector_collector("scalar"))))
             if sb3:
                 runs.append(("MaskablePPO", run_sb3(config, args.steps, sb3_envs)))
             if sb3 and args.sb3_defaults:
@@ -310,6 +342,10 @@ def main() -> None:
                 results[name].append(run)
     ours = results["ours"]
     report("ours", ours)
+    for name in ("ours vector", "ours vector scalar"):
+        if results[name]:
+            report(name, results[name])
+            print(f"{name} / ours, wall: {ratio([r.rate for r in results[name]], [r.rate for r in ours])}")
     for name in ("MaskablePPO", "MaskablePPO defaults", "RLlib PPO"):
         theirs = results[name]
         if theirs:

@@ -77,6 +77,10 @@ class TableRules(Generic[StateT]):
     # How many Classic-sized rollouts one rollout of this table costs (longer rounds, a grid's
     # placements): the search tiers divide their budgets by it to keep a decision's time.
     rollout_cost: ClassVar[float] = 1.0
+    # Which batched kernel (``domino_env.vector.KERNELS``) steps this variant's tables exactly;
+    # None: scalar tables behind the vector interface. A subclass inherits it: the kernel's
+    # ``supports`` checks the rules it is given.
+    batched_kernel: ClassVar[str | None] = None
 
     # The action table, filled by the subclass: how many, and each action's kind and tile id.
     num_actions: int

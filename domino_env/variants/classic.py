@@ -42,6 +42,7 @@ class ClassicOptions(ChainOptions):
 class ClassicRules(ChainRules):
     name = "classic"
     opens = LOWEST_DOUBLE_OPENS
+    batched_kernel = "chain"
     options_type: ClassVar[type[ClassicOptions]] = ClassicOptions
     options: ClassicOptions
 

@@ -41,17 +41,21 @@ def uses_ray(args: argparse.Namespace) -> bool:
 
 
 def run(args: argparse.Namespace) -> int:
-    from training.model.config import load_config
+    from training.model.config import ConfigError, load_config
     from training.rl.collect import CollectorFactory
-    from training.rl.rollout import LocalCollector
     from training.rl.train import Trainer
 
-    collector: CollectorFactory = LocalCollector
+    config = load_config(args.config, args.overrides)
+    collector: CollectorFactory | None = None  # run.collector's
     if uses_ray(args):
+        if config.run.collector != "local":
+            raise ConfigError(
+                f"run.collector={config.run.collector} collects in this process: "
+                "drop --ray/--ray-address, or set run.collector=local"
+            )
         from training.rl.distributed import ray_collector
 
         collector = ray_collector(args.ray or 0, args.ray_address)
-    config = load_config(args.config, args.overrides)
     trainer = Trainer(config, resume=args.resume, collector=collector, overwrite=args.overwrite)
     print(f"training {config.env.variant} {config.env.options} -> {trainer.run_dir}")
     try:

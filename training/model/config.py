@@ -93,6 +93,12 @@ class RunConfig:
     # play whole matches, learn each round as an episode rewarded by the change in the side's
     # match value (training/rl/match_value.py; the env's own rewards are not used): two sides only
     match_value: bool = False
+    # who plays the games: "local" (scalar envs, training/rl/rollout.py) or "vector" (one
+    # domino_env.vector batch, training/rl/vector_collect.py: no pool.baselines, no match_value)
+    collector: str = "local"
+
+
+COLLECTORS = ("local", "vector")
 
 
 @dataclass
@@ -260,6 +266,27 @@ def config_from_dict(data: dict[str, Any]) -> Config:
     return config
 
 
+def check_collector(config: Config, kind: str | None = None) -> None:
+    """``run.collector`` is one of :data:`COLLECTORS`, and the collector ``kind`` (default:
+    ``run.collector``) is asked for nothing it cannot do (ConfigError saying what and the way out)."""
+    run = config.run
+    if run.collector not in COLLECTORS:
+        raise ConfigError(f"run.collector must be one of {', '.join(COLLECTORS)}, got {run.collector!r}")
+    if (kind or run.collector) != "vector":
+        return
+    if config.pool.baselines:
+        raise ConfigError(
+            "run.collector=vector cannot seat pool.baselines (a baseline agent plays a scalar env, "
+            f"which a batched engine does not have): drop pool.baselines {config.pool.baselines} "
+            "or use run.collector=local"
+        )
+    if run.match_value:
+        raise ConfigError(
+            "run.collector=vector cannot learn run.match_value (it needs each table's round and "
+            "scores, which a batched engine does not report): use run.collector=local"
+        )
+
+
 def validate(config: Config) -> DominoEnv:
     """Values that type-check but make no sense, and the env options, checked up front;
     returns the config's table, built to check them."""
@@ -307,6 +334,7 @@ def validate(config: Config) -> DominoEnv:
         raise ConfigError(f"network.hidden must list positive layer sizes, got {config.network.hidden}")
     if run.num_envs * run.rollout_steps < ppo.num_minibatches:
         raise ConfigError("run.num_envs * run.rollout_steps must be at least ppo.num_minibatches")
+    check_collector(config)
     if config.eval.episode not in ("match", "round"):
         raise ConfigError(f"eval.episode must be 'match' or 'round', got {config.eval.episode!r}")
     try:

@@ -16,7 +16,9 @@ takes the seats of the other side, and its moves are not learned from.
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import torch
@@ -50,6 +52,171 @@ def random_stream(agent: Agent) -> random.Random:
     if not isinstance(rng, random.Random):
         raise TypeError(f"pool baseline {agent.name!r} has no random.Random to save with the run")
     return rng
+
+
+def pick_opponent(
+    rng: np.random.Generator, members: list[Opponent], config: Config, sides: int, side: int
+) -> tuple[Opponent | None, int]:
+    """A new game's pool member and learner side: (None, ``side`` as it was) for self-play (no
+    draw at all while the pool is empty), else a member drawn with probability ``pool.share``
+    and a side."""
+    if members and rng.random() < config.pool.share:
+        return members[int(rng.integers(len(members)))], int(rng.integers(sides))
+    return None, side
+
+
+def add_to_pool(pool: list[ActorCritic], model: ActorCritic, config: Config) -> None:
+    """A frozen copy of ``model`` joins ``pool``, which keeps the newest ``pool.size`` (0: none)."""
+    if config.pool.size:
+        pool.append(model.copy())
+        del pool[: -config.pool.size]
+
+
+class Transitions:
+    """One rollout's learner transitions, each linked to its seat's next one: a chain per table
+    and seat (the module docstring). Both collectors fill it the same way: :meth:`add` a step's
+    decisions, :meth:`reward` or :meth:`credit` a table's step rewards to its seats' open
+    transitions, :meth:`close` them all where the table's episode ends, and :meth:`batch`."""
+
+    def __init__(
+        self, config: Config, architecture: Architecture, *, num_envs: int, num_players: int, steps: int
+    ) -> None:
+        self.config, self.num_players = config, num_players
+        cap = num_envs * steps
+        self.obs = np.zeros((cap, architecture.obs_size), dtype=np.float32)
+        self.masks = np.zeros((cap, architecture.num_actions), dtype=bool)
+        self.actions = np.zeros(cap, dtype=np.int64)
+        self.logprobs = np.zeros(cap, dtype=np.float32)
+        self.values = np.zeros(cap, dtype=np.float32)
+        self.state_size = state_size = architecture.state_size  # the perfect-information critic's input
+        self.states = np.zeros((cap, state_size), dtype=np.float32) if state_size else None
+        self.rewards = np.zeros(cap, dtype=np.float32)
+        self.successor = np.full(cap, -1, dtype=np.int64)
+        self.done = np.zeros(cap, dtype=bool)
+        self.pending = np.full((num_envs, num_players), -1, dtype=np.int64)  # each seat's open transition
+        self.count = 0
+
+    def add(
+        self,
+        rows: np.ndarray,
+        seats: np.ndarray,
+        obs: np.ndarray,
+        masks: np.ndarray,
+        acted: tuple[np.ndarray, np.ndarray, np.ndarray],
+        states: np.ndarray | None,
+    ) -> None:
+        """The decisions of tables ``rows`` (their seats ``seats``): each seat's last transition
+        links to its new one, which stays open until the seat decides again or the episode ends."""
+        start = self.count
+        self.count += len(rows)
+        span = slice(start, self.count)
+        if self.states is not None:
+            self.states[span] = states
+        self.obs[span], self.masks[span] = obs, masks
+        self.actions[span], self.logprobs[span], self.values[span] = acted
+        new = np.arange(start, self.count)
+        previous = self.pending[rows, seats]
+        linked = previous >= 0
+        self.successor[previous[linked]] = new[linked]
+        self.pending[rows, seats] = new
+
+    def reward(self, e: int, step_rewards: list[float]) -> None:
+        """Table ``e``'s step rewards (one per seat) to its seats' open transitions, less the
+        table's mean with ``run.zero_sum``."""
+        offset = sum(step_rewards) / self.num_players if self.config.run.zero_sum else 0.0
+        self.credit(e, [reward - offset for reward in step_rewards])
+
+    def credit(self, e: int, amounts: list[float]) -> None:
+        """Add each seat's amount, times ``run.reward_scale``, to its open transition at table ``e``."""
+        for s in range(self.num_players):
+            if self.pending[e, s] >= 0:
+                self.rewards[self.pending[e, s]] += amounts[s] * self.config.run.reward_scale
+
+    def close(self, e: int) -> None:
+        """Table ``e``'s episode ended: every seat's open transition is its last (done)."""
+        for s in range(self.num_players):
+            if self.pending[e, s] >= 0:
+                self.done[self.pending[e, s]] = True
+                self.pending[e, s] = -1
+
+    def batch(self) -> tuple[Batch, int]:
+        """(the batch, with GAE advantages and returns; the decisions made): the transitions
+        still open (one per seat and table at most) lend their values and stay out of it."""
+        count = self.count
+        advantages, returns = gae(
+            self.rewards[:count],
+            self.values[:count],
+            successor=self.successor[:count],
+            done=self.done[:count],
+            gamma=self.config.ppo.gamma,
+            lam=self.config.ppo.gae_lambda,
+        )
+        finished = np.flatnonzero(self.done[:count] | (self.successor[:count] >= 0))
+        states = self.states
+        batch = Batch(
+            obs=torch.from_numpy(self.obs[finished]),
+            masks=torch.from_numpy(self.masks[finished]),
+            actions=torch.from_numpy(self.actions[finished]),
+            logprobs=torch.from_numpy(self.logprobs[finished]),
+            values=torch.from_numpy(self.values[finished]),
+            advantages=torch.from_numpy(advantages[finished]),
+            returns=torch.from_numpy(returns[finished]),
+            states=None if states is None else torch.from_numpy(states[finished]),
+        )
+        return batch, count
+
+
+def record_game(
+    stats: EpisodeStats,
+    length: int,
+    pooled: bool,
+    rules: Any,
+    learner_side: int,
+    outcomes: Callable[[], list[float]],
+) -> None:
+    """A finished game of ``length`` decisions in ``stats``: self-play, or (``pooled``) a pool
+    game won by the learner's side as far as ``outcomes()`` (each seat's outcome) gives it first place."""
+    stats.lengths.append(length)
+    if not pooled:
+        stats.self_play += 1
+        return
+    mine = [seat for seat, side in enumerate(rules.side_of) if side == learner_side]
+    stats.pool_games += 1
+    stats.pool_wins += win_share(rules, outcomes(), mine)
+
+
+def pool_state(
+    pool: list[ActorCritic], opponents: list[Opponent | None], baselines: dict[str, Agent]
+) -> dict:
+    """The pool and each table's pool member, as a checkpoint keeps them: the snapshots'
+    weights (``models``: the pool's, then any a table still plays after it left the pool), and
+    each table's member by its index in ``models`` (a baseline by its name; None: self-play)."""
+    models = pool + [o for o in dict.fromkeys(opponents) if isinstance(o, ActorCritic) and o not in pool]
+    names = {id(agent): name for name, agent in baselines.items()}
+    return {
+        "models": [model.state_dict() for model in models],
+        "pool_size": len(pool),
+        "opponents": [
+            o if o is None else models.index(o) if isinstance(o, ActorCritic) else names[id(o)]
+            for o in opponents
+        ],
+    }
+
+
+def restore_pool(
+    state: dict, model: ActorCritic, baselines: dict[str, Agent]
+) -> tuple[list[ActorCritic], list[Opponent | None]]:
+    """(the pool, each table's member) from :func:`pool_state`'s keys in ``state``; the snapshots
+    are built like ``model``."""
+    models = []
+    for weights in state["models"]:
+        snapshot = model.copy()
+        snapshot.load_state_dict(weights)
+        models.append(snapshot)
+    opponents: list[Opponent | None] = [
+        None if o is None else baselines[o] if isinstance(o, str) else models[o] for o in state["opponents"]
+    ]
+    return models[: state["pool_size"]], opponents
 
 
 class LocalCollector:
@@ -93,38 +260,25 @@ class LocalCollector:
         self.lengths[e] = 0
         self.round_starts[e] = (env.round_index, env.side_scores)
         members: list[Opponent] = [*self.pool, *self.baselines.values()]
-        if members and self.rng.random() < self.config.pool.share:
-            self.opponent[e] = members[int(self.rng.integers(len(members)))]
-            self.learner_side[e] = int(self.rng.integers(len(set(self.side_of))))
-        else:
-            self.opponent[e] = None
+        sides = len(set(self.side_of))
+        self.opponent[e], self.learner_side[e] = pick_opponent(
+            self.rng, members, self.config, sides, self.learner_side[e]
+        )
 
     def add_snapshot(self, model: ActorCritic) -> None:
-        """A frozen copy of ``model`` joins the pool, which keeps the newest ``pool.size`` (0: none)."""
-        if self.config.pool.size:
-            self.pool.append(model.copy())
-            del self.pool[: -self.config.pool.size]
+        """A frozen copy of ``model`` joins the pool (:func:`add_to_pool`)."""
+        add_to_pool(self.pool, model, self.config)
 
     def collect(self, model: ActorCritic, steps: int) -> tuple[Batch, EpisodeStats]:
         """Play ``steps`` decisions in every environment; returns the learner's transitions."""
-        num_envs, n = len(self.envs), self.num_players
-        cap = num_envs * steps
-        obs = np.zeros((cap, self.obs_size), dtype=np.float32)
-        masks = np.zeros((cap, self.num_actions), dtype=bool)
-        actions = np.zeros(cap, dtype=np.int64)
-        logprobs = np.zeros(cap, dtype=np.float32)
-        values = np.zeros(cap, dtype=np.float32)
-        state_size = self.architecture.state_size  # the perfect-information critic's input, if any
-        states = np.zeros((cap, state_size), dtype=np.float32) if state_size else None
-        rewards = np.zeros(cap, dtype=np.float32)
-        successor = np.full(cap, -1, dtype=np.int64)
-        done = np.zeros(cap, dtype=bool)
-        pending = np.full((num_envs, n), -1, dtype=np.int64)  # each seat's open transition
+        num_envs = len(self.envs)
+        chains = Transitions(
+            self.config, self.architecture, num_envs=num_envs, num_players=self.num_players, steps=steps
+        )
         step_obs = np.zeros((num_envs, self.obs_size), dtype=np.float32)
         step_masks = np.zeros((num_envs, self.num_actions), dtype=bool)
         stats = EpisodeStats()
         seat_of = {agent: seat for seat, agent in enumerate(self.envs[0].possible_agents)}
-        count = 0
         for _ in range(steps):
             seats = np.array([seat_of[env.agent_selection] for env in self.envs])
             for e, env in enumerate(self.envs):
@@ -140,21 +294,10 @@ class LocalCollector:
             chosen = np.zeros(num_envs, dtype=np.int64)
             rows = np.flatnonzero(learner)
             if len(rows):
-                row_states = None if states is None else np.stack([self.envs[e].state() for e in rows])
+                row_states = None if not chains.state_size else np.stack([self.envs[e].state() for e in rows])
                 a, lp, v = model.act(step_obs[rows], step_masks[rows], row_states)
                 chosen[rows] = a
-                start = count
-                count += len(rows)
-                if states is not None:
-                    states[start:count] = row_states
-                obs[start:count], masks[start:count] = step_obs[rows], step_masks[rows]
-                actions[start:count], logprobs[start:count], values[start:count] = a, lp, v
-                new = np.arange(start, count)
-                row_seats = seats[rows]
-                previous = pending[rows, row_seats]  # each seat's last transition links to this one
-                linked = previous >= 0
-                successor[previous[linked]] = new[linked]
-                pending[rows, row_seats] = new
+                chains.add(rows, seats[rows], step_obs[rows], step_masks[rows], (a, lp, v), row_states)
             for e in np.flatnonzero(~learner).tolist():
                 opponent = self.opponent[e]
                 if isinstance(opponent, ActorCritic):
@@ -170,90 +313,46 @@ class LocalCollector:
                 over = all(env.terminations.values())
                 if self.match_value is not None:
                     if over or env.round_index != self.round_starts[e][0]:
-                        self._end_round(e, over, rewards=rewards, pending=pending, done=done)
+                        self._end_round(e, over, chains)
                 elif any(step_rewards := [env.rewards[agent] for agent in env.possible_agents]):
-                    offset = sum(step_rewards) / n if self.config.run.zero_sum else 0.0
-                    for s in range(n):
-                        if pending[e, s] >= 0:
-                            rewards[pending[e, s]] += (
-                                step_rewards[s] - offset
-                            ) * self.config.run.reward_scale
+                    chains.reward(e, step_rewards)
                 if over:
                     self._record(e, env, stats)
-                    for s in range(n):
-                        if pending[e, s] >= 0:
-                            done[pending[e, s]] = True
-                            pending[e, s] = -1
+                    chains.close(e)
                     self._new_game(e)
-        advantages, returns = gae(
-            rewards[:count],
-            values[:count],
-            successor=successor[:count],
-            done=done[:count],
-            gamma=self.config.ppo.gamma,
-            lam=self.config.ppo.gae_lambda,
-        )
-        # the transitions still open (one per seat and env at most) lent their values above; the
-        # rest is the batch
-        stats.decisions = count
-        finished = np.flatnonzero(done[:count] | (successor[:count] >= 0))
-        batch = Batch(
-            obs=torch.from_numpy(obs[finished]),
-            masks=torch.from_numpy(masks[finished]),
-            actions=torch.from_numpy(actions[finished]),
-            logprobs=torch.from_numpy(logprobs[finished]),
-            values=torch.from_numpy(values[finished]),
-            advantages=torch.from_numpy(advantages[finished]),
-            returns=torch.from_numpy(returns[finished]),
-            states=None if states is None else torch.from_numpy(states[finished]),
-        )
+        batch, stats.decisions = chains.batch()
         return batch, stats
 
-    def _end_round(
-        self, e: int, over: bool, *, rewards: np.ndarray, pending: np.ndarray, done: np.ndarray
-    ) -> None:
+    def _end_round(self, e: int, over: bool, chains: Transitions) -> None:
         """Close every seat's last transition of env ``e``'s round that just ended, rewarded by
         the change in its side's match value (at the match's end: to its outcome)."""
         assert self.match_value is not None
         env = self.envs[e]
         before = self.match_value(self.round_starts[e][1])
         after = env.outcomes() if over else [self.match_value(env.side_scores)[side] for side in self.side_of]
-        for s in range(self.num_players):
-            if pending[e, s] >= 0:
-                rewards[pending[e, s]] += (after[s] - before[self.side_of[s]]) * self.config.run.reward_scale
-                done[pending[e, s]] = True
-                pending[e, s] = -1
+        chains.credit(e, [after[s] - before[self.side_of[s]] for s in range(self.num_players)])
+        chains.close(e)
         self.round_starts[e] = (env.round_index, env.side_scores)
 
     def _record(self, e: int, env: DominoEnv, stats: EpisodeStats) -> None:
-        stats.lengths.append(self.lengths[e])
-        if self.opponent[e] is None:
-            stats.self_play += 1
-            return
-        mine = [seat for seat, side in enumerate(self.side_of) if side == self.learner_side[e]]
-        stats.pool_games += 1
-        stats.pool_wins += win_share(env.rules, env.outcomes(), mine)
+        record_game(
+            stats,
+            self.lengths[e],
+            self.opponent[e] is not None,
+            env.rules,
+            self.learner_side[e],
+            env.outcomes,
+        )
 
     def close(self) -> None:
         """Nothing to release: the envs live in this process."""
 
     def state_dict(self) -> dict:
         """What an exact resume needs: every game in progress, who plays it, the pool."""
-        # an env may still play a snapshot that has left the pool: keep those weights too
-        models = self.pool + [
-            o for o in dict.fromkeys(self.opponent) if isinstance(o, ActorCritic) and o not in self.pool
-        ]
-        names = {id(agent): name for name, agent in self.baselines.items()}
         return {
             "games": [env.game for env in self.envs],
             "env_rngs": [env.np_random.bit_generator.state for env in self.envs],
-            "models": [model.state_dict() for model in models],
-            "pool_size": len(self.pool),
-            # a snapshot by its index in models, a baseline by its name
-            "opponents": [
-                o if o is None else models.index(o) if isinstance(o, ActorCritic) else names[id(o)]
-                for o in self.opponent
-            ],
+            **pool_state(self.pool, self.opponent, self.baselines),
             "baseline_rngs": {
                 name: random_stream(agent).getstate() for name, agent in self.baselines.items()
             },
@@ -263,18 +362,9 @@ class LocalCollector:
         }
 
     def load_state_dict(self, state: dict, model: ActorCritic) -> None:
-        models = []
-        for weights in state["models"]:
-            snapshot = model.copy()
-            snapshot.load_state_dict(weights)
-            models.append(snapshot)
-        self.pool = models[: state["pool_size"]]
+        self.pool, self.opponent = restore_pool(state, model, self.baselines)
         for e, env in enumerate(self.envs):
             env.restore(state["games"][e], state["env_rngs"][e])
-        self.opponent = [
-            None if o is None else self.baselines[o] if isinstance(o, str) else models[o]
-            for o in state["opponents"]
-        ]
         for name, rng_state in state["baseline_rngs"].items():
             random_stream(self.baselines[name]).setstate(rng_state)
         self.learner_side = list(state["learner_side"])

@@ -31,6 +31,7 @@ from training.rl import distributed
 from training.rl.collect import CollectorFactory
 from training.rl.ppo import update
 from training.rl.rollout import LocalCollector
+from training.rl.vector_collect import VectorCollector
 
 # What a run writes in its folder (training, then demo's evaluation and rating, or exploit's
 # result): an earlier run's, and nothing else there, is what --overwrite deletes.
@@ -44,7 +45,7 @@ RUN_FILES = (
     "exploit.json",
 )
 # Settings the saved games in progress and the run's logs depend on: a resume keeps them.
-KEPT_ON_RESUME = ("run.num_envs", "run.rollout_steps", "pool.baselines", "eval.opponents")
+KEPT_ON_RESUME = ("run.num_envs", "run.rollout_steps", "pool.baselines", "eval.opponents", "run.collector")
 
 
 EVAL_SEED = 10_000  # the deals of every periodic evaluation
@@ -60,17 +61,24 @@ def evaluation_iterations(every: int, iterations: int) -> set[int]:
     return {i for i in (0, *early, *range(every, iterations + 1, every), iterations) if i <= iterations}
 
 
+def collector_factory(config: Config) -> CollectorFactory:
+    """The collector ``run.collector`` names: ``local`` (:class:`LocalCollector`, scalar envs)
+    or ``vector`` (:class:`~training.rl.vector_collect.VectorCollector`, one batched engine)."""
+    return VectorCollector if config.run.collector == "vector" else LocalCollector
+
+
 class Trainer:
     def __init__(
         self,
         config: Config,
         resume: str | Path | None = None,
-        collector: CollectorFactory = LocalCollector,  # or distributed.ray_collector(workers)
+        collector: CollectorFactory | None = None,  # or distributed.ray_collector(workers)
         overwrite: bool = False,
     ) -> None:
         """``resume``: a checkpoint or a run folder (its latest). A run goes on in its checkpoint's
         folder; any other run refuses a folder that holds an earlier run (their checkpoints and
-        logs would mix) unless ``overwrite``, which deletes that run's files first."""
+        logs would mix) unless ``overwrite``, which deletes that run's files first. ``collector``:
+        the factory of the run's collector (default: ``run.collector``'s, :func:`collector_factory`)."""
         self.config = config
         self.run_dir = Path(config.run.out_dir) / config.run_name
         torch.set_num_threads(config.run.torch_threads)
@@ -79,7 +87,7 @@ class Trainer:
             "collect": np.random.default_rng(config.run.seed),
             "update": np.random.default_rng(config.run.seed + 1),
         }
-        self.collector = collector(config, self.rngs["collect"])
+        self.collector = (collector or collector_factory(config))(config, self.rngs["collect"])
         self.model = ActorCritic(self.collector.architecture)
         self.optimizer = torch.optim.Adam(self.model.parameters(), lr=config.ppo.learning_rate, eps=1e-5)
         self.iteration = 0

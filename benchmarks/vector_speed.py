@@ -1,0 +1,126 @@
+"""Batched engine speed: decisions per second, observations included, against the scalar env.
+
+    python benchmarks/vector_speed.py [--sizes 1 16 256 4096 16384] [--variants classic blind]
+                                      [--seconds 1] [--repeats 3] [--scalar-max 4096] [--csv PATH]
+
+For each variant (default: every variant whose standard table has a kernel, and the first one
+without) it plays ``domino_env.vector.make(name, B, episode="round")`` at each batch size B on
+each backend that can step the table (the kernel where ``vector.kernel_refusal`` allows it;
+the scalar backend always, up to ``--scalar-max`` tables: its rate per table does not grow
+with B), every table's action drawn uniformly from its mask in a few vectorised numpy calls.
+The reference (``x scalar`` = 1) is the scalar env in the same run, measured as
+``benchmarks/env_speed.py`` measures it: the AEC loop, ``env.last()`` (the next seat's
+observation and mask) then ``env.step`` of a random legal action. A decision is one table's
+action. Each cell runs ``--repeats`` chunks of ``--seconds / --repeats`` and keeps the best.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+import domino_env
+from domino_env import vector
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # env_speed, beside this script
+
+from env_speed import OursRunner, best_rates, positive_float
+
+from training.eval.arena import positive_int
+
+SIZES = (1, 16, 256, 4096, 16384)
+
+
+def random_legal(rng: np.random.Generator, mask: np.ndarray) -> np.ndarray:
+    """One action per row of ``mask``, uniform among its legal ones: every legal (row, column)
+    in row order, each row's count, and one random offset into each row's run of them."""
+    rows, columns = np.nonzero(mask)
+    counts = np.bincount(rows, minlength=len(mask))
+    starts = np.cumsum(counts) - counts
+    return columns[starts + (rng.random(len(mask)) * counts).astype(np.int64)]
+
+
+class VectorRunner:
+    """Random play on a batch of tables, resumable in chunks (the interface of env_speed's runners)."""
+
+    def __init__(self, name: str, options: dict[str, Any], backend: str, size: int, seed: int = 0) -> None:
+        self.venv = vector.make(name, size, backend=backend, episode="round", **options)
+        self.mask = self.venv.reset(seed=seed)[1]
+        self.rng = np.random.default_rng(seed)
+
+    def run(self, seconds: float) -> tuple[int, int, float]:
+        """Step the batch for about ``seconds``; returns (decisions, episodes ended, elapsed)."""
+        venv, rng, mask = self.venv, self.rng, self.mask
+        decisions = episodes = 0
+        start = time.perf_counter()
+        while time.perf_counter() - start < seconds:
+            _obs, mask, _reward, done, _info = venv.step(random_legal(rng, mask))
+            decisions += len(mask)
+            episodes += int(done.sum())
+        self.mask = mask
+        return decisions, episodes, time.perf_counter() - start
+
+
+def standard_table(name: str) -> dict[str, Any]:
+    """The variant's first standard table (``spec.benchmark_tables``)."""
+    return dict(domino_env.spec(name).benchmark_tables[0])
+
+
+def has_kernel(name: str) -> bool:
+    """Whether a kernel steps the variant's standard table."""
+    return vector.kernel_refusal(name, **standard_table(name)) is None
+
+
+def default_variants() -> list[str]:
+    """Every variant whose standard table a kernel steps, and the first one no kernel steps."""
+    kernel = [name for name in domino_env.SPECS if has_kernel(name)]
+    return kernel + [name for name in domino_env.SPECS if name not in kernel][:1]
+
+
+def cells(name: str, sizes: list[int], scalar_max: int) -> list[tuple[str, int]]:
+    """The (backend, B) pairs measured for a variant."""
+    out = [("kernel", size) for size in sizes if has_kernel(name)]
+    return out + [("scalar", size) for size in sizes if size <= scalar_max]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", type=positive_int, nargs="+", default=list(SIZES), help="batch sizes B")
+    parser.add_argument("--variants", nargs="+", choices=list(domino_env.SPECS), help="default: see above")
+    parser.add_argument("--seconds", type=positive_float, default=1.0, help="time per cell (default 1)")
+    parser.add_argument("--repeats", type=positive_int, default=3, help="chunks per cell; the best counts")
+    parser.add_argument(
+        "--scalar-max", type=positive_int, default=4096, help="largest B on the scalar backend (default 4096)"
+    )
+    parser.add_argument("--csv", type=Path, help="also write the rows to this CSV file")
+    args = parser.parse_args()
+    header = ("variant", "table", "backend", "B", "decisions/s", "x scalar")
+    print(f"{header[0]:<12} {header[1]:<18} {header[2]:<8} {header[3]:>6} {header[4]:>12} {header[5]:>9}")
+    rows: list[tuple[Any, ...]] = []
+    for name in args.variants or default_variants():
+        options = standard_table(name)
+        table = ", ".join(f"{k}={v}" for k, v in options.items())
+        scalar = best_rates([OursRunner(name, options)], args.seconds, args.repeats)[0][0]
+        measured = [("env", 1, scalar)]
+        for backend, size in cells(name, args.sizes, args.scalar_max):
+            runner = VectorRunner(name, options, backend, size)
+            rate = best_rates([runner], args.seconds, args.repeats)[0][0]
+            measured.append((runner.venv.backend, size, rate))  # the kernel's own name: "chain", ...
+            del runner  # (a big batch's tables go before the next is built)
+        for backend, size, rate in measured:
+            rows.append((name, table, backend, size, round(rate), round(rate / scalar, 2)))
+            print(f"{name:<12} {table:<18} {backend:<8} {size:>6} {rate:>12,.0f} {rate / scalar:>8.2f}x")
+    if args.csv:
+        with args.csv.open("w", newline="") as file:
+            csv.writer(file).writerows([header, *rows])
+        print(f"wrote {args.csv}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,94 @@
+"""What every batch of tables offers, whichever engine steps it.
+
+B tables of one variant and one table size step together: each table shows the seat to move,
+takes one action for it, and reports every seat's reward for that step. Table ``i`` after
+``reset(seed=s)`` plays the deal that ``domino_env.make(name, **options).reset(seed=s + i)``
+plays; when its episode ends it starts the next one at once (the batch stays full) with the seed
+:func:`episode_seed` names, so the ``k``-th episode of table ``i`` is the scalar env's
+``reset(seed=s + i + k * B)``. The step's outputs for a finished table are those of its new
+episode (observation, mask, player), with ``done`` set and the old episode's final rewards.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from typing import Any
+
+import numpy as np
+
+Info = dict[str, np.ndarray]
+
+
+def episode_seed(base: int, table: int, episode: int, num_envs: int) -> int:
+    """The seed of table ``table``'s ``episode``-th episode (from 0) after ``reset(seed=base)``."""
+    return base + table + episode * num_envs
+
+
+class VectorEnv(ABC):
+    """B tables of one variant stepped together (see the module docstring).
+
+    ``observation_size``, ``num_actions``, ``state_size`` and ``num_players`` are those of the
+    scalar env built with the same options; ``backend`` says which engine steps the tables
+    (``"scalar"``: scalar tables behind this interface).
+    """
+
+    backend: str
+    name: str
+    options: dict[str, Any]
+    num_envs: int
+    num_players: int
+    observation_size: int
+    num_actions: int
+    state_size: int
+
+    @abstractmethod
+    def reset(self, seed: int | None = None) -> tuple[np.ndarray, np.ndarray, Info]:
+        """Deal every table: ``obs`` float32[B, O] of the seat to move, ``mask`` bool[B, A] of
+        its legal actions, ``info["player"]`` int64[B] (the seat to move). ``seed=None``: a
+        base seed drawn from the operating system's entropy."""
+
+    @abstractmethod
+    def step(self, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, Info]:
+        """One action per table (int[B], legal for its seat to move): ``obs``, ``mask``,
+        ``reward`` float32[B, P] (every seat's reward of this step, as the AEC env's
+        ``rewards``), ``done`` bool[B] (the table's episode ended: it shows its next one),
+        ``info``. An action of the wrong shape or dtype, or illegal at its table, raises
+        ValueError and changes nothing."""
+
+    @abstractmethod
+    def state(self) -> np.ndarray:
+        """float32[B, S]: each table's global state, as the scalar env's ``state()``."""
+
+    def close(self) -> None:  # noqa: B027  (a hook: nothing to release unless an engine overrides it)
+        """Release what the engine holds (nothing, unless it says otherwise)."""
+
+
+def base_seed(seed: int | None) -> int:
+    """The base seed of a reset: ``seed``, or one from the operating system's entropy."""
+    if seed is None:
+        return int(np.random.SeedSequence().entropy % (1 << 62))  # type: ignore[operator]
+    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise ValueError(f"seed must be a non-negative integer or None, got {seed!r}")
+    return int(seed)
+
+
+def checked_actions(actions: Any, mask: np.ndarray) -> np.ndarray:
+    """``actions`` as int64[B] if it is one legal action per table; else ValueError saying which
+    tables got what, and what is legal there."""
+    num_envs = mask.shape[0]
+    array = np.asarray(actions)
+    if array.shape != (num_envs,):
+        raise ValueError(f"actions must have shape ({num_envs},): one per table, got shape {array.shape}")
+    if array.dtype.kind not in "iu":
+        raise ValueError(f"actions must be integers (an int array), got dtype {array.dtype}")
+    array = array.astype(np.int64, copy=False)
+    in_range = (array >= 0) & (array < mask.shape[1])
+    legal = in_range & mask[np.arange(num_envs), np.where(in_range, array, 0)]
+    if not legal.all():
+        bad = np.flatnonzero(~legal)
+        shown = "; ".join(
+            f"table {i}: {int(array[i])}, legal {np.flatnonzero(mask[i]).tolist()}" for i in bad[:5]
+        )
+        more = f" (and {len(bad) - 5} more tables)" if len(bad) > 5 else ""
+        raise ValueError(f"illegal actions at {len(bad)} of {num_envs} tables: {shown}{more}")
+    return array

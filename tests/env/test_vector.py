@@ -1,0 +1,341 @@
+"""The vector engine plays exactly the scalar game: a differential harness any backend runs through.
+
+For a table (variant and options) and a backend, ``vector.make(name, B, backend=...)`` and B
+scalar envs (``domino_env.make``, table ``i``'s ``k``-th episode seeded ``s + i + k * B``) are
+dealt with the same seed and stepped with the same random legal actions; every step's
+observations (bit for bit), masks, seats to move, every seat's rewards and ``done`` must agree,
+and the global state every few steps. Every variant's tables run on the scalar backend, and on
+the kernel wherever ``vector.kernel_refusal`` says one supports them (skipped with its reason
+otherwise), so a new kernel's tables are tested without editing this file.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import numpy as np
+import pytest
+from gymnasium.utils import seeding
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import domino_env
+from domino_env import vector
+from domino_env.vector import episode_seed
+
+NUM_ENVS = 8
+STEPS = 300
+STATE_EVERY = 25
+BACKENDS = ("scalar", "kernel")
+
+# Every variant's tables, one round an episode (many autoresets), then the episode and reward
+# modes on Classic and All Fives (which scores during a round).
+TABLES: list[tuple[str, dict[str, Any]]] = [
+    (name, {**table, "episode": "round"})
+    for name, spec in domino_env.SPECS.items()
+    for table in spec.tables()
+]
+TABLES += [
+    ("classic", {"num_players": 2, "episode": episode, "reward": reward})
+    for episode in ("round", "match")
+    for reward in ("outcome", "points")
+]
+TABLES += [
+    ("classic", {"num_players": 4, "teams": True, "episode": "match", "reward": "points"}),
+    ("all_fives", {"num_players": 2, "episode": "match", "reward": "points"}),
+    ("all_fives", {"num_players": 4, "teams": True, "episode": "round", "reward": "points"}),
+]
+
+
+def table_id(table: tuple[str, dict[str, Any]]) -> str:
+    name, options = table
+    teams = "-teams" if options.get("teams") else ""
+    return f"{name}-{options['num_players']}p{teams}-{options['episode']}-{options.get('reward', 'outcome')}"
+
+
+class Reference:
+    """B scalar envs played as the vector engine promises, one table after another."""
+
+    def __init__(self, name: str, num_envs: int, options: dict[str, Any]) -> None:
+        self.tables = [domino_env.make(name, **options) for _ in range(num_envs)]
+        self.agents = list(self.tables[0].possible_agents)
+        self.seed = 0
+        self.episodes = [0] * num_envs
+
+    def reset(self, seed: int) -> tuple[np.ndarray, ...]:
+        self.seed, self.episodes = seed, [0] * len(self.tables)
+        for i, env in enumerate(self.tables):
+            env.reset(seed=episode_seed(seed, i, 0, len(self.tables)))
+        return self.shown()
+
+    def shown(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The seat to move's observation and mask at every table, and that seat."""
+        seen = [env.observe(env.agent_selection) for env in self.tables]
+        return (
+            np.stack([s["observation"] for s in seen]),
+            np.stack([s["action_mask"] for s in seen]).astype(bool),
+            np.array([self.agents.index(env.agent_selection) for env in self.tables], np.int64),
+        )
+
+    def step(self, actions: np.ndarray) -> tuple[np.ndarray, ...]:
+        rewards, dones = [], []
+        for i, env in enumerate(self.tables):
+            env.step(int(actions[i]))
+            rewards.append([env.rewards[agent] for agent in self.agents])
+            over = all(env.terminations[a] or env.truncations[a] for a in self.agents)
+            if over:
+                self.episodes[i] += 1
+                env.reset(seed=episode_seed(self.seed, i, self.episodes[i], len(self.tables)))
+            dones.append(over)
+        obs, mask, player = self.shown()
+        return obs, mask, np.array(rewards, np.float32), np.array(dones), player
+
+    def state(self) -> np.ndarray:
+        return np.stack([env.state() for env in self.tables])
+
+
+def legal_choice(rng: np.random.Generator, mask: np.ndarray) -> np.ndarray:
+    """One action per table, uniform among its legal ones."""
+    return np.array([rng.choice(np.flatnonzero(row)) for row in mask], np.int64)
+
+
+def assert_same(what: str, got: np.ndarray, want: np.ndarray, dtype: type, when: str) -> None:
+    """``got`` has the promised dtype and equals ``want`` exactly; else say which table differs."""
+    assert got.dtype == dtype, f"{what} has dtype {got.dtype}, not {np.dtype(dtype)} ({when})"
+    assert got.shape == want.shape, f"{what} has shape {got.shape}, not {want.shape} ({when})"
+    if not np.array_equal(got, want):
+        table = next(i for i in range(len(want)) if not np.array_equal(got[i], want[i]))
+        raise AssertionError(f"{what} of table {table} differs {when}: {got[table]} != {want[table]}")
+
+
+# What reset and step show (info["player"] last), with the dtypes the interface promises.
+RESET_OUTPUTS = (("obs", np.float32), ("mask", bool), ("player", np.int64))
+STEP_OUTPUTS = (
+    ("obs", np.float32),
+    ("mask", bool),
+    ("reward", np.float32),
+    ("done", bool),
+    ("player", np.int64),
+)
+
+
+def assert_all_same(
+    outputs: tuple[tuple[str, type], ...],
+    got: tuple[np.ndarray, ...],
+    want: tuple[np.ndarray, ...],
+    when: str,
+) -> None:
+    for (what, dtype), mine, theirs in zip(outputs, got, want, strict=True):
+        assert_same(what, mine, theirs, dtype, when)
+
+
+def play_both(name: str, options: dict[str, Any], backend: str, num_envs: int = NUM_ENVS, **run: int) -> int:
+    """Step the vector engine and the scalar reference together, comparing everything (``run``:
+    ``steps`` and ``seed``); the number of episodes that ended."""
+    steps, seed = run.get("steps", STEPS), run.get("seed", 0)
+    venv = vector.make(name, num_envs, backend=backend, **options)
+    reference = Reference(name, num_envs, options)
+    obs, mask, info = venv.reset(seed=seed)
+    want = reference.reset(seed)
+    assert_all_same(RESET_OUTPUTS, (obs, mask, info["player"]), want, "after reset")
+    rng = np.random.default_rng(seed)
+    ended = 0
+    kept = (obs, mask, info["player"])
+    for t in range(steps):
+        copies = tuple(array.copy() for array in kept)
+        actions = legal_choice(rng, want[1])
+        obs, mask, reward, done, info = venv.step(actions)
+        want = reference.step(actions)
+        when = f"at step {t} (seed {seed}, actions {actions.tolist()})"
+        assert_all_same(STEP_OUTPUTS, (obs, mask, reward, done, info["player"]), want, when)
+        for old, copy in zip(kept, copies, strict=True):  # what a step returned stays the caller's
+            assert np.array_equal(old, copy), f"step {t} overwrote the arrays the step before returned"
+        kept = (obs, mask, info["player"])
+        ended += int(done.sum())
+        if t % STATE_EVERY == 0 or t == steps - 1:
+            assert_same("state", venv.state(), reference.state(), np.float32, when)
+    return ended
+
+
+def kernel_or_skip(name: str, options: dict[str, Any], backend: str) -> None:
+    if backend == "kernel":
+        refusal = vector.kernel_refusal(name, **options)
+        if refusal is not None:
+            pytest.skip(f"no kernel: {refusal}")
+
+
+# --- the differential harness --------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("table", TABLES, ids=[table_id(t) for t in TABLES])
+def test_every_table_plays_exactly_the_scalar_game(table: tuple[str, dict[str, Any]], backend: str) -> None:
+    name, options = table
+    kernel_or_skip(name, options, backend)
+    ended = play_both(name, options, backend)
+    if options["episode"] == "round":
+        assert ended > 0, "no episode ended: the autoreset went untested"
+
+
+@settings(max_examples=5, deadline=None)
+@given(seed=st.integers(0, 2**40))
+def test_any_seed_plays_exactly_the_scalar_game(seed: int) -> None:
+    play_both("classic", {"num_players": 2, "episode": "round"}, "auto", num_envs=3, steps=40, seed=seed)
+
+
+# --- seeds ---------------------------------------------------------------------------------------
+
+
+def stream(venv: vector.VectorEnv, seed: int | None, steps: int) -> list[np.ndarray]:
+    """Everything a run of ``steps`` random legal steps shows, flattened into one list."""
+    obs, mask, info = venv.reset(seed=seed)
+    shown = [obs, mask, info["player"]]
+    rng = np.random.default_rng(0)
+    for _ in range(steps):
+        obs, mask, reward, done, info = venv.step(legal_choice(rng, mask))
+        shown += [obs, mask, reward, done, info["player"]]
+    return shown
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_reset_with_the_same_seed_replays_the_same_stream(backend: str) -> None:
+    options = {"num_players": 2, "episode": "round"}
+    kernel_or_skip("classic", options, backend)
+    venv = vector.make("classic", 4, backend=backend, **options)
+    first = stream(venv, 7, 80)  # (episodes end on the way: their counts start again at the reset)
+    again = stream(venv, 7, 80)
+    assert all(np.array_equal(a, b) for a, b in zip(first, again, strict=True))
+    other = stream(venv, 8, 80)
+    assert not all(np.array_equal(a, b) for a, b in zip(first, other, strict=True))
+
+
+def test_seed_none_deals_from_entropy() -> None:
+    venv = vector.make("classic", 4, num_players=2)
+    shown = stream(venv, None, 20)
+    assert shown[0].shape == (4, venv.observation_size) and shown[1].any(axis=1).all()
+
+
+@pytest.mark.parametrize("seed", [-1, 1.5, "0", True])
+def test_a_bad_seed_is_refused(seed: Any) -> None:
+    with pytest.raises(ValueError, match="seed must be"):
+        vector.make("classic", 2).reset(seed=seed)
+
+
+# --- the batch's facts ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", sorted(domino_env.SPECS))
+def test_the_batch_has_the_scalar_envs_sizes(name: str) -> None:
+    options = dict(domino_env.spec(name).tables()[-1])
+    venv = vector.make(name, 3, **options)
+    env = domino_env.make(name, **options)
+    env.reset(seed=0)
+    assert venv.name == name and venv.num_envs == 3
+    assert venv.num_players == len(env.possible_agents)
+    assert venv.observation_size == env.observation_space("player_0")["observation"].shape[0]
+    assert venv.num_actions == env.action_space("player_0").n
+    assert venv.state_size == env.state().shape[0]
+    assert (venv.backend == "scalar") == (vector.kernel_refusal(name, **options) is not None)
+
+
+def test_every_declared_kernel_exists() -> None:
+    for name, spec in domino_env.SPECS.items():
+        key = getattr(spec.rules, "batched_kernel", None)
+        assert key is None or key in vector.KERNELS, f"{name} declares kernel {key!r}, not in vector.KERNELS"
+    for key, kernel in vector.KERNELS.items():
+        assert callable(getattr(kernel, "supports", None)), f"kernel {key!r} has no supports()"
+
+
+# --- bad input -----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_bad_actions_raise_and_change_nothing(backend: str) -> None:
+    options = {"num_players": 2, "episode": "round"}
+    kernel_or_skip("classic", options, backend)
+    venv = vector.make("classic", 4, backend=backend, **options)
+    twin = vector.make("classic", 4, backend=backend, **options)  # steps only the good actions
+    _, mask, _ = venv.reset(seed=3)
+    twin.reset(seed=3)
+    rng = np.random.default_rng(3)
+    for t in range(30):
+        actions = legal_choice(rng, mask)
+        illegal = actions.copy()
+        illegal[2] = np.flatnonzero(~mask[2])[0]
+        legal = np.flatnonzero(mask[2]).tolist()
+        with pytest.raises(ValueError, match=rf"table 2: {illegal[2]}, legal {re.escape(str(legal))}"):
+            venv.step(illegal)
+        for bad, why in [
+            (actions[:3], r"shape \(4,\)"),
+            (actions.reshape(4, 1), r"shape \(4,\)"),
+            (actions.astype(np.float64), "integers"),
+            (np.full(4, 10_000), "illegal actions at 4 of 4 tables"),
+            (np.full(4, -1), "illegal"),
+        ]:
+            with pytest.raises(ValueError, match=why):
+                venv.step(bad)
+        got, want = venv.step(actions), twin.step(actions)
+        for a, b in zip(got[:4], want[:4], strict=True):
+            assert np.array_equal(a, b), f"a refused step changed the tables (step {t})"
+        assert np.array_equal(got[4]["player"], want[4]["player"])
+        mask = got[1]
+    assert np.array_equal(venv.state(), twin.state())
+
+
+def test_step_before_reset_is_refused() -> None:
+    with pytest.raises(ValueError, match="reset"):
+        vector.make("classic", 2, backend="scalar").step(np.zeros(2, np.int64))
+
+
+@pytest.mark.parametrize(
+    ("args", "options", "why"),
+    [
+        (("nope", 2), {}, "unknown variant 'nope'"),
+        (("classic", 2), {"colour": "red"}, r"unknown option\(s\) \['colour'\]"),
+        (("classic", 2), {"episode": "forever"}, "episode must be one of"),
+        (("classic", 2), {"preset": "nope"}, "unknown preset"),
+        (("classic", 0), {}, "num_envs must be a positive integer"),
+        (("classic", -3), {}, "num_envs must be a positive integer"),
+        (("classic", 2.0), {}, "num_envs must be a positive integer"),
+        (("classic", True), {}, "num_envs must be a positive integer"),
+        (("classic", 2), {"backend": "gpu"}, "backend must be one of 'auto', 'kernel', 'scalar'"),
+        (("classic", 2), {"render_mode": "ansi"}, "render_mode"),
+        (("classic", 2), {"illegal_action": "penalize"}, "raises on an illegal action"),
+        (("blind", 2), {"backend": "kernel"}, "no kernel steps this blind table: blind has no"),
+    ],
+)
+def test_bad_make_arguments_are_refused(args: tuple[Any, ...], options: dict[str, Any], why: str) -> None:
+    with pytest.raises(ValueError, match=why):
+        vector.make(*args, **options)
+
+
+def test_the_scalar_backend_is_always_there() -> None:
+    for backend in ("auto", "scalar"):
+        assert vector.make("blind", 2, backend=backend).backend == "scalar"
+    assert vector.make("classic", 2, backend="scalar").backend == "scalar"
+    assert vector.make("classic", np.int64(2), illegal_action="raise").num_envs == 2
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_writing_into_a_returned_mask_changes_no_rule(backend: str) -> None:
+    kernel_or_skip("classic", {}, backend)
+    venv = vector.make("classic", 3, backend=backend)
+    _, mask, _ = venv.reset(seed=0)
+    illegal = np.array([np.flatnonzero(~row)[0] for row in mask])
+    mask[:] = True
+    with pytest.raises(ValueError, match="illegal actions at 3 of 3 tables"):
+        venv.step(illegal)
+
+
+@settings(max_examples=30, deadline=None)
+@given(seeds=st.lists(st.integers(min_value=0, max_value=2**64 - 1), min_size=1, max_size=8))
+def test_the_kernels_batched_seeding_is_numpys(seeds: list[int]) -> None:
+    """The chain kernel's SeedSequence hash over many seeds at once (a fast path) gives each
+    seed the PCG64 state gymnasium's ``seeding.np_random`` gives it (the plain path)."""
+    from domino_env.vector.chain import pcg64_states
+
+    fast = pcg64_states(np.asarray(seeds, dtype=np.uint64))
+    for seed, (state, inc) in zip(seeds, fast, strict=True):
+        plain = seeding.np_random(seed)[0].bit_generator.state["state"]
+        assert (state, inc) == (plain["state"], plain["inc"])

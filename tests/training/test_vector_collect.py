@@ -1,0 +1,210 @@
+"""The vector collector: on the same deals it builds the local collector's batches, field by
+field; snapshots act in one forward per step; what it refuses; its checkpoints."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+import torch
+
+from domino_env import vector
+from tests.support.training_helpers import tiny_config
+from training.model import checkpoint
+from training.model.config import ConfigError, load_config
+from training.model.networks import ActorCritic
+from training.rl.rollout import LocalCollector
+from training.rl.train import Trainer
+from training.rl.vector_collect import VectorCollector, vector_collector
+
+
+class VectorDeals(LocalCollector):
+    """A local collector that deals env ``j``'s ``k``-th game as the vector engine deals table
+    ``j``'s after ``reset(seed=base)`` (the local one draws each deal's seed from the run's RNG
+    instead, so the two never share deals by themselves)."""
+
+    def __init__(self, config: Any, rng: np.random.Generator, base: int) -> None:
+        self.base, self.dealt = base, [0] * config.run.num_envs
+        super().__init__(config, rng)
+
+    def _new_game(self, e: int) -> None:
+        super()._new_game(e)
+        self.envs[e].reset(seed=vector.episode_seed(self.base, e, self.dealt[e], len(self.envs)))
+        self.dealt[e] += 1
+
+
+def both_collect(config: Any, calls: int, steps: int) -> list[tuple[Any, Any]]:
+    """(local batch and stats, vector batch and stats) for ``calls`` collect()s of ``steps``, each
+    collector from torch seed 0 with the same model."""
+    base = int(np.random.default_rng(3).integers(2**31))  # the vector collector's first draw
+    local = VectorDeals(config, np.random.default_rng(3), base)
+    batched = VectorCollector(config, np.random.default_rng(3), backend="scalar")
+    assert batched.base == base and batched.venv.backend == "scalar"
+    torch.manual_seed(1)
+    model = ActorCritic(local.architecture)
+    results: dict[str, list[Any]] = {"local": [], "vector": []}
+    for name, collector in (("local", local), ("vector", batched)):
+        torch.manual_seed(0)
+        for _ in range(calls):
+            results[name].append(collector.collect(model, steps))
+    return list(zip(results["local"], results["vector"], strict=True))
+
+
+FIELDS = ("obs", "masks", "actions", "logprobs", "values", "advantages", "returns", "states")
+
+
+@pytest.mark.parametrize(
+    ("variant", "options", "extra"),
+    [
+        ("classic", "{num_players: 2, episode: round}", []),
+        ("classic", "{num_players: 2, episode: round}", ["network.oracle_critic=true", "run.zero_sum=false"]),
+        ("classic", "{num_players: 4, episode: round}", ["run.num_envs=3"]),  # partners
+    ],
+)
+def test_on_the_same_deals_the_batches_equal_the_local_collectors_field_by_field(
+    gae_calls: list[dict[str, np.ndarray]], variant: str, options: str, extra: list[str]
+) -> None:
+    config = tiny_config(None, *extra, variant=variant, options=options)
+    pairs = both_collect(config, calls=3, steps=24)
+    for (local, local_stats), (batched, batched_stats) in pairs:
+        for name in FIELDS:
+            mine, theirs = getattr(batched, name), getattr(local, name)
+            if theirs is None:
+                assert mine is None, name
+            else:
+                assert torch.equal(mine, theirs), name
+        assert batched_stats == local_stats
+    assert sum(len(s.lengths) for _, (_, s) in pairs) > 3  # games ended (and new chains began)
+    # the arrays gae() saw: the local collector's three calls, then the vector one's
+    assert len(gae_calls) == 6
+    for local_arrays, vector_arrays in zip(gae_calls[:3], gae_calls[3:], strict=True):
+        for key, array in local_arrays.items():
+            assert np.array_equal(vector_arrays[key], array), key
+    if "network.oracle_critic=true" in extra:
+        assert pairs[0][1][0].states is not None
+
+
+def test_points_rewards_agree_to_float32() -> None:
+    """The engine reports float32 rewards (the scalar env's are Python floats): a points table's
+    rewards agree to float32 precision, everything the network computed exactly."""
+    config = tiny_config(
+        None,
+        "run.reward_scale=10.0",
+        variant="all_fives",
+        options="{num_players: 3, episode: round, reward: points}",
+    )
+    for (local, _), (batched, _) in both_collect(config, calls=2, steps=20):
+        for name in ("obs", "masks", "actions", "logprobs", "values"):
+            assert torch.equal(getattr(batched, name), getattr(local, name)), name
+        assert torch.allclose(batched.returns, local.returns, atol=1e-5)
+        assert local.returns.abs().sum() > 0
+
+
+def test_snapshots_play_the_other_side_in_one_forward_per_step_and_are_not_learned_from() -> None:
+    config = tiny_config(None, "pool.share=1.0", "run.num_envs=8")
+    collector = VectorCollector(config, np.random.default_rng(0), backend="scalar")
+    torch.manual_seed(0)
+    model = ActorCritic(collector.architecture)
+    for _ in range(2):
+        collector.add_snapshot(model)
+        model = ActorCritic(collector.architecture)
+    collector.collect(model, 40)  # the games dealt before the pool had members end
+    assert all(o is not None for o in collector.opponent)
+    rows: list[int] = []
+    for snapshot in collector.pool:
+        act = snapshot.act
+
+        def counting(obs: np.ndarray, mask: np.ndarray, state: Any = None, act: Any = act) -> Any:
+            rows.append(len(obs))
+            return act(obs, mask, state)
+
+        snapshot.act = counting  # type: ignore[method-assign]
+    steps = 30
+    _, stats = collector.collect(model, steps)
+    assert stats.pool_games and not stats.self_play
+    assert len(rows) <= 2 * steps  # one forward per snapshot and step at most
+    assert sum(rows) + stats.decisions == steps * config.run.num_envs  # every other move a snapshot's
+    assert 0 < stats.decisions < steps * config.run.num_envs
+    assert 0.0 <= stats.pool_wins <= stats.pool_games
+
+
+@pytest.mark.parametrize(
+    ("overrides", "message"),
+    [
+        (["run.collector=ray"], "run.collector must be one of local, vector"),
+        (["run.collector=vector", "pool.baselines=[greedy]"], "cannot seat pool.baselines"),
+        (
+            ["run.collector=vector", "run.match_value=true", "env.options={num_players: 2, episode: match}"],
+            "cannot learn run.match_value",
+        ),
+    ],
+)
+def test_what_the_vector_collector_cannot_do_is_refused_in_the_config(
+    overrides: list[str], message: str
+) -> None:
+    with pytest.raises(ConfigError, match=message):
+        load_config(None, ["env.variant=classic", *overrides])
+
+
+def test_a_vector_collector_refuses_baselines_whatever_run_collector_says() -> None:
+    config = tiny_config(None, "pool.baselines=[greedy]")  # run.collector: local
+    with pytest.raises(ConfigError, match=r"cannot seat pool\.baselines"):
+        VectorCollector(config, np.random.default_rng(0), backend="scalar")
+
+
+def test_a_checkpoint_keeps_the_pool_and_seating_and_deals_unplayed_games() -> None:
+    config = tiny_config(None, "pool.share=0.5", "run.num_envs=6")
+    collector = VectorCollector(config, np.random.default_rng(0), backend="scalar")
+    torch.manual_seed(0)
+    model = ActorCritic(collector.architecture)
+    collector.add_snapshot(model)
+    collector.collect(model, 40)
+    state = collector.state_dict()
+    played = {
+        vector.episode_seed(collector.base, e, k, 6)
+        for e in range(6)
+        for k in range(int(collector.episodes[e]) + 1)
+    }
+    resumed = VectorCollector(config, np.random.default_rng(9), backend="scalar")
+    resumed.load_state_dict(state, model)
+    assert [o is None for o in resumed.opponent] == [o is None for o in collector.opponent]
+    assert resumed.learner_side.tolist() == collector.learner_side.tolist()
+    assert len(resumed.pool) == 1 and torch.equal(
+        next(iter(resumed.pool[0].state_dict().values())), next(iter(collector.pool[0].state_dict().values()))
+    )
+    fresh = {vector.episode_seed(resumed.base, e, k, 6) for e in range(6) for k in range(50)}
+    assert not fresh & played  # the resumed run's deals are new ones
+    with pytest.raises(ValueError, match="collected by the local collector"):
+        resumed.load_state_dict({**state, "collector": "local"}, model)
+
+
+def test_a_vector_run_trains_and_resumes_only_as_a_vector_run(tmp_path: Path) -> None:
+    config = tiny_config(tmp_path, "run.collector=vector")
+    trainer = Trainer(config, collector=vector_collector("scalar"))
+    assert isinstance(trainer.collector, VectorCollector)
+    path = trainer.train(progress=False)
+    assert trainer.steps == config.run.total_steps
+    Trainer(tiny_config(tmp_path, "run.collector=vector", "run.total_steps=192"), resume=path).train(
+        progress=False
+    )
+    with pytest.raises(checkpoint.CheckpointError, match=r"run\.collector=vector"):
+        Trainer(tiny_config(tmp_path), resume=path)
+
+
+def test_the_default_engine_builds_the_same_batches_as_scalar_tables() -> None:
+    """backend auto (the kernel where the variant has one) against scalar tables: the same."""
+    config = tiny_config(None, options="{num_players: 2}")
+    if vector.kernel_refusal(config.env.variant, **config.env.options) is not None:
+        pytest.skip("no kernel steps this table yet")
+    batches, model = [], None
+    for backend in ("auto", "scalar"):
+        collector = VectorCollector(config, np.random.default_rng(4), backend=backend)
+        torch.manual_seed(1)
+        model = model or ActorCritic(collector.architecture)
+        torch.manual_seed(0)
+        batches.append([collector.collect(model, 16)[0] for _ in range(2)])
+    for kernel, scalar in zip(*batches, strict=True):
+        for name in FIELDS[:-1]:
+            assert torch.equal(getattr(kernel, name), getattr(scalar, name)), name
