@@ -1,7 +1,7 @@
 """Training speed: learner decisions per second of our PPO, sb3-contrib's MaskablePPO and RLlib's PPO.
 
     python benchmarks/train_speed.py [--config configs/all_fives.yaml] [--steps 40000] [--repeats 3]
-        [--set run.num_envs=256 ...] [--no-vector]
+        [--set run.num_envs=256 ...] [--no-vector] [--ray 2]
 
 What is counted, for both: decisions made by the policy being trained, per second of
 wall-clock training (collection *and* PPO updates), one torch thread, CPU.
@@ -16,7 +16,10 @@ wall-clock training (collection *and* PPO updates), one torch thread, CPU.
   vector" on the default engine (the variant's kernel where it has one; the note names it),
   "ours vector scalar" on scalar tables behind the same interface. Left out, saying why, where
   the config asks for what the vector collector refuses (``pool.baselines``,
-  ``run.match_value``: override them with ``--set``).
+  ``run.match_value``: override them with ``--set``). With ``--ray N``, also "ours vector ray N":
+  the vector collector on each of N Ray workers (``training.rl.distributed``; a local Ray
+  instance, started before the timing), the learner here - on a small machine the workers
+  compete with the learner for the cores, and the CPU column counts the learner's process only.
 * MaskablePPO (if ``sb3_contrib`` is installed): ``SingleAgentEnv(variant, opponents="random",
   **env options)`` from the same config, so the learner plays one seat and the other seats'
   random moves happen inside ``env.step`` uncounted. Settings mirror the config:
@@ -59,6 +62,7 @@ from torch import nn
 from training.eval.arena import positive_int
 from training.model.config import Config, ConfigError, load_config
 from training.rl.collect import CollectorFactory
+from training.rl.distributed import ray_collector
 from training.rl.train import Trainer
 from training.rl.vector_collect import VectorCollector, vector_collector
 
@@ -111,9 +115,12 @@ def run_ours(config: Config, collector: CollectorFactory | None = None) -> Run:
         return batch, episodes
 
     trainer.collector.collect = counting_collect  # type: ignore[method-assign]
-    wall, cpu = time.perf_counter(), time.process_time()
-    trainer.train(progress=False)
-    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    try:
+        wall, cpu = time.perf_counter(), time.process_time()
+        trainer.train(progress=False)
+        wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    finally:
+        trainer.collector.close()  # (Ray workers)
     engine = trainer.collector.venv.backend if isinstance(trainer.collector, VectorCollector) else ""
     note = f"{trainer.steps:,} env steps, {collecting / wall:.0%} collecting"
     return Run(learner_decisions, wall, cpu, f"{note}, {engine} engine" if engine else note)
@@ -279,6 +286,9 @@ def main() -> None:
         help="a dotted override for our runs (repeatable), e.g. --set run.num_envs=256",
     )
     parser.add_argument("--no-vector", action="store_true", help="skip our runs with the vector collector")
+    parser.add_argument(
+        "--ray", type=positive_int, metavar="N", help="also the vector collector on N Ray workers"
+    )
     args = parser.parse_args()
     torch.set_num_threads(1)
     try:
@@ -293,14 +303,15 @@ def main() -> None:
             print("sb3_contrib is not installed: measuring only our trainer (pip install sb3-contrib)")
             sb3 = False
     rllib = not args.no_rllib
-    if rllib:
+    if rllib or args.ray:
         try:
             import ray
 
-            ray.init(num_cpus=max(2, args.rllib_runners + 1), include_dashboard=False, log_to_driver=False)
+            cpus = max(2, args.rllib_runners + 1, args.ray or 0)
+            ray.init(num_cpus=cpus, include_dashboard=False, log_to_driver=False)
         except ImportError:
-            print('Ray is not installed: no RLlib runs (pip install "domino-env[ray]")')
-            rllib = False
+            print('Ray is not installed: no RLlib or --ray runs (pip install "domino-env[ray]")')
+            rllib, args.ray = False, None
     sb3_envs = args.sb3_envs or config.run.num_envs
     print(
         f"{config.env.variant} {config.env.options}, at least {args.steps:,} learner decisions per run "
@@ -310,6 +321,7 @@ def main() -> None:
         "ours": [],
         "ours vector": [],
         "ours vector scalar": [],
+        f"ours vector ray {args.ray}": [],
         "MaskablePPO": [],
         "MaskablePPO defaults": [],
         "RLlib PPO": [],
@@ -328,6 +340,8 @@ def main() -> None:
             if batched is not None:
                 runs.append(("ours vector", run_ours(batched)))
                 runs.append(("ours vector scalar", run_ours(batched, vector_collector("scalar"))))
+            if batched is not None and args.ray:
+                runs.append((f"ours vector ray {args.ray}", run_ours(batched, ray_collector(args.ray))))
             if sb3:
                 runs.append(("MaskablePPO", run_sb3(config, args.steps, sb3_envs)))
             if sb3 and args.sb3_defaults:
@@ -342,7 +356,7 @@ def main() -> None:
                 results[name].append(run)
     ours = results["ours"]
     report("ours", ours)
-    for name in ("ours vector", "ours vector scalar"):
+    for name in ("ours vector", "ours vector scalar", f"ours vector ray {args.ray}"):
         if results[name]:
             report(name, results[name])
             print(f"{name} / ours, wall: {ratio([r.rate for r in results[name]], [r.rate for r in ours])}")

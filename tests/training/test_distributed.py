@@ -21,6 +21,7 @@ from training.rl.distributed import RayCollector, merge, ray_collector, resume_e
 from training.rl.ppo import Batch
 from training.rl.rollout import EpisodeStats, LocalCollector
 from training.rl.train import Trainer
+from training.rl.vector_collect import LANE, VectorCollector
 
 pytestmark = pytest.mark.ray
 
@@ -168,6 +169,93 @@ def test_cli_ray_run(ray_local: ModuleType, tmp_path: Path, capsys: pytest.Captu
     assert (tmp_path / "all_fives-1" / "checkpoints" / "latest.pt").is_file()
     assert ray_local.is_initialized()  # the CLI leaves a Ray instance it did not start running
     assert main(["train", "configs/all_fives.yaml", "run.num_envs=4", "--ray", "5"]) == 2
+
+
+def test_vector_workers_batches_are_their_collectors_merged(ray_local: ModuleType, tmp_path: Path) -> None:
+    """With run.collector=vector each worker steps its own VectorCollector: the merged batch is
+    theirs end to end (seeded as the workers), and each deals in its own lane of seeds."""
+    rounds = ["run.collector=vector", "env.options={num_players: 2, episode: round, reward: points}"]
+    config = small_config(tmp_path, *rounds)  # (rounds: games end, and pool games begin)
+    seeds = worker_seeds(np.random.default_rng(config.run.seed), 2)
+    remote = RayCollector(config, np.random.default_rng(config.run.seed), workers=2)
+    mine: list[VectorCollector] = []
+    torch_states = []
+    for lane, (envs, seed) in enumerate(zip(split(4, 2), seeds, strict=True)):
+        share = small_config(tmp_path, *rounds, f"run.num_envs={envs}")
+        mine.append(VectorCollector(share, np.random.default_rng(seed), lane=lane))
+        torch.manual_seed(seed)  # each worker's torch stream
+        torch_states.append(torch.get_rng_state())
+    model = ActorCritic(mine[0].architecture)
+
+    def as_worker(k: int, call: Any) -> Any:
+        """``call()`` on worker ``k``'s torch stream (a snapshot's copy draws from it too)."""
+        torch.set_rng_state(torch_states[k])
+        result = call()
+        torch_states[k] = torch.get_rng_state()
+        return result
+
+    try:
+        assert remote.architecture == mine[0].architecture
+        pool_games = 0
+        for _ in range(3):
+            theirs, their_stats = remote.collect(model, 16)
+            parts = [as_worker(k, lambda c=c: c.collect(model, 16)) for k, c in enumerate(mine)]
+            assert all(stats.decisions > 0 and len(batch.actions) > 0 for batch, stats in parts)
+            merged, merged_stats = merge(parts)  # every worker's decisions, in worker order
+            for f in fields(Batch):
+                a, b = getattr(theirs, f.name), getattr(merged, f.name)
+                assert (a is None and b is None) or torch.equal(a, b), f.name
+            assert their_stats == merged_stats
+            pool_games += their_stats.pool_games
+            remote.add_snapshot(model)
+            for k, collector in enumerate(mine):
+                as_worker(k, lambda c=collector: c.add_snapshot(model))
+        assert pool_games > 0
+        assert [c.base // LANE for c in mine] == [0, 1]  # deals apart: each lane's own seeds
+        saved = remote.state_dict()["ray_workers"]
+        assert [w["collector"]["collector"] for w in saved] == ["vector", "vector"]
+        assert [w["collector"]["next_base"] // LANE for w in saved] == [0, 1]
+    finally:
+        remote.close()
+        for collector in mine:
+            collector.close()
+
+
+def test_a_vector_ray_run_trains_checkpoints_and_resumes_with_fresh_deals(
+    ray_local: ModuleType, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--ray 2`` with run.collector=vector trains and checkpoints; a resume keeps each worker's
+    pool, seating and RNG states and deals every table a fresh game (deterministic, not the
+    uninterrupted run's games), with as many workers and the vector collector only."""
+    from training.__main__ import main
+
+    vector = ["run.collector=vector", "run.name=first"]
+    small = ["run.num_envs=4", "run.rollout_steps=16", "network.hidden=[16]", "eval.every=0"]
+    pool = ["pool.snapshot_every=1", "pool.share=0.5", "run.total_steps=64", f"run.out_dir={tmp_path}"]
+    code = main(["train", "configs/all_fives.yaml", *small, *pool, *vector, "--ray", "2", "--no-progress"])
+    assert code == 0 and "final checkpoint" in capsys.readouterr().out
+    checkpoint = tmp_path / "first" / "checkpoints" / "iter_00001.pt"
+    assert checkpoint.is_file()
+
+    resumed = []
+    for _ in range(2):
+        trainer = Trainer(small_config(tmp_path, *vector), resume=checkpoint, collector=ray_collector(2))
+        sizes = legal_batches(trainer)
+        try:
+            trainer.train(progress=False)
+            workers = trainer.collector.state_dict()["ray_workers"]
+        finally:
+            trainer.collector.close()
+        assert len(sizes) == 2 and all(s > 0 for s in sizes)  # iterations 2 and 3
+        assert [w["collector"]["next_base"] // LANE for w in workers] == [0, 1]
+        resumed.append(trainer.model.state_dict())
+    for name, value in resumed[0].items():  # the fresh deals are the same each time
+        assert torch.equal(value, resumed[1][name]), name
+
+    with pytest.raises(CheckpointError, match=r"run\.collector=vector"):
+        Trainer(small_config(tmp_path, "run.name=first"), resume=checkpoint, collector=ray_collector(2))
+    with pytest.raises(CheckpointError, match=r"collected on 2 Ray workers.*--ray 2"):
+        Trainer(small_config(tmp_path, *vector), resume=checkpoint)
 
 
 def test_ray_extra_is_required_here() -> None:

@@ -41,18 +41,13 @@ def uses_ray(args: argparse.Namespace) -> bool:
 
 
 def run(args: argparse.Namespace) -> int:
-    from training.model.config import ConfigError, load_config
+    from training.model.config import load_config
     from training.rl.collect import CollectorFactory
     from training.rl.train import Trainer
 
     config = load_config(args.config, args.overrides)
     collector: CollectorFactory | None = None  # run.collector's
-    if uses_ray(args):
-        if config.run.collector != "local":
-            raise ConfigError(
-                f"run.collector={config.run.collector} collects in this process: "
-                "drop --ray/--ray-address, or set run.collector=local"
-            )
+    if uses_ray(args):  # each worker runs run.collector's collector
         from training.rl.distributed import ray_collector
 
         collector = ray_collector(args.ray or 0, args.ray_address)

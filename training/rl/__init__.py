@@ -12,9 +12,10 @@ The read path, top to bottom (as CleanRL's ppo.py reads in one file):
 3. **collect** - :mod:`training.rl.rollout`: :meth:`LocalCollector.collect(model, steps)
    <training.rl.rollout.LocalCollector.collect>` steps the envs in lockstep and links each
    seat's transitions into its own chain; the trainer sees it as a
-   :class:`training.rl.collect.Collector` (``RayCollector`` in :mod:`training.rl.distributed`
-   spreads the same over Ray actors; ``VectorCollector`` in :mod:`training.rl.vector_collect`,
-   ``run.collector=vector``, plays them on one batched ``domino_env.vector`` engine).
+   :class:`training.rl.collect.Collector` (``VectorCollector`` in :mod:`training.rl.vector_collect`,
+   ``run.collector=vector``, plays them on one batched ``domino_env.vector`` engine;
+   ``RayCollector`` in :mod:`training.rl.distributed` spreads either over Ray actors, each
+   running ``run.collector``'s collector on its share of the envs).
 4. **advantages** - :mod:`training.rl.ppo`: :func:`~training.rl.ppo.gae` over the per-seat
    chains, called at the end of ``collect``, which returns a :class:`~training.rl.ppo.Batch`.
 5. **update** - :mod:`training.rl.ppo`: :func:`~training.rl.ppo.update`, the clipped PPO

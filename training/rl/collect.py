@@ -1,14 +1,18 @@
 """What the trainer needs of a collector: the seam between the PPO loop and whatever plays
 the games.
 
-:class:`training.rl.rollout.LocalCollector` steps its environments in this process;
-:class:`training.rl.distributed.RayCollector` spreads them over Ray actors. The trainer is
-given a :data:`CollectorFactory` (either class, or ``distributed.ray_collector(workers)``) and
-calls nothing on the collector but what :class:`Collector` lists.
+:class:`training.rl.rollout.LocalCollector` steps its environments in this process,
+:class:`training.rl.vector_collect.VectorCollector` its tables on one batched engine (the
+one ``run.collector`` names: :func:`collector_factory`);
+:class:`training.rl.distributed.RayCollector` spreads either over Ray actors. The trainer is
+given a :data:`CollectorFactory` (default ``collector_factory(config)``, or
+``distributed.ray_collector(workers)``) and calls nothing on the collector but what
+:class:`Collector` lists.
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Any, Protocol
 
@@ -17,7 +21,8 @@ import numpy as np
 from training.model.config import Config
 from training.model.networks import ActorCritic, Architecture
 from training.rl.ppo import Batch
-from training.rl.rollout import EpisodeStats
+from training.rl.rollout import EpisodeStats, LocalCollector
+from training.rl.vector_collect import VectorCollector
 
 
 class Collector(Protocol):
@@ -57,3 +62,12 @@ class Collector(Protocol):
 
 CollectorFactory = Callable[[Config, np.random.Generator], Collector]
 """Builds a run's collector from its config and the run's collection RNG."""
+
+
+def collector_factory(config: Config, lane: int = 0) -> CollectorFactory:
+    """The collector ``run.collector`` names: ``local`` (:class:`~training.rl.rollout.LocalCollector`,
+    scalar envs) or ``vector`` (:class:`~training.rl.vector_collect.VectorCollector`, one batched
+    engine, dealing in its ``lane`` of seeds: a Ray worker's index, 0 for a local run)."""
+    if config.run.collector == "vector":
+        return functools.partial(VectorCollector, lane=lane)
+    return LocalCollector

@@ -4,19 +4,26 @@
     python -m training train configs/all_fives.yaml --ray 16 --ray-address auto  # an existing cluster
 
 :class:`RayCollector` is a :class:`training.rl.collect.Collector`. Each of its ``workers`` Ray
-actors holds an ordinary :class:`~training.rl.rollout.LocalCollector` over its share of ``run.num_envs``
-(32 envs on 3 workers: 11, 11, 10) with its own seed stream (numpy and torch, drawn from the
-run's seed). Every iteration the driver puts the current weights in Ray's object store once,
-every worker plays ``run.rollout_steps`` decisions in each of its envs and computes GAE on its
-own transitions (a seat's transitions never cross workers), and the driver concatenates the
-batches in worker order for one PPO update. Opponent-pool snapshots are broadcast the same way.
+actors holds an ordinary collector of ``run.collector``'s kind (a
+:class:`~training.rl.rollout.LocalCollector`, or with ``run.collector=vector`` a
+:class:`~training.rl.vector_collect.VectorCollector` stepping its own batched engine) over its
+share of ``run.num_envs`` (32 envs on 3 workers: 11, 11, 10) with its own seed stream (numpy
+and torch, drawn from the run's seed; a vector worker deals in its own lane of seeds, its
+index, so no two workers deal the same game). Every iteration the driver puts the current
+weights in Ray's object store once, every worker plays ``run.rollout_steps`` decisions in each
+of its envs and computes GAE on its own transitions (a seat's transitions never cross
+workers), and the driver concatenates the batches in worker order for one PPO update.
+Opponent-pool snapshots are broadcast the same way.
 Per iteration the update sees the same number of transitions from the same distribution as a
 local run, so learning curves agree within noise; with one worker the batches are identical to
-a ``LocalCollector`` seeded as that worker.
+a ``LocalCollector`` (or ``VectorCollector``) seeded as that worker.
 
 Checkpoints hold every worker's games, pool and RNG states, so ``--resume`` continues exactly,
 but only with the same number of workers: a checkpoint collected with ``--ray N`` resumes only
 with ``--ray N`` and a local one only locally (both refused with a clear error otherwise).
+With ``run.collector=vector`` each worker resumes as a local vector run does: its pool,
+seating and RNG states as saved, every table dealt a fresh game (deterministic, but the games
+in progress at the checkpoint are not finished); ``run.collector`` is kept on resume.
 
 On a cluster every node needs this project's dependencies (numpy, torch, pettingzoo,
 gymnasium, ray); the driver ships its own ``domino_env`` and ``training`` packages to the
@@ -35,9 +42,9 @@ import torch
 
 from training.model.config import Config, ConfigError
 from training.model.networks import ActorCritic, Architecture
-from training.rl.collect import CollectorFactory
+from training.rl.collect import CollectorFactory, collector_factory
 from training.rl.ppo import Batch
-from training.rl.rollout import EpisodeStats, LocalCollector
+from training.rl.rollout import EpisodeStats
 
 
 def split(total: int, parts: int) -> list[int]:
@@ -51,16 +58,17 @@ def worker_seeds(rng: np.random.Generator, workers: int) -> list[int]:
 
 
 class RolloutWorker:
-    """A ``LocalCollector`` over ``num_envs`` envs with its own numpy and torch seeds (a Ray actor)."""
+    """``run.collector``'s collector over ``num_envs`` envs with its own numpy and torch seeds
+    (a Ray actor); ``lane``: its index (a vector collector's lane of deal seeds)."""
 
-    def __init__(self, config: Config, num_envs: int, seed: int) -> None:
+    def __init__(self, config: Config, num_envs: int, seed: int, lane: int = 0) -> None:
         config = copy.deepcopy(config)
         config.run.num_envs = num_envs
         torch.set_num_threads(config.run.torch_threads)
         self.rng = np.random.default_rng(seed)
-        self.collector = LocalCollector(config, self.rng)
+        self.collector = collector_factory(config, lane)(config, self.rng)
         self.model = ActorCritic(self.collector.architecture)
-        torch.manual_seed(seed)  # the actions' stream starts here: as a LocalCollector seeded alike
+        torch.manual_seed(seed)  # the actions' stream starts here: as a collector seeded alike
 
     def architecture(self) -> Architecture:
         return self.collector.architecture
@@ -139,7 +147,10 @@ class RayCollector:
         actor = ray.remote(num_cpus=1)(RolloutWorker)
         seeds = worker_seeds(rng, workers)
         shares = split(config.run.num_envs, workers)
-        self.workers = [actor.remote(config, envs, seed) for envs, seed in zip(shares, seeds, strict=True)]
+        self.workers = [
+            actor.remote(config, envs, seed, lane)
+            for lane, (envs, seed) in enumerate(zip(shares, seeds, strict=True))
+        ]
         try:
             self.architecture: Architecture = ray.get(self.workers[0].architecture.remote())
         except Exception:  # (a config the workers refuse): stop what was started before saying so

@@ -28,10 +28,8 @@ from training.model import checkpoint
 from training.model.config import Config, ConfigError, config_differences
 from training.model.networks import ActorCritic
 from training.rl import distributed
-from training.rl.collect import CollectorFactory
+from training.rl.collect import CollectorFactory, collector_factory
 from training.rl.ppo import update
-from training.rl.rollout import LocalCollector
-from training.rl.vector_collect import VectorCollector
 
 # What a run writes in its folder (training, then demo's evaluation and rating, or exploit's
 # result): an earlier run's, and nothing else there, is what --overwrite deletes.
@@ -61,12 +59,6 @@ def evaluation_iterations(every: int, iterations: int) -> set[int]:
     return {i for i in (0, *early, *range(every, iterations + 1, every), iterations) if i <= iterations}
 
 
-def collector_factory(config: Config) -> CollectorFactory:
-    """The collector ``run.collector`` names: ``local`` (:class:`LocalCollector`, scalar envs)
-    or ``vector`` (:class:`~training.rl.vector_collect.VectorCollector`, one batched engine)."""
-    return VectorCollector if config.run.collector == "vector" else LocalCollector
-
-
 class Trainer:
     def __init__(
         self,
@@ -78,7 +70,8 @@ class Trainer:
         """``resume``: a checkpoint or a run folder (its latest). A run goes on in its checkpoint's
         folder; any other run refuses a folder that holds an earlier run (their checkpoints and
         logs would mix) unless ``overwrite``, which deletes that run's files first. ``collector``:
-        the factory of the run's collector (default: ``run.collector``'s, :func:`collector_factory`)."""
+        the factory of the run's collector (default: ``run.collector``'s,
+        :func:`~training.rl.collect.collector_factory`)."""
         self.config = config
         self.run_dir = Path(config.run.out_dir) / config.run_name
         torch.set_num_threads(config.run.torch_threads)

@@ -13,7 +13,10 @@ scalar env object, which a batched engine does not have) and ``run.match_value``
 table's round and scores, which the engine does not report).
 
 Deals: the engine deals table ``i``'s ``k``-th episode with the seed ``base + i + k * B``
-(:func:`domino_env.vector.episode_seed`); ``base`` is one draw from the run's collection RNG.
+(:func:`domino_env.vector.episode_seed`); ``base`` is one draw from the run's collection RNG
+(below ``2**31``) plus ``lane * LANE``: a run's deals are a run of consecutive seeds from
+``base``, so collectors in different lanes (the Ray workers of one run, :mod:`training.rl.distributed`)
+never deal the same game until one of them has dealt ``LANE - 2**31`` games.
 (The local collector draws every new game's seed from that RNG as games end, so the two
 collectors play different deals from the same run seed; on identical deals they build
 identical batches, as tests/training/test_vector_collect.py checks.)
@@ -50,15 +53,20 @@ from training.rl.rollout import (
     restore_pool,
 )
 
+LANE = 2**40  # the seeds between two lanes' first deals (the module docstring)
+
 
 class VectorCollector:
     """Steps ``run.num_envs`` tables of one batched engine (``backend``: ``domino_env.vector.make``'s)
-    and assembles PPO batches from them (a :class:`training.rl.collect.Collector`)."""
+    and assembles PPO batches from them (a :class:`training.rl.collect.Collector`); ``lane``: the
+    stretch of deal seeds it starts in (the module docstring; a Ray worker's index)."""
 
     num_workers = 0  # no Ray workers: a local run
     kind = "vector"  # what its checkpoints say they hold
 
-    def __init__(self, config: Config, rng: np.random.Generator, backend: str = "auto") -> None:
+    def __init__(
+        self, config: Config, rng: np.random.Generator, backend: str = "auto", lane: int = 0
+    ) -> None:
         check_collector(config, self.kind)
         self.config = config
         self.rng = rng
@@ -74,7 +82,7 @@ class VectorCollector:
         self.learner_side = np.zeros(self.num_envs, dtype=np.int64)
         self.lengths = np.zeros(self.num_envs, dtype=np.int64)
         self.returns = np.zeros((self.num_envs, self.num_players))  # each seat's rewards this episode
-        self._deal(int(rng.integers(2**31)))
+        self._deal(int(rng.integers(2**31)) + lane * LANE)
         for e in range(self.num_envs):
             self._seat(e)
 
