@@ -22,7 +22,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from domino_env.core.events import DEAL, DRAW, LAY, PASS, ROUND_END
-from domino_env.core.line import CLOSED, NORTH, SOUTH, SPINNER_SLOT_NAMES, UNUSED, Line, Spinner
+from domino_env.core.line import CLOSED, NORTH, OPEN, SOUTH, SPINNER_SLOT_NAMES, UNUSED, Line, Spinner
 from domino_env.core.state import RoundResult, State, VariantState
 from domino_env.core.tiles import format_tile, iter_bits, mask_of, tile_set_of
 from domino_env.core.view import SeatView
@@ -479,6 +479,18 @@ class LineRules(TableRules[State]):
             return [t * slots for t in iter_bits(hand)]
         return line.placements(hand)
 
+    def arms_first(self, state: State) -> list[int]:
+        """A ``placements`` (Cross's): while an open arm holds no tile beyond the lead, a seat
+        that can start one must (the plays on such arms only); else :meth:`placements`'s."""
+        plays = LineRules.placements(self, state)
+        line = state.line
+        if line.count and 0 in line.length and plays:
+            slots, length, status = self.num_slots, line.length, line.state
+            starts = [a for a in plays if not length[a % slots] and status[a % slots] == OPEN]
+            if starts:
+                return starts
+        return plays
+
     def apply(self, state: State, action: int) -> None:
         """Apply a legal action of ``state.current`` and run forced moves to the next decision."""
         play = self._plays[action]
@@ -687,6 +699,19 @@ class LineRules(TableRules[State]):
 
     def score_round(self, state: State, winner: int | None, blocked: bool, pips: list[int]) -> None:
         raise NotImplementedError
+
+    def penalties_round(self, state: State, winner: int | None, blocked: bool, pips: list[int]) -> None:
+        """A ``score_round`` (Classic's): :meth:`pips_as_penalty`."""
+        self.pips_as_penalty(state, winner, pips)
+
+    def pips_to_the_winner(self, state: State, winner: int | None, blocked: bool, pips: list[int]) -> None:
+        """A ``score_round`` (All Fives'): the winner's side scores the other sides' pips, to the
+        nearest 5; nothing on a blocked tie, or once the match is over (the count ended it)."""
+        if winner is None or state.match_over:
+            return
+        win_side = self.side_of[winner]
+        others = sum(p for side, p in enumerate(self.side_pips(pips)) if side != win_side)
+        self.add_score(state, win_side, round_to_five(others), "domino" if not blocked else "blocked")
 
     def pips_as_penalty(self, state: State, winner: int | None, pips: list[int]) -> None:
         """Classic's scoring (Blind's too): every side but the winner's adds its pips in hand."""

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from domino_env.core.events import LAY
+from domino_env.core.line import NORTH, OPEN, SOUTH, Line
 from domino_env.core.state import State
 from domino_env.core.tiles import TileSet
 
@@ -76,3 +77,30 @@ def next_deal_decides(rules: Any, state: State[Any], winner: int | None) -> int:
 def after_the_opening_tile(rules: Any, state: State[Any], seat: int, tile: int) -> bool:
     """Any tile but the round's first lets the player lay again (Blitz)."""
     return state.line.count > 1
+
+
+def end_value(line: Line, slot: int) -> int:
+    """What one end adds to All Fives' count: a double there counts both halves; an empty north
+    or south arm adds nothing."""
+    if line.state[slot] != OPEN or (slot in (NORTH, SOUTH) and not line.length[slot]):
+        return 0
+    return line.value[slot] * (2 if line.double_end[slot] else 1)
+
+
+def end_count(line: Line) -> int:
+    """Sum of the open ends as All Fives counts them (a lone first tile: all its pips)."""
+    if line.count == 1:
+        return line.tiles.pips[line.lead_tile]
+    return sum(end_value(line, slot) for slot in range(line.num_slots))
+
+
+def score_the_count(rules: Any, state: State[Any], seat: int, tile: int) -> None:
+    """A count of the open ends that is a positive multiple of 5 scores at once; reaching the
+    target ends the match there (All Fives)."""
+    count = end_count(state.line)
+    if count and count % 5 == 0:
+        side = rules.side_of[seat]
+        rules.add_score(state, side, count, "count")
+        if state.scores[side] >= rules.match_target:
+            state.match_over = True
+            rules.end_round(state, seat, blocked=False)

@@ -23,29 +23,15 @@ Version history:
 
 from __future__ import annotations
 
-from domino_env.core.line import NORTH, OPEN, SOUTH, Line, Spinner
+from domino_env.core.line import Line, Spinner
 from domino_env.core.state import State
 from domino_env.observation.observer import Blocks, Observer
-from domino_env.rules.chain import ChainRules, round_to_five
-from domino_env.rules.parts import LOT_OPENS
+from domino_env.rules.chain import ChainRules
+from domino_env.rules.parts import LOT_OPENS, end_value, score_the_count
+from domino_env.rules.parts import end_count as end_count  # (the count, read by the tests here)
 from domino_env.rules.spec import VariantSpec
 
 POINTS_SCALE = 1 / 20  # the points_now block: a count of 20 reads 1.0
-
-
-def end_value(line: Line, slot: int) -> int:
-    """What one end adds to the count: a double there counts both halves; an empty north or
-    south arm adds nothing."""
-    if line.state[slot] != OPEN or (slot in (NORTH, SOUTH) and not line.length[slot]):
-        return 0
-    return line.value[slot] * (2 if line.double_end[slot] else 1)
-
-
-def end_count(line: Line) -> int:
-    """Sum of the open ends as All Fives counts them (a lone first tile: all its pips)."""
-    if line.count == 1:
-        return line.tiles.pips[line.lead_tile]
-    return sum(end_value(line, slot) for slot in range(line.num_slots))
 
 
 def count_after(line: Line, tile: int, slot: int, ends_total: int) -> int:
@@ -62,20 +48,9 @@ def points_now(count: int) -> int:
     return count if count % 5 == 0 else 0
 
 
-def score_the_count(rules: AllFivesRules, state: State, seat: int, tile: int) -> None:
-    """A count of the open ends that is a positive multiple of 5 scores at once; reaching the
-    target ends the match there."""
-    count = end_count(state.line)
-    if count and count % 5 == 0:
-        side = rules.side_of[seat]
-        rules.add_score(state, side, count, "count")
-        if state.scores[side] >= rules.match_target:
-            state.match_over = True
-            rules.end_round(state, seat, blocked=False)
-
-
 class AllFivesRules(ChainRules):
     name = "all_fives"
+    batched_kernel = "chain"
     opens = LOT_OPENS  # a random seat leads the first round, any tile
     lay_scoring = score_the_count
     num_slots = 4
@@ -89,12 +64,7 @@ class AllFivesRules(ChainRules):
         total = sum(end_value(line, slot) for slot in range(line.num_slots))
         return points_now(count_after(line, self.action_tile[action], self.action_slot[action], total))
 
-    def score_round(self, state: State, winner: int | None, blocked: bool, pips: list[int]) -> None:
-        if winner is None or state.match_over:
-            return
-        win_side = self.side_of[winner]
-        others = sum(p for side, p in enumerate(self.side_pips(pips)) if side != win_side)
-        self.add_score(state, win_side, round_to_five(others), "domino" if not blocked else "blocked")
+    score_round = ChainRules.pips_to_the_winner
 
 
 class AllFivesObserver(Observer):

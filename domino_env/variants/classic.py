@@ -22,7 +22,6 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from domino_env.core.state import State
 from domino_env.rules.chain import ChainOptions, ChainRules
 from domino_env.rules.parts import LOWEST_DOUBLE_OPENS
 from domino_env.rules.spec import VariantSpec
@@ -50,8 +49,7 @@ class ClassicRules(ChainRules):
         super().__init__(**options)
         self.draws = bool(self.options.draw)
 
-    def score_round(self, state: State, winner: int | None, blocked: bool, pips: list[int]) -> None:
-        self.pips_as_penalty(state, winner, pips)
+    score_round = ChainRules.penalties_round
 
 
 SPECS = (

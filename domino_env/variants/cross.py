@@ -58,6 +58,7 @@ def highest_double(tile_set: TileSet) -> list[int]:
 
 class CrossRules(ClassicRules):
     name = "cross"
+    batched_kernel = "chain"
     opens = Opening("the highest double, which starts the cross", highest_double, every_round=True)
     leads_next = next_deal_decides
     player_counts = (4,)
@@ -89,15 +90,7 @@ class CrossRules(ClassicRules):
                 f"double-{self.tile_set.max_pip} set, so hand_size must be {size // n}, got {self.hand_size}"
             )
 
-    def placements(self, state: State) -> list[int]:
-        plays = super().placements(state)
-        line = state.line
-        if line.count and 0 in line.length and plays:
-            slots, length, status = self.num_slots, line.length, line.state
-            starts = [a for a in plays if not length[a % slots] and status[a % slots] == OPEN]
-            if starts:
-                return starts
-        return plays
+    placements = ClassicRules.arms_first
 
     def public_extra(self, state: State) -> dict[str, Any]:
         line = state.line

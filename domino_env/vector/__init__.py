@@ -33,7 +33,8 @@ class names its kernel in ``batched_kernel`` (a key of :data:`KERNELS`), and the
 ``backend="auto"`` takes the kernel where there is one and it supports the table, else the
 scalar backend; ``"kernel"`` demands the kernel (ValueError saying why there is none);
 ``"scalar"`` always takes the scalar backend. ``venv.backend`` says which one was chosen.
-The kernels: ``"chain"`` (:class:`~domino_env.vector.chain.ChainKernel`), Classic's tables.
+The kernels: ``"chain"`` (:class:`~domino_env.vector.chain.ChainKernel`), the tables of
+Classic, All Fives and Cross.
 """
 
 from __future__ import annotations

@@ -1,7 +1,11 @@
-"""Classic's tables stepped together in numpy arrays: the batched kernel ``"chain"``.
+"""The chain variants' tables stepped together in numpy arrays: the batched kernel ``"chain"``.
 
-B tables of one Classic table size (2-4 players, partners, draw or block, any set and hand
-size) live in fixed-shape arrays, one row per table (P seats, D sides, T tiles, V values):
+It plays Classic (2-4 players, partners, draw or block), All Fives (a spinner whose arms open
+once both its sides hold a tile, the open ends' count scored as it comes, a lot for the first
+leader, higher scores win) and Cross (four arms from the highest double, opened at once and
+started by force, that double leading every round), any set and hand size. B tables of one
+table size (P seats, D sides, T tiles, V values, S slots) live in fixed-shape arrays, one row
+a table:
 
 ===========  ============  ===============================================================
 array        shape         meaning
@@ -10,40 +14,61 @@ hands        int64[B, P]   each seat's tiles as a bitmask (bit t: tile id t)
 order        int64[B, T]   the round's deal as the scalar rules shuffled it: the hands, then
                            the boneyard in draw order
 drawn        int64[B]      where the next draw is in ``order`` (T: the boneyard is empty)
-played       int64[B]      the tiles on the table (a bitmask); ``count`` how many
-ends         int64[B, 2]   the values the east and west ends show (-1 before the lead: a
-                           Classic line has two ends and no spinner, doubles lie in line)
-doubled      bool[B, 2]    the outermost tile of that end is a double
+played       int64[B]      the tiles on the table (a bitmask); ``count`` how many,
+                           ``lead_tile`` the first
+ends         int64[B, S]   the value each slot's end shows (east, west, then a spinner's
+                           north and south: ``core.line``'s slots); V: not open (yet)
+doubled      bool[B, S]    the outermost tile of that end is a double (an empty spinner arm
+                           ends at the spinner: a double)
+length       int64[B, S]   the tiles laid on each arm beyond the lead (kept for a spinner,
+                           All Fives' count and Cross's arms)
+spinner      int64[B]      where the spinner lies (-1: none yet; 0/1: on the east/west arm,
+                           ``depth`` tiles out; 4: the lead), ``spin_value`` its value
 current      int64[B]      the seat to move; ``leader`` the round's leader, ``required``
                            the tile it must lead (-1: any), ``passes`` passes in a row
 voids        int64[B, P]   per seat, the values (bit v) it was seen unable to play
 scores       int64[B, D]   the match scores by side; ``start`` as the round began
 ===========  ============  ===============================================================
 
-**A step** lays each table's tile (the lead sets both ends, a tile on an end leaves its
-other half open there), ends the round of a table whose seat went out, and moves the rest on
-to the next seat that can lay: a seat with nothing that fits draws (all the draws it needs
-at once: up to the first tile of the boneyard that fits) or, with an empty boneyard or
-``draw=False``, passes, and a full circle of passes blocks the round. Those are masked loops
-over only the tables that need them (at most P passes). Round ends score by the rules
-(pips in hand as penalties; a blocked round's winner the side with fewest pips), pay the
-rewards as :class:`~domino_env.envs.base.DominoEnv` does, and deal the next round or episode
-(autoreset, :mod:`domino_env.vector.base`). Observations are rebuilt from the arrays for the
-seat to move, entry for entry as :class:`~domino_env.observation.chain.ChainEncoder` writes
-them.
+**A variant** is the rules' declared parts, read in ``__init__`` (``supports`` refuses any
+other): ``spinner`` (``_spin``: none, arms at once, arms after the sides), ``lay_scoring``
+(All Fives' count, ``_count``), ``score_round`` (penalty pips, or the winner scoring the
+others' pips to the nearest 5), ``placements`` (Cross: a seat that can start an empty arm
+must), ``opens``/``leads_next`` (the opening order's first dealt tile, the first round or every
+round, else a lot; the winner leads the next round) and ``lower_score_wins``; the variant's
+observer blocks (``points_now``, ``arm_started``) are ``_block_<name>`` methods. The parts a
+variant's rules take from the rules layer are known by identity (``score_the_count``,
+``ChainRules.pips_to_the_winner``, ``ChainRules.arms_first``...): ``domino_env.vector`` does not
+import the variants, and refuses a part of their own.
+
+**A step** lays each table's tile (the lead sets the east and west ends, a tile on an end
+leaves its other half open there; the first double becomes the spinner and opens its arms
+as the rules say), scores the count where the rules do (reaching the target there ends the
+match), ends the round of a table whose seat went out, and moves the rest on to the next seat
+that can lay: a seat with nothing that fits draws (all the draws it needs at once: up to the
+first tile of the boneyard that fits) or, with an empty boneyard or ``draw=False``, passes,
+and a full circle of passes blocks the round. Those are masked loops over only the tables
+that need them (at most P passes). Round ends score by the rules (a blocked round's winner the
+side with fewest pips), pay the rewards as :class:`~domino_env.envs.base.DominoEnv` does, and
+deal the next round or episode (autoreset, :mod:`domino_env.vector.base`). Observations are
+rebuilt from the arrays for the seat to move, entry for entry as
+:class:`~domino_env.observation.chain.ChainEncoder` and the variant's observer write them.
 
 **Deals** are the scalar rules' own: each table keeps its scalar env's numpy Generator, seeded
 at each episode as ``DominoEnv.reset`` seeds it (``seeding.np_random``: :func:`pcg64_states`
 runs numpy's SeedSequence hash for all the new episodes at once and is checked against numpy
 at construction), and at a round's start the rules shuffle the tiles with it
-(``shuffled_tiles``, the only draw Classic's deal makes); the hands are the shuffle's first
-tiles, a hand after another, the boneyard the rest in draw order (``deal_in_order``), and the
-first round's leader holds the first dealt tile of ``opens.order`` (``opening``). That is the
-only Python per table, once a round; an ordinary step is whole-array numpy.
+(``shuffled_tiles``); the hands are the shuffle's first tiles, a hand after another, the
+boneyard the rest in draw order (``deal_in_order``). The leader of a round that opens by the
+rules' ``opens`` holds the first dealt tile of ``opens.order`` and must lead it (``opening``);
+with no order (All Fives' first round) a lot draws it from the same Generator after the
+shuffle, as ``rules.resolve`` does. That is the only Python per table, once a round; an
+ordinary step is whole-array numpy.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, ClassVar
 
 import numpy as np
@@ -52,11 +77,10 @@ from gymnasium.utils import seeding
 from domino_env.core.line import Spinner
 from domino_env.registry import raw_env
 from domino_env.rules.chain import ChainRules
-from domino_env.rules.parts import LOWEST_DOUBLE_OPENS, winner_leads
+from domino_env.rules.parts import next_deal_decides, score_the_count, winner_leads
 from domino_env.rules.table import TableRules
 from domino_env.vector.base import Info, VectorEnv, base_seed, checked_actions, episode_seed
 
-_NO_END = -1  # an end not made yet (before the lead)
 _TIE_KEY = 1 << 32  # a round's key: the winner's side first, then the score change
 
 
@@ -139,30 +163,53 @@ def _bits(masks: np.ndarray, width: int) -> np.ndarray:
     return np.unpackbits(as_bytes, axis=-1, bitorder="little")[..., :width]
 
 
+def _or_columns(masks: np.ndarray) -> np.ndarray:
+    """The OR of the columns of int64[K, S] (a plain loop: faster than ``reduce`` for small S)."""
+    out = masks[:, 0].copy()
+    for s in range(1, masks.shape[1]):
+        out |= masks[:, s]
+    return out
+
+
+_LEAD = 4  # ``spinner``: the lead tile is the spinner (as core.line's LEAD)
+_NORTH = 2  # the spinner's arms: slots 2 (north) and 3 (south)
+# The parts of the rules layer the kernel plays (rules.parts, the rules' methods) -> its piece.
+_LAY_SCORING: dict[Any, str | None] = {None: None, score_the_count: "count"}
+_ROUND_SCORING: dict[Any, str] = {
+    ChainRules.penalties_round: "penalty",
+    ChainRules.pips_to_the_winner: "fives",
+}
+_PLACEMENTS: dict[Any, str | None] = {ChainRules.placements: None, ChainRules.arms_first: "arms_first"}
+# The observer blocks the kernel writes (``_block_<name>``), by name -> their size.
+_OBSERVER_BLOCKS: dict[str, Callable[[ChainRules], int]] = {
+    "points_now": lambda rules: rules.num_play_actions,
+    "arm_started": lambda rules: 4,
+}
+_SLOTS = {Spinner.NONE: 2, Spinner.AT_ONCE: 4, Spinner.AFTER_SIDES: 4}  # the line's slots per spinner rule
+_POINTS_SCALE = 1 / 20  # All Fives' points_now block: a count of 20 reads 1.0
+_BASE_BLOCKS = ("hand", "table", "ends", "hand_sizes", "boneyard", "voids", "scores", "phase")
+
+
 class ChainKernel(VectorEnv):
-    """B Classic tables in numpy arrays (the module docstring); built as the scalar env would be
-    (``name`` and ``options`` as :func:`domino_env.make`'s). Every call returns new arrays."""
+    """B tables of a chain variant in numpy arrays (the module docstring); built as the scalar
+    env would be (``name`` and ``options`` as :func:`domino_env.make`'s). Every call returns
+    new arrays."""
 
     backend = "chain"
-    # The rule parts this kernel plays (rules.parts); a rules class with any other is refused.
+    # The rule parts every kernel table has as Classic does (rules.parts); any other is refused.
     _PARTS: ClassVar[dict[str, Any]] = {
-        "opens": LOWEST_DOUBLE_OPENS,
-        "leads_next": winner_leads,
-        "lay_scoring": None,
         "continues_turn": None,
         "seat_after": None,
-        "spinner": Spinner.NONE,
         "face_down_doubles": False,
         "extra_actions": (),
         "tile_actions": (),
         "phases": ("lead",),
-        "lower_score_wins": True,
         "voids_hold_none": True,
         "names_own_draws": True,
         "ordered_hands": False,
     }
     # Methods whose LineRules/ChainRules/TableRules versions the arrays replay: a rules class
-    # that overrides one plays another game.
+    # that overrides one plays another game (``placements``: see _PLACEMENTS).
     _ENGINE_METHODS: ClassVar[tuple[str, ...]] = (
         "advance",
         "apply",
@@ -179,7 +226,6 @@ class ChainKernel(VectorEnv):
         "next_seat",
         "outcome",
         "phase_flags",
-        "placements",
         "players_in",
         "public_hands",
         "round_keys",
@@ -202,21 +248,36 @@ class ChainKernel(VectorEnv):
     @classmethod
     def supports(cls, rules: TableRules[Any], env_options: dict[str, Any]) -> str | None:
         """None if this kernel plays ``rules``' tables with ``env_options`` exactly, else why not."""
+        if not isinstance(rules, ChainRules):
+            return f"{rules.name} is not a chain game"
         kind = type(rules)
         if kind.__dict__.get("batched_kernel") != "chain":
             return f"{rules.name}'s rules class does not itself declare batched_kernel = 'chain'"
-        if not isinstance(rules, ChainRules):
-            return f"{rules.name} is not a chain game"
         for part, value in cls._PARTS.items():
             if getattr(kind, part) != value:
                 return (
                     f"{rules.name} has its own {part} ({getattr(kind, part)!r}); the kernel plays Classic's"
                 )
+        known: list[tuple[str, Any, dict[Any, Any]]] = [
+            ("lay_scoring", kind.lay_scoring, _LAY_SCORING),
+            ("score_round", kind.score_round, _ROUND_SCORING),
+            ("placements", kind.placements, _PLACEMENTS),
+        ]
+        for part, own, pieces in known:
+            if own not in pieces:
+                return f"{rules.name} has its own {part} ({own!r}): not one the chain kernel plays"
+        if kind.leads_next is not winner_leads and not (
+            kind.leads_next is next_deal_decides and kind.opens.every_round
+        ):
+            return f"{rules.name} has its own leads_next ({kind.leads_next!r}); the kernel plays the winner's"
         for method in cls._ENGINE_METHODS:
             if getattr(kind, method) is not getattr(ChainRules, method):
                 return f"{rules.name} overrides {method}: the chain kernel plays Classic's turn loop"
-        if rules.num_slots != 2 or rules.tile_set.size > 62:
-            return f"{rules.name}'s table is larger than the chain kernel's (2 ends, at most 62 tiles)"
+        if rules.num_slots != _SLOTS[kind.spinner] or rules.tile_set.size > 62:
+            return (
+                f"{rules.name}'s line is not the chain kernel's (2 ends, or 4 with a spinner; "
+                "at most 62 tiles)"
+            )
         if env_options.get("illegal_action", "raise") != "raise":
             return 'the chain kernel raises on an illegal action: illegal_action="raise" only'
         if env_options.get("render_mode") is not None:
@@ -234,17 +295,24 @@ class ChainKernel(VectorEnv):
                 "render_mode": probe.render_mode,
             },
         )
-        blocks = ("hand", "table", "ends", "hand_sizes", "boneyard", "voids", "scores", "phase")
-        if refusal is None and (probe.observer is not None or tuple(probe.observation_layout) != blocks):
+        own = () if probe.observer is None else tuple(probe.observer.blocks)
+        own_blocks = tuple(block for block, _ in own)
+        if refusal is None and (
+            tuple(probe.observation_layout) != _BASE_BLOCKS + own_blocks
+            or any(
+                block not in _OBSERVER_BLOCKS or size != _OBSERVER_BLOCKS[block](rules) for block, size in own
+            )
+        ):
             refusal = f"{name} has observation blocks of its own, which the chain kernel does not write"
         if refusal is not None:
             raise ValueError(f"the chain kernel cannot step this {name} table: {refusal}")
         assert isinstance(rules, ChainRules)
         self.name, self.options, self.num_envs = name, dict(options), int(num_envs)
         self.rules = rules
+        kind = type(rules)
         ts = rules.tile_set
-        n, T, V, D = rules.num_players, ts.size, ts.num_values, rules.num_sides
-        self.num_players, self._T, self._V, self._D = n, T, V, D
+        n, T, V, D, S = rules.num_players, ts.size, ts.num_values, rules.num_sides, rules.num_slots
+        self.num_players, self._T, self._V, self._D, self._S = n, T, V, D, S
         self.observation_size = int(probe.encoder.size)
         self.num_actions = int(rules.num_actions)
         self.state_size = int(probe.state_space.shape[0])
@@ -257,6 +325,15 @@ class ChainKernel(VectorEnv):
         self._teams = rules.teams
         self._target = rules.match_target
         self._hand_size = rules.hand_size
+        # The variant's pieces (the rules' declared parts, see supports).
+        self._spinner = kind.spinner
+        self._counts = _LAY_SCORING[kind.lay_scoring] == "count"
+        self._fives = _ROUND_SCORING[kind.score_round] == "fives"
+        self._arms_first = _PLACEMENTS[kind.placements] == "arms_first"
+        self._blocks = own_blocks
+        self._every_round = kind.opens.every_round
+        self._sign = -1 if kind.lower_score_wins else 1
+        self._lengths = self._spinner is not Spinner.NONE or self._counts  # arms' lengths kept
 
         # --- lookup tables, once ---------------------------------------------------------
         self._seats = np.arange(n)
@@ -265,8 +342,11 @@ class ChainKernel(VectorEnv):
         self._bit = np.asarray(ts.bit, np.int64)  # tile -> its mask
         self._lo = np.asarray([a for a, _ in ts.tiles], np.int64)
         self._hi = np.asarray([b for _, b in ts.tiles], np.int64)
-        self._suit = np.asarray(ts.suit_mask, np.int64)  # value -> the tiles carrying it
-        self._value_bit = np.left_shift(1, np.arange(V, dtype=np.int64))
+        self._pips = np.asarray(ts.pips, np.int64)
+        self._is_double = self._lo == self._hi
+        # value -> the tiles carrying it, value -> its bit; value V is "no end": none, 0
+        self._suit = np.append(np.asarray(ts.suit_mask, np.int64), 0)
+        self._value_bit = np.append(np.left_shift(1, np.arange(V, dtype=np.int64)), 0)
         # action -> (tile, slot): the rules' own table
         self._action_tile = np.asarray(rules.action_tile, np.int64)
         self._action_slot = np.asarray(rules.action_slot, np.int64)
@@ -281,11 +361,10 @@ class ChainKernel(VectorEnv):
         self._size_value = (np.arange(T + 1) * (1.0 / rules.hand_size)).astype(np.float32)
         self._stock_value = (np.arange(T + 1) * (1.0 / T)).astype(np.float32)
         self._score_scale = 1.0 / rules.match_target
-        self._reward_scale = (-1.0 if rules.lower_score_wins else 1.0) / rules.match_target
+        self._reward_scale = self._sign / rules.match_target
         self._void_rows = _bits(np.arange(1 << V), V).astype(np.float32)  # value mask -> V flags
         # An end's features coded as one int: 4*value + 2*double + live; the last code: no end.
         width = V + 4
-        self._slot_width = width
         slot_rows = np.zeros((4 * V + 1, width), np.float32)
         for v in range(V):
             for double in (0, 1):
@@ -294,10 +373,19 @@ class ChainKernel(VectorEnv):
                     row[v], row[V], row[V + 2], row[V + 3] = 1.0, 1.0, double, live
         self._slot_rows = slot_rows
         self._no_end_code = 4 * V
-        # The opening order's rank of each tile (``opens.order``: the lowest double first).
-        opening = rules.opens.order(ts)  # type: ignore[misc]
-        self._opening_rank = np.empty(T, np.int64)
-        self._opening_rank[opening] = np.arange(T)
+        # The mask's words: action tile * S + slot, 64 // S tiles a word (S = 2, 4: bit t of a
+        # slot's mask spread to bit S*t); else the slots' bits unpacked and interleaved.
+        self._spreads = {2: 1, 4: 2}.get(S, 0)
+        self._per_word = 64 // S
+        self._words = -(-T // self._per_word)
+        # The opening order's rank of each tile (``opens.order``; T for a tile not in it); None:
+        # a lot draws the leader.
+        order = kind.opens.order
+        self._opening_rank: np.ndarray | None = None
+        if order is not None:
+            opening = order(ts)
+            self._opening_rank = np.full(T, T, np.int64)
+            self._opening_rank[opening] = np.arange(len(opening))
 
         # --- the tables --------------------------------------------------------------------
         B = self.num_envs
@@ -307,8 +395,13 @@ class ChainKernel(VectorEnv):
         self.drawn = np.full(B, T, np.int64)
         self.played = np.zeros(B, np.int64)
         self.count = np.zeros(B, np.int64)
-        self.ends = np.full((B, 2), _NO_END, np.int64)
-        self.doubled = np.zeros((B, 2), bool)
+        self.ends = np.full((B, S), V, np.int64)
+        self.doubled = np.zeros((B, S), bool)
+        self.length = np.zeros((B, S), np.int64)
+        self.lead_tile = np.zeros(B, np.int64)
+        self.spinner = np.full(B, -1, np.int64)
+        self.depth = np.zeros(B, np.int64)  # a spinner on an arm: its place there (1: first)
+        self.spin_value = np.zeros(B, np.int64)
         self.current = np.zeros(B, np.int64)
         self.leader = np.zeros(B, np.int64)
         self.required = np.full(B, -1, np.int64)
@@ -318,11 +411,12 @@ class ChainKernel(VectorEnv):
         self.start = np.zeros((B, D), np.int64)
         self.match_over = np.zeros(B, bool)
         self.episodes = np.zeros(B, np.int64)
-        # Flat views and row offsets, for ``take`` on (table, seat) and (table, side).
+        # Flat views and row offsets, for ``take`` on (table, seat), (table, side), (table, slot).
         self._flat_hands, self._flat_voids = self.hands.reshape(-1), self.voids.reshape(-1)
         self._flat_scores = self.scores.reshape(-1)
         self._flat_ends, self._flat_doubled = self.ends.reshape(-1), self.doubled.reshape(-1)
-        self._seat_base, self._side_base, self._end_base = self._rows * n, self._rows * D, self._rows * 2
+        self._flat_length = self.length.reshape(-1)
+        self._seat_base, self._side_base, self._end_base = self._rows * n, self._rows * D, self._rows * S
         self._sides = np.arange(D)
         self._base = 0
         # Each table's scalar env's np_random (a PCG64 Generator, reseeded at each episode).
@@ -354,42 +448,61 @@ class ChainKernel(VectorEnv):
         B, n = self.num_envs, self.num_players
         before = self.scores.copy()
 
-        # Lay: the lead makes both ends (east the high half), else the tile's other half is the end.
+        # Lay: the lead makes the east and west ends (east the high half), else the tile's
+        # other half is the end it was laid on.
         seat = self.current
         tile, slot = self._action_tile.take(action), self._action_slot.take(action)
         at_seat, at_end = self._seat_base + seat, self._end_base + slot  # (flat indices)
         hand = self._flat_hands.take(at_seat) & ~self._bit.take(tile)
         self._flat_hands[at_seat] = hand
         lo, hi = self._lo.take(tile), self._hi.take(tile)
+        double = self._is_double.take(tile)
         inner = self._flat_ends.take(at_end)
-        outer = lo + hi - inner
-        self._flat_ends[at_end] = outer
-        self._flat_doubled[at_end] = inner == outer
-        leads = np.flatnonzero(self.count == 0)
+        self._flat_ends[at_end] = lo + hi - inner
+        self._flat_doubled[at_end] = double
+        leading = self.count == 0
+        if self._lengths:
+            self._flat_length[at_end] += ~leading
+        leads = np.flatnonzero(leading)
         if leads.size:
             self.ends[leads, 0], self.ends[leads, 1] = hi[leads], lo[leads]
-            self.doubled[leads] = (lo[leads] == hi[leads])[:, None]
+            self.doubled[leads, :2] = double[leads, None]
+            self.lead_tile[leads] = tile[leads]
+        if self._spinner is not Spinner.NONE:
+            self._spin(leading, slot, double, lo)
         self.played |= self._bit.take(tile)
         self.count += 1
         self.passes[:] = 0
 
-        went_out = hand == 0
-        self.current = np.where(went_out, seat, self._next.take(seat))
-        # Every line has both ends now: the next seat lays, or draws and passes (_advance).
-        fitting = self._suit.take(self.ends)
-        playable = fitting[:, 0] | fitting[:, 1]
+        reward = np.zeros((B, n), np.float32)
+        reached = np.zeros(B, bool)
+        if self._counts:  # the open ends' count scores at once; the target ends the match there
+            count = self._count()
+            points = np.where(count % 5 == 0, count, 0)
+            at_side = self._side_base + self._side_of.take(seat)
+            self._flat_scores[at_side] += points
+            reached = self._flat_scores.take(at_side) >= self._target
+            self.match_over |= reached
+            if self._points:
+                reward[:] = ((self.scores - before) * self._reward_scale + 0.0)[:, self._side_of]
+
+        went_out = (hand == 0) & ~reached
+        over = went_out | reached
+        self.current = np.where(over, seat, self._next.take(seat))
+        # Every line has its ends now: the next seat lays, or draws and passes (_advance).
+        playable = _or_columns(self._suit.take(self.ends))
         held = self._flat_hands.take(self._seat_base + self.current)
-        stuck = np.flatnonzero(((held & playable) == 0) & ~went_out)
+        stuck = np.flatnonzero(((held & playable) == 0) & ~over)
         blocked = self._advance(stuck, playable[stuck])
 
-        reward = np.zeros((B, n), np.float32)
         done = np.zeros(B, bool)
-        over = went_out.copy()
-        over[blocked] = True
+        is_blocked = np.zeros(B, bool)
+        is_blocked[blocked] = True
+        over |= is_blocked
         ended = np.flatnonzero(over)
         if ended.size:
-            winner = np.where(went_out[ended], seat[ended], -1)
-            is_blocked = ~went_out[ended]
+            is_blocked = is_blocked[ended]
+            winner = np.where(is_blocked, -1, seat[ended])
             done_now, reward_rows = self._end_round(ended, winner, is_blocked, before[ended])
             reward[ended] = reward_rows
             done[ended] = done_now
@@ -415,9 +528,47 @@ class ChainKernel(VectorEnv):
 
     # --- the game --------------------------------------------------------------------------
 
+    def _spin(self, leading: np.ndarray, slot: np.ndarray, double: np.ndarray, lo: np.ndarray) -> None:
+        """The spinner of the tiles just laid (``core.line``): the first double is it, laid as the
+        lead or on the east or west arm; its north and south arms open (showing its value, a
+        double at their end) at once (``Spinner.AT_ONCE``) or once both its sides hold a tile
+        (``AFTER_SIDES``)."""
+        made = double & (self.spinner < 0) & (leading | (slot <= 1))
+        new = np.flatnonzero(made)
+        if new.size:
+            self.spinner[new] = np.where(leading[new], _LEAD, slot[new])
+            self.depth[new] = self.length[new, slot[new]]
+            self.spin_value[new] = lo[new]
+        if self._spinner is Spinner.AT_ONCE:
+            opening = new
+        else:
+            waiting = np.flatnonzero(
+                ~made & ~leading & (self.spinner >= 0) & (self.ends[:, _NORTH] == self._V)
+            )
+            if not waiting.size:
+                return
+            where = self.spinner[waiting]
+            lengths = self.length[waiting]
+            on_arm = lengths[np.arange(len(waiting)), np.minimum(where, 1)] > self.depth[waiting]
+            both = (lengths[:, 0] > 0) & (lengths[:, 1] > 0)
+            opening = waiting[np.where(where == _LEAD, both, on_arm)]
+        if opening.size:
+            self.ends[opening, _NORTH:] = self.spin_value[opening, None]
+            self.doubled[opening, _NORTH:] = True
+
+    def _count(self) -> np.ndarray:
+        """All Fives' count of the open ends (a double at an end counts both halves, an empty
+        north or south arm nothing, a lone lead tile all its pips)."""
+        return np.where(self.count == 1, self._pips.take(self.lead_tile), self._end_values().sum(axis=1))
+
+    def _end_values(self) -> np.ndarray:
+        """int64[B, S]: what each end adds to All Fives' count."""
+        counted = self.ends < self._V
+        counted[:, _NORTH:] &= self.length[:, _NORTH:] > 0
+        return np.where(counted, self.ends * (1 + self.doubled), 0)
+
     def _open_values(self, tables: np.ndarray) -> np.ndarray:
-        ends = self.ends[tables]
-        return self._value_bit[ends[:, 0]] | self._value_bit[ends[:, 1]]
+        return _or_columns(self._value_bit.take(self.ends[tables]))
 
     def _advance(self, tables: np.ndarray, playable: np.ndarray) -> np.ndarray:
         """Move ``tables``, whose seat to move holds nothing that fits (``playable``: the tiles
@@ -469,8 +620,8 @@ class ChainKernel(VectorEnv):
     def _end_round(
         self, tables: np.ndarray, winner: np.ndarray, blocked: np.ndarray, before: np.ndarray
     ) -> tuple[np.ndarray, np.ndarray]:
-        """Score the round of ``tables`` (``winner``: the seat that went out, -1 where
-        ``blocked``); return which episodes ended and each seat's reward."""
+        """Score the round of ``tables`` (``winner``: the seat that went out or reached the
+        target, -1 where ``blocked``); return which episodes ended and each seat's reward."""
         n = self.num_players
         pips = self._hand_pips(self.hands[tables])  # [K, P]
         side_pips = pips[:, :2] + pips[:, 2:] if self._teams else pips
@@ -484,18 +635,30 @@ class ChainKernel(VectorEnv):
         else:
             best = side
         winner = np.where(blocked, np.where(single, best, -1), winner)
-        self.leader[tables] = np.where(winner >= 0, winner, (self.leader[tables] + 1) % n)  # next round's
+        # the next round's leader (winner_leads; where the next deal decides, _deal names it)
+        self.leader[tables] = np.where(winner >= 0, winner, (self.leader[tables] + 1) % n)
         win_side = np.where(winner >= 0, self._side_of[np.maximum(winner, 0)], -1)
-        losers = np.arange(self._D) != win_side[:, None]
-        self.scores[tables] += np.where(losers, side_pips, 0)
+        winners = np.arange(self._D) == win_side[:, None]
+        scoring = ~self.match_over[tables]  # (a match the count ended scores no round)
+        if self._fives:  # the winner's side scores the others' pips, to the nearest 5
+            others = np.where(winners, 0, side_pips).sum(axis=1)
+            gained = np.where(winners & scoring[:, None], 5 * ((others[:, None] + 2) // 5), 0)
+        else:  # every other side adds its pips in hand as penalties
+            gained = np.where(~winners & scoring[:, None], side_pips, 0)
+        self.scores[tables] += gained
         scores = self.scores[tables]
         self.match_over[tables] |= scores.max(axis=1) >= self._target
         done = np.ones(len(tables), bool) if self._round_episode else self.match_over[tables]
         if self._points:
             by_side = (scores - before) * self._reward_scale + 0.0
         else:
-            # the rules' round_keys (won, -change) and match_keys (-score): lower scores win
-            keys = (~losers) * _TIE_KEY - (scores - self.start[tables]) if self._round_episode else -scores
+            # the rules' round_keys (won, change) and match_keys (score), signed: larger is better
+            sign = self._sign
+            keys = (
+                winners * _TIE_KEY + sign * (scores - self.start[tables])
+                if self._round_episode
+                else sign * scores
+            )
             by_side = np.where(done[:, None], self._outcome(keys), 0.0)
         return done, by_side[:, self._side_of]
 
@@ -526,7 +689,8 @@ class ChainKernel(VectorEnv):
         """Deal the next round of ``tables`` (a new episode where ``new_match``) as the scalar
         env does: the rules shuffle the tiles with the table's own Generator (a new episode's
         seeded as ``DominoEnv.reset`` seeds it), the hands are the shuffle's first tiles, a
-        hand after another, the boneyard the rest, drawn in that order (``deal_in_order``)."""
+        hand after another, the boneyard the rest, drawn in that order (``deal_in_order``);
+        then the opening, a lot drawn from the same Generator where it is by lot."""
         rngs, shuffled = self._rngs, self.rules.shuffled_tiles
         fresh = tables[new_match]
         if fresh.size:  # a new episode's Generator, as DominoEnv.reset seeds it (seeding.np_random)
@@ -547,19 +711,31 @@ class ChainKernel(VectorEnv):
         self.hands[tables] = self._bit[dealt].reshape(len(tables), n, size).sum(axis=2)  # (distinct bits)
         self.order[tables] = order
         self.drawn[tables] = n * size
-        # The leader: a new match's holds the first dealt tile of the opening order and must lead
-        # it (``opening``); a later round's is the one the last round named (``leads_next``).
+        # The opening (``opening``): a new match's round, or every round where the rules say so,
+        # is led by the holder of the first dealt tile of ``opens.order``, which it must lead;
+        # with none dealt (or no order) a lot draws the leader. A later round's leader is the
+        # one the last round named (``leads_next``), leading any tile.
         leader, required = self.leader[tables], np.full(len(tables), -1, np.int64)
-        if new_match.any():
-            first = self._opening_rank[dealt[new_match]].argmin(axis=1)
-            required[new_match] = dealt[new_match][np.arange(len(first)), first]
-            leader[new_match] = first // size
+        opens = new_match | self._every_round
+        lot = opens.copy()
+        if self._opening_rank is not None and opens.any():
+            ranks = self._opening_rank[dealt[opens]]
+            first = ranks.argmin(axis=1)
+            named = ranks[np.arange(len(first)), first] < self._T
+            at = np.flatnonzero(opens)
+            required[at[named]] = dealt[at[named], first[named]]
+            leader[at[named]] = first[named] // size
+            lot[at[named]] = False
+        for k in np.flatnonzero(lot).tolist():  # (after the shuffle, as rules.resolve draws it)
+            leader[k] = int(rngs[tables[k]].integers(n))
         self.current[tables] = self.leader[tables] = leader
         self.required[tables] = required
         self.played[tables] = 0
         self.count[tables] = 0
-        self.ends[tables] = _NO_END
+        self.ends[tables] = self._V
         self.doubled[tables] = False
+        self.length[tables] = 0
+        self.spinner[tables] = -1
         self.passes[tables] = 0
         self.voids[tables] = 0
         self.scores[fresh] = 0
@@ -570,21 +746,28 @@ class ChainKernel(VectorEnv):
 
     def _outputs(self) -> tuple[np.ndarray, np.ndarray]:
         """The seat to move's observation and legal actions at every table (kept for step)."""
-        T = self._T
+        B, T, S = self.num_envs, self._T, self._S
         hand = self._flat_hands.take(self._seat_base + self.current)
         leading = self.count == 0
-        fits = np.empty((self.num_envs, 2), np.int64)
-        fits[:, 0] = np.where(self.ends[:, 0] >= 0, hand & self._suit[self.ends[:, 0]], hand)
-        fits[:, 1] = np.where(leading, 0, hand & self._suit[self.ends[:, 1]])
-        lead_one = leading & (self.required >= 0)
-        fits[lead_one, 0] &= self._bit[self.required[lead_one]]
-        # Action tile * 2 + slot: with T <= 32 both slots' bits interleave into one int64 (bit
-        # 2t east, 2t+1 west), one unpack; else the two unpacked side by side.
-        if T <= 32:
-            both = _spread(fits[:, 0]) | _spread(fits[:, 1]) << 1
-            mask = _bits(both, 2 * T).view(bool)
+        fits = hand[:, None] & self._suit.take(self.ends)  # [B, S] (no end: none fit)
+        lead_fits = np.where(self.required >= 0, hand & self._bit.take(np.maximum(self.required, 0)), hand)
+        fits[:, 0] = np.where(leading, lead_fits, fits[:, 0])
+        if self._arms_first:  # Cross: while an open arm holds no tile, a seat that can start one must
+            unstarted = (self.ends < self._V) & (self.length == 0)
+            starts = _or_columns(np.where(unstarted, fits, 0)) != 0
+            fits = np.where(starts[:, None] & ~unstarted, 0, fits)
+        # Action tile * S + slot: each slot's mask spread (bit t to bit S*t), 64 // S tiles a
+        # word, the slots' words OR-ed together, one unpack; else the slots unpacked apart.
+        if self._spreads:
+            per, words = self._per_word, np.empty((B, self._words), np.int64)
+            for w in range(self._words):
+                part = (fits >> (per * w)) & ((1 << per) - 1) if self._words > 1 else fits
+                for _ in range(self._spreads):
+                    part = _spread(part)
+                words[:, w] = _or_columns(part << np.arange(S))
+            mask = _bits(words, 64).reshape(B, -1)[:, : S * T].view(bool)
         else:
-            mask = _bits(fits, T).transpose(0, 2, 1).reshape(self.num_envs, 2 * T).view(bool)
+            mask = _bits(fits, T).transpose(0, 2, 1).reshape(B, S * T).view(bool)
         self._mask = mask
         return self._observe(self.current, moving=True), mask.copy()
 
@@ -603,8 +786,8 @@ class ChainKernel(VectorEnv):
             out[:, layout["hand"]] = _bits(hand, T)
             out[:, layout["table"]] = _bits(self.played, T)
         value = self.ends
-        live = (self._suit.take(np.maximum(value, 0)) & ~self.played[:, None]) != 0
-        code = np.where(value >= 0, 4 * value + 2 * self.doubled + live, self._no_end_code)
+        live = (self._suit.take(value) & ~self.played[:, None]) != 0
+        code = np.where(value < self._V, 4 * value + 2 * self.doubled + live, self._no_end_code)
         out[:, layout["ends"]] = self._slot_rows.take(code.reshape(-1), axis=0).reshape(B, -1)
         others = self._seat_base[:, None] + (seat[:, None] + self._seats[1:]) % n  # next seat first
         out[:, layout["hand_sizes"]] = self._size_value.take(np.bitwise_count(self._flat_hands.take(others)))
@@ -616,4 +799,28 @@ class ChainKernel(VectorEnv):
             self._flat_scores.take(sides) * self._score_scale
         )  # (float64, then float32)
         out[:, layout["phase"]] = ((self.count == 0) & moving)[:, None]  # (an idle seat's: 0)
+        for block in self._blocks:  # the variant observer's blocks
+            out[:, layout[block]] = getattr(self, f"_block_{block}")(moving)
         return out
+
+    def _block_points_now(self, moving: bool) -> np.ndarray:
+        """All Fives' ``points_now``: for the seat to move, the count each legal play would make
+        where it is a multiple of 5 (/20); an idle seat's zeros."""
+        if not moving:
+            return np.zeros((self.num_envs, self.num_actions), np.float32)
+        assert self._mask is not None
+        out = np.zeros((self.num_envs, self.num_actions), np.float32)
+        rows, actions = np.nonzero(self._mask)  # (a few legal plays a table: computed for those only)
+        tile, slot = self._action_tile.take(actions), self._action_slot.take(actions)
+        values = self._end_values()
+        at = rows * self._S + slot
+        rest = values.sum(axis=1).take(rows) - values.reshape(-1).take(at)  # the count but that end
+        outer = self._lo.take(tile) + self._hi.take(tile) - self.ends.reshape(-1).take(at)
+        count = rest + outer * (1 + self._is_double.take(tile))
+        count = np.where(self.count.take(rows) == 0, self._pips.take(tile), count)
+        out[rows, actions] = np.where(count % 5 == 0, count, 0) * _POINTS_SCALE
+        return out
+
+    def _block_arm_started(self, moving: bool) -> np.ndarray:
+        """Cross's ``arm_started``: per arm, it holds a tile beyond the lead."""
+        return (self.length > 0).astype(np.float32)

@@ -30,7 +30,7 @@ STATE_EVERY = 25
 BACKENDS = ("scalar", "kernel")
 
 # Every variant's tables, one round an episode (many autoresets), then the episode and reward
-# modes on Classic and All Fives (which scores during a round).
+# modes on Classic, All Fives (which scores during a round) and Cross (a new opening every round).
 TABLES: list[tuple[str, dict[str, Any]]] = [
     (name, {**table, "episode": "round"})
     for name, spec in domino_env.SPECS.items()
@@ -45,6 +45,9 @@ TABLES += [
     ("classic", {"num_players": 4, "teams": True, "episode": "match", "reward": "points"}),
     ("all_fives", {"num_players": 2, "episode": "match", "reward": "points"}),
     ("all_fives", {"num_players": 4, "teams": True, "episode": "round", "reward": "points"}),
+    ("all_fives", {"num_players": 3, "episode": "match", "reward": "outcome"}),
+    ("cross", {"num_players": 4, "episode": "match", "reward": "points"}),
+    ("cross", {"num_players": 4, "teams": True, "episode": "match", "reward": "outcome"}),
 ]
 
 
