@@ -9,7 +9,10 @@ A chain variant subclasses :class:`ChainRules` and declares only what makes it d
 options dataclass, tile set and slots, and its rule parts (:mod:`domino_env.rules.parts`:
 who opens a round, who leads the next, what a laid tile scores, whether a turn goes on, who
 moves next), then how a round is scored and when the match ends. The turn loop (forced
-draws, passes, blocked rounds) lives here once.
+draws, passes, blocked rounds) lives here once, with the placements and round scorings more
+than one variant (or the batched kernel) knows: :meth:`ChainRules.arms_first`,
+:meth:`ChainRules.doubles_face_down`, :meth:`LineRules.pips_to_the_winner`, and
+:class:`RememberedPenaltyRules` (penalties remembered until a score opens, with their ranking).
 """
 
 from __future__ import annotations
@@ -797,6 +800,26 @@ class ChainRules(LineRules):
         self._seat_after = type(self).seat_after  # (unbound: the rules pickle)
         # Without a ``stop`` action the default legal_actions adds nothing to the placements.
         self._adds_stop = self._stop >= 0
+        if self.face_down_doubles:  # (doubles_face_down's) double_of[v]: the id of the double v-v
+            ts = self.tile_set
+            self._double_of = [ts.ids[(v, v)] for v in range(ts.num_values)]
+            self._face_down = ts.size * self.num_slots  # the first face-down action
+
+    def doubles_face_down(self, state: State) -> list[int]:
+        """A ``placements`` (Osel's, with :attr:`face_down_doubles`): the face-up placements,
+        plus each double that fits an open end laid face down there (closing it), once the
+        spinner is down."""
+        moves = LineRules.placements(self, state)
+        line = state.line
+        if line.spinner_slot >= 0:
+            doubles = state.hands[state.current] & self.tile_set.doubles_mask
+            if doubles:
+                for slot in range(4):
+                    if line.state[slot] == OPEN:
+                        double = self._double_of[line.value[slot]]
+                        if doubles >> double & 1:
+                            moves.append(self._face_down + double * 4 + slot)
+        return moves
 
     def legal_actions(self, state: State) -> list[int]:
         """Placements of the seat to move, plus ``stop`` while it is in a multi-tile turn."""
@@ -859,6 +882,60 @@ class ChainRules(LineRules):
                 state.legal = []
                 return
             state.current = self.next_seat(state, seat)
+
+
+OPEN_ABOVE = 12  # round points above this open a seat's score (RememberedPenaltyRules)
+LONE_BLANK = 10  # a hand of exactly 0-0 counts this much (RememberedPenaltyRules)
+
+
+class RememberedPenaltyRules(ChainRules):
+    """Penalty points remembered until a score opens (Osel's scoring), for individual play.
+
+    A seat's round points are the pips in its hand (a hand of exactly ``0-0``: 10). A seat
+    whose score is not open *remembers* 12 or fewer; more opens its score (remembered plus this
+    round written), and every later round is written. Going out before opening loses the
+    remembered points. A blocked round's winner has the fewest round points (a tie: none); the
+    lowest written score wins the match, then fewer remembered points. ``state.extra`` holds
+    ``remembered`` and ``opened``, per seat. The batched kernel knows these methods."""
+
+    def __init__(self, **options: Any) -> None:
+        super().__init__(**options)
+        self._blank = 1 << self.tile_set.ids[(0, 0)]
+
+    def round_points(self, hands: list[int]) -> list[int]:
+        """Pips in each hand; a hand of exactly 0-0 counts 10."""
+        blank, pips = self._blank, self.tile_set.mask_pips
+        return [LONE_BLANK if hand == blank else pips(hand) for hand in hands]
+
+    def blocked_winner(self, state: State, pips: list[int]) -> int | None:
+        points = self.round_points(state.hands)
+        fewest = min(points)
+        seats = [seat for seat, p in enumerate(points) if p == fewest]
+        return seats[0] if len(seats) == 1 else None
+
+    def score_round(self, state: State, winner: int | None, blocked: bool, pips: list[int]) -> None:
+        remembered, opened = state.extra.remembered, state.extra.opened
+        for seat, points in enumerate(self.round_points(state.hands)):
+            if opened[seat]:
+                self.add_score(state, seat, points, "pips in hand")
+            elif seat == winner and not blocked:
+                remembered[seat] = 0  # went out before opening: the remembered points are lost
+            elif points > OPEN_ABOVE:
+                opened[seat] = True
+                self.add_score(state, seat, remembered[seat] + points, "score opened")
+                remembered[seat] = 0
+            else:
+                remembered[seat] += points
+
+    def match_keys(self, state: State) -> list[Any]:
+        remembered = state.extra.remembered
+        return [(-state.scores[s], -remembered[s]) for s in range(self.num_players)]
+
+    def round_keys(self, state: State) -> list[Any]:
+        assert state.result is not None
+        winner = state.result.winner
+        points = self.round_points(state.hands)
+        return [(seat == winner, -points[seat]) for seat in range(self.num_players)]
 
 
 def round_to_five(points: int) -> int:

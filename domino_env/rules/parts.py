@@ -79,6 +79,11 @@ def after_the_opening_tile(rules: Any, state: State[Any], seat: int, tile: int) 
     return state.line.count > 1
 
 
+def after_a_double(rules: Any, state: State[Any], seat: int, tile: int) -> bool:
+    """A double (the lead too) keeps the turn; any other tile ends it (Osel)."""
+    return bool(rules.tile_set.is_double[tile])
+
+
 def end_value(line: Line, slot: int) -> int:
     """What one end adds to All Fives' count: a double there counts both halves; an empty north
     or south arm adds nothing."""

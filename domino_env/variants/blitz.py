@@ -51,6 +51,7 @@ def laid_words(count: int, names: list[str]) -> str | None:
 
 class BlitzRules(ClassicRules):
     name = "blitz"
+    batched_kernel = "chain"
     opens = FEWEST_PIPS_OPENS
     continues_turn = after_the_opening_tile
     extra_actions = (STOP,)

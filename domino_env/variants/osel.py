@@ -49,18 +49,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from domino_env.core.line import OPEN, Spinner
+from domino_env.core.line import Spinner
 from domino_env.core.state import State, VariantState
 from domino_env.core.tiles import TileSet
 from domino_env.observation.observer import Blocks, Observer
 from domino_env.render.words import per_seat_text
-from domino_env.rules.chain import ChainRules
-from domino_env.rules.parts import Opening, by_pips, last_layer_leads
+from domino_env.rules.chain import ChainRules, RememberedPenaltyRules
+from domino_env.rules.parts import Opening, after_a_double, by_pips, last_layer_leads
 from domino_env.rules.spec import VariantSpec
 from domino_env.rules.table import ExtraWords
-
-OPEN_ABOVE = 12  # round points above this open the score
-LONE_BLANK = 10  # a hand of exactly 0-0 counts this much
 
 
 @dataclass(slots=True)
@@ -78,13 +75,13 @@ def doubles_after_blank(tile_set: TileSet) -> list[int]:
     return doubles + [t for t in by_pips(ts) if not ts.is_double[t]]
 
 
-def after_a_double(rules: OselRules, state: State[OselState], seat: int, tile: int) -> bool:
-    """A double (the lead too) keeps the turn; any other tile ends it."""
-    return rules.tile_set.is_double[tile]
+class OselRules(RememberedPenaltyRules):
+    """Osel: the rules layer's parts (``after_a_double``, ``doubles_face_down``, the
+    remembered penalties of :class:`~domino_env.rules.chain.RememberedPenaltyRules`) and its
+    own opening."""
 
-
-class OselRules(ChainRules):
     name = "osel"
+    batched_kernel = "chain"
     opens = Opening(
         "the lowest double dealt after 0-0 (with none, the non-double with the fewest pips)",
         doubles_after_blank,
@@ -108,76 +105,14 @@ class OselRules(ChainRules):
         ),
     }
 
-    def __init__(self, **options: Any) -> None:
-        super().__init__(**options)
-        ts = self.tile_set
-        # double_of[v]: the id of the double v-v; face-down actions start at _face_down.
-        self._double_of = [ts.ids[(v, v)] for v in range(ts.num_values)]
-        self._face_down = ts.size * self.num_slots
-        self._blank = 1 << ts.ids[(0, 0)]
+    # Face-up placements, plus face-down ones for doubles once the spinner is down.
+    placements = ChainRules.doubles_face_down
 
     # --- round lifecycle ----------------------------------------------------------------------
 
     def new_extra(self) -> OselState:
         """The bookkeeping lasts the whole match."""
         return OselState([0] * self.num_players, [False] * self.num_players)
-
-    # --- a turn -------------------------------------------------------------------------------
-
-    def placements(self, state: State[OselState]) -> list[int]:
-        """Face-up placements, plus face-down ones for doubles once the spinner is down."""
-        moves = super().placements(state)
-        line = state.line
-        if line.spinner_slot >= 0:
-            doubles = state.hands[state.current] & self.tile_set.doubles_mask
-            if doubles:
-                for slot in range(4):
-                    if line.state[slot] == OPEN:
-                        double = self._double_of[line.value[slot]]
-                        if doubles >> double & 1:
-                            moves.append(self._face_down + double * 4 + slot)
-        return moves
-
-    # --- scoring ------------------------------------------------------------------------------
-
-    def round_points(self, hands: list[int]) -> list[int]:
-        """Pips in each hand; a hand of exactly 0-0 counts 10."""
-        blank, pips = self._blank, self.tile_set.mask_pips
-        return [LONE_BLANK if hand == blank else pips(hand) for hand in hands]
-
-    def blocked_winner(self, state: State[OselState], pips: list[int]) -> int | None:
-        points = self.round_points(state.hands)
-        fewest = min(points)
-        seats = [seat for seat, p in enumerate(points) if p == fewest]
-        return seats[0] if len(seats) == 1 else None
-
-    def score_round(
-        self, state: State[OselState], winner: int | None, blocked: bool, pips: list[int]
-    ) -> None:
-        remembered, opened = state.extra.remembered, state.extra.opened
-        for seat, points in enumerate(self.round_points(state.hands)):
-            if opened[seat]:
-                self.add_score(state, seat, points, "pips in hand")
-            elif seat == winner and not blocked:
-                remembered[seat] = 0  # went out before opening: the remembered points are lost
-            elif points > OPEN_ABOVE:
-                opened[seat] = True
-                self.add_score(state, seat, remembered[seat] + points, "score opened")
-                remembered[seat] = 0
-            else:
-                remembered[seat] += points
-
-    # --- ranking ------------------------------------------------------------------------------
-
-    def match_keys(self, state: State[OselState]) -> list[Any]:
-        remembered = state.extra.remembered
-        return [(-state.scores[s], -remembered[s]) for s in range(self.num_players)]
-
-    def round_keys(self, state: State[OselState]) -> list[Any]:
-        assert state.result is not None
-        winner = state.result.winner
-        points = self.round_points(state.hands)
-        return [(seat == winner, -points[seat]) for seat in range(self.num_players)]
 
     # --- baseline and observation hooks -----------------------------------------------------
 

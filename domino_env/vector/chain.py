@@ -2,8 +2,12 @@
 
 It plays Classic (2-4 players, partners, draw or block), All Fives (a spinner whose arms open
 once both its sides hold a tile, the open ends' count scored as it comes, a lot for the first
-leader, higher scores win) and Cross (four arms from the highest double, opened at once and
-started by force, that double leading every round), any set and hand size. B tables of one
+leader, higher scores win), Cross (four arms from the highest double, opened at once and
+started by force, that double leading every round), Blitz (Classic's game, the fewest pips
+opening, a turn laying on after any tile but the round's first until the seat stops) and Osel
+(a spinner opening its arms at once, a turn laying on after each double, doubles laid face
+down closing an arm, the last layer leading the next round, penalty points remembered until a
+score opens), any set and hand size. B tables of one
 table size (P seats, D sides, T tiles, V values, S slots) live in fixed-shape arrays, one row
 a table:
 
@@ -17,7 +21,8 @@ drawn        int64[B]      where the next draw is in ``order`` (T: the boneyard 
 played       int64[B]      the tiles on the table (a bitmask); ``count`` how many,
                            ``lead_tile`` the first
 ends         int64[B, S]   the value each slot's end shows (east, west, then a spinner's
-                           north and south: ``core.line``'s slots); V: not open (yet)
+                           north and south: ``core.line``'s slots); V: not open (yet),
+                           V + 1: closed (a face-down double)
 doubled      bool[B, S]    the outermost tile of that end is a double (an empty spinner arm
                            ends at the spinner: a double)
 length       int64[B, S]   the tiles laid on each arm beyond the lead (kept for a spinner,
@@ -27,29 +32,40 @@ spinner      int64[B]      where the spinner lies (-1: none yet; 0/1: on the eas
 current      int64[B]      the seat to move; ``leader`` the round's leader, ``required``
                            the tile it must lead (-1: any), ``passes`` passes in a row
 voids        int64[B, P]   per seat, the values (bit v) it was seen unable to play
+continuing   bool[B]       the seat to move laid a tile this turn and may lay on or ``stop``
+last_layer   int64[B]      who laid the round's last tile (``last_layer_leads``)
+remembered   int64[B, P]   remembered penalties per seat, not written yet; ``opened`` bool
+                           [B, P]: that seat's score is open
 scores       int64[B, D]   the match scores by side; ``start`` as the round began
 ===========  ============  ===============================================================
 
 **A variant** is the rules' declared parts, read in ``__init__`` (``supports`` refuses any
 other): ``spinner`` (``_spin``: none, arms at once, arms after the sides), ``lay_scoring``
-(All Fives' count, ``_count``), ``score_round`` (penalty pips, or the winner scoring the
-others' pips to the nearest 5), ``placements`` (Cross: a seat that can start an empty arm
-must), ``opens``/``leads_next`` (the opening order's first dealt tile, the first round or every
-round, else a lot; the winner leads the next round) and ``lower_score_wins``; the variant's
-observer blocks (``points_now``, ``arm_started``) are ``_block_<name>`` methods. The parts a
-variant's rules take from the rules layer are known by identity (``score_the_count``,
-``ChainRules.pips_to_the_winner``, ``ChainRules.arms_first``...): ``domino_env.vector`` does not
-import the variants, and refuses a part of their own.
+(All Fives' count, ``_count``), ``score_round`` (penalty pips, the winner scoring the others'
+pips to the nearest 5, or remembered penalties with their ranking and blocked winner),
+``placements`` (Cross: a seat that can start an empty arm must; Osel: doubles face down too,
+with ``face_down_doubles``), ``continues_turn`` (a multi-tile turn, with the ``stop`` action
+and the ``continuing`` phase: after any tile but the first, or after a double),
+``opens``/``leads_next`` (the opening order's first dealt tile, the first round or every
+round, else a lot; the winner or the last layer leads the next round) and
+``lower_score_wins``; the variant's observer blocks (``points_now``, ``arm_started``,
+``remembered``, ``opened``) are ``_block_<name>`` methods. The parts a variant's rules take
+from the rules layer are known by identity (``score_the_count``, ``after_a_double``,
+``ChainRules.pips_to_the_winner``, ``ChainRules.arms_first``, ``ChainRules.doubles_face_down``,
+``RememberedPenaltyRules``' methods...): ``domino_env.vector`` does not import the variants,
+and refuses a part of their own.
 
 **A step** lays each table's tile (the lead sets the east and west ends, a tile on an end
-leaves its other half open there; the first double becomes the spinner and opens its arms
-as the rules say), scores the count where the rules do (reaching the target there ends the
-match), ends the round of a table whose seat went out, and moves the rest on to the next seat
-that can lay: a seat with nothing that fits draws (all the draws it needs at once: up to the
-first tile of the boneyard that fits) or, with an empty boneyard or ``draw=False``, passes,
-and a full circle of passes blocks the round. Those are masked loops over only the tables
-that need them (at most P passes). Round ends score by the rules (a blocked round's winner the
-side with fewest pips), pay the rewards as :class:`~domino_env.envs.base.DominoEnv` does, and
+leaves its other half open there, a face-down double closes it; the first double becomes the
+spinner and opens its arms as the rules say; ``stop`` lays nothing), scores the count where
+the rules do (reaching the target there ends the match), ends the round of a table whose seat
+went out, keeps a seat that may lay on in a multi-tile turn and holds a tile that fits (else
+its turn ends by itself), and moves the rest on to the next seat that can lay: a seat with
+nothing that fits draws (all the draws it needs at once: up to the first tile of the boneyard
+that fits) or, with an empty boneyard or ``draw=False``, passes, and a full circle of passes
+blocks the round. Those are masked loops over only the tables that need them (at most P
+passes). Round ends score by the rules (a blocked round's winner the side with fewest pips, or
+the seat with fewest round points), pay the rewards as :class:`~domino_env.envs.base.DominoEnv` does, and
 deal the next round or episode (autoreset, :mod:`domino_env.vector.base`). Observations are
 rebuilt from the arrays for the seat to move, entry for entry as
 :class:`~domino_env.observation.chain.ChainEncoder` and the variant's observer write them.
@@ -76,8 +92,15 @@ from gymnasium.utils import seeding
 
 from domino_env.core.line import Spinner
 from domino_env.registry import raw_env
-from domino_env.rules.chain import ChainRules
-from domino_env.rules.parts import next_deal_decides, score_the_count, winner_leads
+from domino_env.rules.chain import LONE_BLANK, OPEN_ABOVE, STOP, ChainRules, RememberedPenaltyRules
+from domino_env.rules.parts import (
+    after_a_double,
+    after_the_opening_tile,
+    last_layer_leads,
+    next_deal_decides,
+    score_the_count,
+    winner_leads,
+)
 from domino_env.rules.table import TableRules
 from domino_env.vector.base import Info, VectorEnv, base_seed, checked_actions, episode_seed
 
@@ -178,12 +201,29 @@ _LAY_SCORING: dict[Any, str | None] = {None: None, score_the_count: "count"}
 _ROUND_SCORING: dict[Any, str] = {
     ChainRules.penalties_round: "penalty",
     ChainRules.pips_to_the_winner: "fives",
+    RememberedPenaltyRules.score_round: "remembered",
 }
-_PLACEMENTS: dict[Any, str | None] = {ChainRules.placements: None, ChainRules.arms_first: "arms_first"}
+# A round scoring's ranking and blocked winner: the class whose methods the tables must have.
+_SCORING_METHODS: dict[str, type] = {
+    "penalty": ChainRules,
+    "fives": ChainRules,
+    "remembered": RememberedPenaltyRules,
+}
+_RANKING = ("blocked_winner", "match_keys", "round_keys")
+_PLACEMENTS: dict[Any, str | None] = {
+    ChainRules.placements: None,
+    ChainRules.arms_first: "arms_first",
+    ChainRules.doubles_face_down: "face_down",
+}
+# A multi-tile turn (``continues_turn``, with the ``stop`` action and the ``continuing`` phase).
+_CONTINUES: dict[Any, str] = {after_the_opening_tile: "after_lead", after_a_double: "after_double"}
+_LEADS_NEXT = (winner_leads, last_layer_leads)  # (and next_deal_decides where every round opens)
 # The observer blocks the kernel writes (``_block_<name>``), by name -> their size.
 _OBSERVER_BLOCKS: dict[str, Callable[[ChainRules], int]] = {
     "points_now": lambda rules: rules.num_play_actions,
     "arm_started": lambda rules: 4,
+    "remembered": lambda rules: rules.num_players,
+    "opened": lambda rules: rules.num_players,
 }
 _SLOTS = {Spinner.NONE: 2, Spinner.AT_ONCE: 4, Spinner.AFTER_SIDES: 4}  # the line's slots per spinner rule
 _POINTS_SCALE = 1 / 20  # All Fives' points_now block: a count of 20 reads 1.0
@@ -198,12 +238,8 @@ class ChainKernel(VectorEnv):
     backend = "chain"
     # The rule parts every kernel table has as Classic does (rules.parts); any other is refused.
     _PARTS: ClassVar[dict[str, Any]] = {
-        "continues_turn": None,
         "seat_after": None,
-        "face_down_doubles": False,
-        "extra_actions": (),
         "tile_actions": (),
-        "phases": ("lead",),
         "voids_hold_none": True,
         "names_own_draws": True,
         "ordered_hands": False,
@@ -214,7 +250,6 @@ class ChainKernel(VectorEnv):
         "advance",
         "apply",
         "apply_extra",
-        "blocked_winner",
         "can_draw",
         "end_round",
         "end_turn",
@@ -222,13 +257,11 @@ class ChainKernel(VectorEnv):
         "lay",
         "legal_actions",
         "match_finished",
-        "match_keys",
         "next_seat",
         "outcome",
         "phase_flags",
         "players_in",
         "public_hands",
-        "round_keys",
         "side_pips",
         "take_drawn",
         "went_out",
@@ -266,7 +299,25 @@ class ChainKernel(VectorEnv):
         for part, own, pieces in known:
             if own not in pieces:
                 return f"{rules.name} has its own {part} ({own!r}): not one the chain kernel plays"
-        if kind.leads_next is not winner_leads and not (
+        turn = (kind.continues_turn, kind.extra_actions, kind.phases)
+        if turn != (None, (), ("lead",)) and (
+            kind.continues_turn not in _CONTINUES or turn[1:] != ((STOP,), ("lead", "continuing"))
+        ):
+            return (
+                f"{rules.name} has its own turn (continues_turn {kind.continues_turn!r}, extra "
+                f"actions {kind.extra_actions!r}, phases {kind.phases!r}): not one the chain kernel plays"
+            )
+        face_down = _PLACEMENTS[kind.placements] == "face_down"
+        if kind.face_down_doubles != face_down or (face_down and kind.spinner is Spinner.NONE):
+            return f"{rules.name}'s face-down doubles are not the kernel's (doubles_face_down, a spinner)"
+        scoring = _ROUND_SCORING[kind.score_round]
+        owner = _SCORING_METHODS[scoring]
+        for method in _RANKING:
+            if getattr(kind, method) is not getattr(owner, method):
+                return f"{rules.name} overrides {method}: not the one its round scoring comes with"
+        if scoring == "remembered" and rules.teams:
+            return f"{rules.name}'s remembered penalties are individual: the chain kernel plays no partners"
+        if kind.leads_next not in _LEADS_NEXT and not (
             kind.leads_next is next_deal_decides and kind.opens.every_round
         ):
             return f"{rules.name} has its own leads_next ({kind.leads_next!r}); the kernel plays the winner's"
@@ -334,22 +385,37 @@ class ChainKernel(VectorEnv):
         self._every_round = kind.opens.every_round
         self._sign = -1 if kind.lower_score_wins else 1
         self._lengths = self._spinner is not Spinner.NONE or self._counts  # arms' lengths kept
+        # A multi-tile turn: who may lay on ("after_lead": after any tile but the round's first;
+        # "after_double": after a double), and the ``stop`` action that ends it (-1: none).
+        self._continues = _CONTINUES.get(kind.continues_turn)
+        self._stop = rules.extra_action_id[STOP] if self._continues else -1
+        self._face_down = _PLACEMENTS[kind.placements] == "face_down"
+        self._remembered = _ROUND_SCORING[kind.score_round] == "remembered"
+        self._last_layer_leads = kind.leads_next is last_layer_leads
 
         # --- lookup tables, once ---------------------------------------------------------
         self._seats = np.arange(n)
         self._next = (self._seats + 1) % n
         self._side_of = np.asarray(rules.side_of, np.int64)
-        self._bit = np.asarray(ts.bit, np.int64)  # tile -> its mask
-        self._lo = np.asarray([a for a, _ in ts.tiles], np.int64)
-        self._hi = np.asarray([b for _, b in ts.tiles], np.int64)
-        self._pips = np.asarray(ts.pips, np.int64)
-        self._is_double = self._lo == self._hi
-        # value -> the tiles carrying it, value -> its bit; value V is "no end": none, 0
-        self._suit = np.append(np.asarray(ts.suit_mask, np.int64), 0)
-        self._value_bit = np.append(np.left_shift(1, np.arange(V, dtype=np.int64)), 0)
-        # action -> (tile, slot): the rules' own table
+        # tile -> its mask, halves, pips, double; tile T: none (what ``stop`` lays: nothing)
+        self._bit = np.append(np.asarray(ts.bit, np.int64), 0)
+        self._lo = np.asarray([a for a, _ in ts.tiles] + [0], np.int64)
+        self._hi = np.asarray([b for _, b in ts.tiles] + [0], np.int64)
+        self._pips = np.asarray([*ts.pips, 0], np.int64)
+        self._is_double = np.append(self._lo[:T] == self._hi[:T], False)
+        # value -> the tiles carrying it, value -> its bit, value -> its double's bit; value V
+        # is "no end" (not open yet), V + 1 a closed end (a face-down double): none, 0
+        self._suit = np.append(np.asarray(ts.suit_mask, np.int64), [0, 0])
+        self._value_bit = np.append(np.left_shift(1, np.arange(V, dtype=np.int64)), [0, 0])
+        self._double_of = np.asarray([ts.ids[(v, v)] for v in range(V)], np.int64)  # value -> v-v
+        self._double_bit = np.append(self._bit.take(self._double_of), [0, 0])
+        self._closed = V + 1
+        # action -> (tile, slot): the rules' own table; what it lays (an extra: tile T, slot 0)
         self._action_tile = np.asarray(rules.action_tile, np.int64)
         self._action_slot = np.asarray(rules.action_slot, np.int64)
+        self._lay_tile = np.where(self._action_tile >= 0, self._action_tile, T)
+        self._lay_slot = np.maximum(self._action_slot, 0)
+        self._lay_down = np.asarray(rules.action_face_down, bool)
         # pips of the tiles a byte of a mask selects, per byte of the int64
         pips = np.zeros(64, np.int64)
         pips[:T] = ts.pips
@@ -365,14 +431,16 @@ class ChainKernel(VectorEnv):
         self._void_rows = _bits(np.arange(1 << V), V).astype(np.float32)  # value mask -> V flags
         # An end's features coded as one int: 4*value + 2*double + live; the last code: no end.
         width = V + 4
-        slot_rows = np.zeros((4 * V + 1, width), np.float32)
+        slot_rows = np.zeros((4 * V + 2, width), np.float32)
         for v in range(V):
             for double in (0, 1):
                 for live in (0, 1):
                     row = slot_rows[4 * v + 2 * double + live]
                     row[v], row[V], row[V + 2], row[V + 3] = 1.0, 1.0, double, live
+        slot_rows[4 * V + 1, V + 1] = 1.0  # a closed end: the closed flag only
         self._slot_rows = slot_rows
-        self._no_end_code = 4 * V
+        self._no_end_code, self._closed_code = 4 * V, 4 * V + 1
+        self._blank_bit = ts.bit[ts.ids[(0, 0)]]  # (remembered penalties: a lone 0-0 counts LONE_BLANK)
         # The mask's words: action tile * S + slot, 64 // S tiles a word (S = 2, 4: bit t of a
         # slot's mask spread to bit S*t); else the slots' bits unpacked and interleaved.
         self._spreads = {2: 1, 4: 2}.get(S, 0)
@@ -411,6 +479,10 @@ class ChainKernel(VectorEnv):
         self.start = np.zeros((B, D), np.int64)
         self.match_over = np.zeros(B, bool)
         self.episodes = np.zeros(B, np.int64)
+        self.continuing = np.zeros(B, bool)  # the seat to move laid a tile this turn (may stop)
+        self.last_layer = np.zeros(B, np.int64)  # who laid the round's last tile
+        self.remembered = np.zeros((B, n), np.int64)  # remembered penalties: per seat, not written
+        self.opened = np.zeros((B, n), bool)  # ... and whose score is open
         # Flat views and row offsets, for ``take`` on (table, seat), (table, side), (table, slot).
         self._flat_hands, self._flat_voids = self.hands.reshape(-1), self.voids.reshape(-1)
         self._flat_scores = self.scores.reshape(-1)
@@ -449,20 +521,32 @@ class ChainKernel(VectorEnv):
         before = self.scores.copy()
 
         # Lay: the lead makes the east and west ends (east the high half), else the tile's
-        # other half is the end it was laid on.
+        # other half is the end it was laid on (a face-down double closes it). A ``stop`` lays
+        # nothing (tile T: no bits, no halves, not a double) and leaves the ends as they are.
         seat = self.current
-        tile, slot = self._action_tile.take(action), self._action_slot.take(action)
+        tile, slot = self._lay_tile.take(action), self._lay_slot.take(action)
         at_seat, at_end = self._seat_base + seat, self._end_base + slot  # (flat indices)
         hand = self._flat_hands.take(at_seat) & ~self._bit.take(tile)
         self._flat_hands[at_seat] = hand
         lo, hi = self._lo.take(tile), self._hi.take(tile)
         double = self._is_double.take(tile)
         inner = self._flat_ends.take(at_end)
-        self._flat_ends[at_end] = lo + hi - inner
-        self._flat_doubled[at_end] = double
+        outer = lo + hi - inner
+        if self._face_down:
+            outer = np.where(self._lay_down.take(action), self._closed, outer)
         leading = self.count == 0
+        if self._continues is None:
+            laying = None
+            self._flat_ends[at_end] = outer
+            self._flat_doubled[at_end] = double
+            grows = ~leading
+        else:
+            laying = action != self._stop
+            self._flat_ends[at_end] = np.where(laying, outer, inner)
+            self._flat_doubled[at_end] = np.where(laying, double, self._flat_doubled.take(at_end))
+            grows = laying & ~leading
         if self._lengths:
-            self._flat_length[at_end] += ~leading
+            self._flat_length[at_end] += grows
         leads = np.flatnonzero(leading)
         if leads.size:
             self.ends[leads, 0], self.ends[leads, 1] = hi[leads], lo[leads]
@@ -471,14 +555,16 @@ class ChainKernel(VectorEnv):
         if self._spinner is not Spinner.NONE:
             self._spin(leading, slot, double, lo)
         self.played |= self._bit.take(tile)
-        self.count += 1
+        self.count += 1 if laying is None else laying
         self.passes[:] = 0
+        if self._last_layer_leads:
+            self.last_layer = seat.copy() if laying is None else np.where(laying, seat, self.last_layer)
 
         reward = np.zeros((B, n), np.float32)
         reached = np.zeros(B, bool)
         if self._counts:  # the open ends' count scores at once; the target ends the match there
             count = self._count()
-            points = np.where(count % 5 == 0, count, 0)
+            points = np.where((count % 5 == 0) if laying is None else (count % 5 == 0) & laying, count, 0)
             at_side = self._side_base + self._side_of.take(seat)
             self._flat_scores[at_side] += points
             reached = self._flat_scores.take(at_side) >= self._target
@@ -488,9 +574,17 @@ class ChainKernel(VectorEnv):
 
         went_out = (hand == 0) & ~reached
         over = went_out | reached
-        self.current = np.where(over, seat, self._next.take(seat))
-        # Every line has its ends now: the next seat lays, or draws and passes (_advance).
+        # Every line has its ends now: the next seat lays, or draws and passes (_advance); in a
+        # multi-tile turn the same seat lays on while the rules let it and a tile fits (else
+        # the turn ends by itself), and a ``stop`` ends it.
         playable = _or_columns(self._suit.take(self.ends))
+        if laying is None:
+            self.current = np.where(over, seat, self._next.take(seat))
+        else:
+            keeps = laying & (self.count > 1) if self._continues == "after_lead" else double
+            keeps &= ~over & ((hand & playable) != 0)
+            self.continuing = keeps
+            self.current = np.where(over | keeps, seat, self._next.take(seat))
         held = self._flat_hands.take(self._seat_base + self.current)
         stuck = np.flatnonzero(((held & playable) == 0) & ~over)
         blocked = self._advance(stuck, playable[stuck])
@@ -623,7 +717,10 @@ class ChainKernel(VectorEnv):
         """Score the round of ``tables`` (``winner``: the seat that went out or reached the
         target, -1 where ``blocked``); return which episodes ended and each seat's reward."""
         n = self.num_players
-        pips = self._hand_pips(self.hands[tables])  # [K, P]
+        hands = self.hands[tables]
+        pips = self._hand_pips(hands)  # [K, P]
+        if self._remembered:  # round points: a lone 0-0 counts LONE_BLANK (and a block goes by them)
+            pips = np.where(hands == self._blank_bit, LONE_BLANK, pips)
         side_pips = pips[:, :2] + pips[:, 2:] if self._teams else pips
         fewest = side_pips.min(axis=1)
         single = (side_pips == fewest[:, None]).sum(axis=1) == 1
@@ -635,12 +732,25 @@ class ChainKernel(VectorEnv):
         else:
             best = side
         winner = np.where(blocked, np.where(single, best, -1), winner)
-        # the next round's leader (winner_leads; where the next deal decides, _deal names it)
-        self.leader[tables] = np.where(winner >= 0, winner, (self.leader[tables] + 1) % n)
+        # the next round's leader (winner_leads or last_layer_leads; where the next deal decides,
+        # _deal names it)
+        if self._last_layer_leads:
+            self.leader[tables] = self.last_layer[tables]
+        else:
+            self.leader[tables] = np.where(winner >= 0, winner, (self.leader[tables] + 1) % n)
         win_side = np.where(winner >= 0, self._side_of[np.maximum(winner, 0)], -1)
         winners = np.arange(self._D) == win_side[:, None]
         scoring = ~self.match_over[tables]  # (a match the count ended scores no round)
-        if self._fives:  # the winner's side scores the others' pips, to the nearest 5
+        if self._remembered:  # an open score writes; else the seat that went out loses what it
+            # remembered, more than OPEN_ABOVE opens the score (remembered + this round), the rest
+            # is remembered
+            opened, remembered = self.opened[tables], self.remembered[tables]
+            out = winners & ~blocked[:, None]
+            opens = ~opened & ~out & (pips > OPEN_ABOVE)
+            gained = np.where(opened, pips, np.where(opens, remembered + pips, 0))
+            self.remembered[tables] = np.where(~opened & ~out & ~opens, remembered + pips, 0)
+            self.opened[tables] = opened | opens
+        elif self._fives:  # the winner's side scores the others' pips, to the nearest 5
             others = np.where(winners, 0, side_pips).sum(axis=1)
             gained = np.where(winners & scoring[:, None], 5 * ((others[:, None] + 2) // 5), 0)
         else:  # every other side adds its pips in hand as penalties
@@ -651,6 +761,13 @@ class ChainKernel(VectorEnv):
         done = np.ones(len(tables), bool) if self._round_episode else self.match_over[tables]
         if self._points:
             by_side = (scores - before) * self._reward_scale + 0.0
+        elif self._remembered:  # round_keys (won, fewer round points), match_keys (score, remembered)
+            keys = (
+                winners * _TIE_KEY - pips
+                if self._round_episode
+                else -scores * _TIE_KEY - self.remembered[tables]
+            )
+            by_side = np.where(done[:, None], self._outcome(keys), 0.0)
         else:
             # the rules' round_keys (won, change) and match_keys (score), signed: larger is better
             sign = self._sign
@@ -740,13 +857,16 @@ class ChainKernel(VectorEnv):
         self.voids[tables] = 0
         self.scores[fresh] = 0
         self.match_over[fresh] = False
+        self.continuing[tables] = False
+        if self._remembered:
+            self.remembered[fresh] = 0
+            self.opened[fresh] = False
         self.start[tables] = self.scores[tables]
 
     # --- what a seat sees ------------------------------------------------------------------
 
     def _outputs(self) -> tuple[np.ndarray, np.ndarray]:
         """The seat to move's observation and legal actions at every table (kept for step)."""
-        B, T, S = self.num_envs, self._T, self._S
         hand = self._flat_hands.take(self._seat_base + self.current)
         leading = self.count == 0
         fits = hand[:, None] & self._suit.take(self.ends)  # [B, S] (no end: none fit)
@@ -756,8 +876,31 @@ class ChainKernel(VectorEnv):
             unstarted = (self.ends < self._V) & (self.length == 0)
             starts = _or_columns(np.where(unstarted, fits, 0)) != 0
             fits = np.where(starts[:, None] & ~unstarted, 0, fits)
-        # Action tile * S + slot: each slot's mask spread (bit t to bit S*t), 64 // S tiles a
-        # word, the slots' words OR-ed together, one unpack; else the slots unpacked apart.
+        # The plays (_placement_bits), then each double that fits an open end laid face down
+        # there (once a spinner is down: a few a table, set one by one), then ``stop`` while the
+        # seat is in a multi-tile turn.
+        if self._face_down or self._continues:
+            mask = np.zeros((len(hand), self.num_actions), bool)
+            plays = self._S * self._T
+            mask[:, :plays] = self._placement_bits(fits)
+            if self._face_down:
+                down = (hand[:, None] & self._double_bit.take(self.ends)) != 0
+                rows, slots = np.nonzero(down & (self.spinner >= 0)[:, None])
+                tiles = self._double_of.take(self.ends[rows, slots])
+                mask[rows, plays + tiles * self._S + slots] = True
+            if self._continues:
+                mask[:, self._stop] = self.continuing
+        else:
+            mask = self._placement_bits(fits)
+        self._mask = mask
+        return self._observe(self.current, moving=True), mask.copy()
+
+    def _placement_bits(self, fits: np.ndarray) -> np.ndarray:
+        """bool[B, S*T]: action tile * S + slot set where ``fits`` (int64[B, S]: per slot, the
+        tiles that may be laid there) holds the tile. Each slot's mask spread (bit t to bit
+        S*t), 64 // S tiles a word, the slots' words OR-ed together, one unpack; else the
+        slots unpacked apart."""
+        B, T, S = self.num_envs, self._T, self._S
         if self._spreads:
             per, words = self._per_word, np.empty((B, self._words), np.int64)
             for w in range(self._words):
@@ -765,11 +908,8 @@ class ChainKernel(VectorEnv):
                 for _ in range(self._spreads):
                     part = _spread(part)
                 words[:, w] = _or_columns(part << np.arange(S))
-            mask = _bits(words, 64).reshape(B, -1)[:, : S * T].view(bool)
-        else:
-            mask = _bits(fits, T).transpose(0, 2, 1).reshape(B, S * T).view(bool)
-        self._mask = mask
-        return self._observe(self.current, moving=True), mask.copy()
+            return _bits(words, 64).reshape(B, -1)[:, : S * T].view(bool)
+        return _bits(fits, T).transpose(0, 2, 1).reshape(B, S * T).view(bool)
 
     def _observe(self, seat: np.ndarray, moving: bool) -> np.ndarray:
         """Each table's observation for ``seat`` (int64[B]), as the scalar encoder writes it;
@@ -787,7 +927,10 @@ class ChainKernel(VectorEnv):
             out[:, layout["table"]] = _bits(self.played, T)
         value = self.ends
         live = (self._suit.take(value) & ~self.played[:, None]) != 0
-        code = np.where(value < self._V, 4 * value + 2 * self.doubled + live, self._no_end_code)
+        no_end: np.ndarray | int = self._no_end_code
+        if self._face_down:  # (only face-down doubles close an end)
+            no_end = np.where(value == self._V, no_end, self._closed_code)
+        code = np.where(value < self._V, 4 * value + 2 * self.doubled + live, no_end)
         out[:, layout["ends"]] = self._slot_rows.take(code.reshape(-1), axis=0).reshape(B, -1)
         others = self._seat_base[:, None] + (seat[:, None] + self._seats[1:]) % n  # next seat first
         out[:, layout["hand_sizes"]] = self._size_value.take(np.bitwise_count(self._flat_hands.take(others)))
@@ -798,12 +941,16 @@ class ChainKernel(VectorEnv):
         out[:, layout["scores"]] = (
             self._flat_scores.take(sides) * self._score_scale
         )  # (float64, then float32)
-        out[:, layout["phase"]] = ((self.count == 0) & moving)[:, None]  # (an idle seat's: 0)
+        lead = (self.count == 0) & moving  # the phase flags (an idle seat's: 0)
+        if self._continues:  # lead, continuing (in a multi-tile turn)
+            out[:, layout["phase"]] = np.stack([lead, self.continuing & moving], axis=1)
+        else:
+            out[:, layout["phase"]] = lead[:, None]
         for block in self._blocks:  # the variant observer's blocks
-            out[:, layout[block]] = getattr(self, f"_block_{block}")(moving)
+            out[:, layout[block]] = getattr(self, f"_block_{block}")(seat, moving)
         return out
 
-    def _block_points_now(self, moving: bool) -> np.ndarray:
+    def _block_points_now(self, seat: np.ndarray, moving: bool) -> np.ndarray:
         """All Fives' ``points_now``: for the seat to move, the count each legal play would make
         where it is a multiple of 5 (/20); an idle seat's zeros."""
         if not moving:
@@ -821,6 +968,19 @@ class ChainKernel(VectorEnv):
         out[rows, actions] = np.where(count % 5 == 0, count, 0) * _POINTS_SCALE
         return out
 
-    def _block_arm_started(self, moving: bool) -> np.ndarray:
+    def _block_arm_started(self, seat: np.ndarray, moving: bool) -> np.ndarray:
         """Cross's ``arm_started``: per arm, it holds a tile beyond the lead."""
         return (self.length > 0).astype(np.float32)
+
+    def _per_seat(self, values: np.ndarray, seat: np.ndarray) -> np.ndarray:
+        """[B, P]: each table's ``values`` (per seat) from ``seat`` on."""
+        at = self._seat_base[:, None] + (seat[:, None] + self._seats) % self.num_players
+        return values.reshape(-1).take(at)
+
+    def _block_remembered(self, seat: np.ndarray, moving: bool) -> np.ndarray:
+        """Osel's ``remembered``: each seat's remembered points (/ the target), from ``seat`` on."""
+        return self._per_seat(self.remembered, seat) * self._score_scale
+
+    def _block_opened(self, seat: np.ndarray, moving: bool) -> np.ndarray:
+        """Osel's ``opened``: each seat's score is open, from ``seat`` on."""
+        return self._per_seat(self.opened, seat)

@@ -30,7 +30,8 @@ STATE_EVERY = 25
 BACKENDS = ("scalar", "kernel")
 
 # Every variant's tables, one round an episode (many autoresets), then the episode and reward
-# modes on Classic, All Fives (which scores during a round) and Cross (a new opening every round).
+# modes on Classic, All Fives (which scores during a round), Cross (a new opening every round),
+# Blitz (multi-tile turns) and Osel (face-down doubles, remembered points across a match).
 TABLES: list[tuple[str, dict[str, Any]]] = [
     (name, {**table, "episode": "round"})
     for name, spec in domino_env.SPECS.items()
@@ -48,6 +49,12 @@ TABLES += [
     ("all_fives", {"num_players": 3, "episode": "match", "reward": "outcome"}),
     ("cross", {"num_players": 4, "episode": "match", "reward": "points"}),
     ("cross", {"num_players": 4, "teams": True, "episode": "match", "reward": "outcome"}),
+    ("blitz", {"num_players": 2, "episode": "match", "reward": "points"}),
+    ("blitz", {"num_players": 4, "teams": True, "episode": "match", "reward": "outcome"}),
+    ("blitz", {"num_players": 3, "draw": False, "episode": "round", "reward": "points"}),
+    ("osel", {"num_players": 2, "episode": "match", "reward": "points"}),
+    ("osel", {"num_players": 3, "episode": "match", "reward": "outcome"}),
+    ("osel", {"num_players": 4, "episode": "round", "reward": "points"}),
 ]
 
 
