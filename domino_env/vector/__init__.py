@@ -34,7 +34,7 @@ class names its kernel in ``batched_kernel`` (a key of :data:`KERNELS`), and the
 scalar backend; ``"kernel"`` demands the kernel (ValueError saying why there is none);
 ``"scalar"`` always takes the scalar backend. ``venv.backend`` says which one was chosen.
 The kernels: ``"chain"`` (:class:`~domino_env.vector.chain.ChainKernel`), the tables of
-Classic, All Fives, Cross, Blitz and Osel.
+Classic, All Fives, Cross, Blitz, Osel and Metro.
 """
 
 from __future__ import annotations

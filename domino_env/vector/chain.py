@@ -7,7 +7,8 @@ started by force, that double leading every round), Blitz (Classic's game, the f
 opening, a turn laying on after any tile but the round's first until the seat stops) and Osel
 (a spinner opening its arms at once, a turn laying on after each double, doubles laid face
 down closing an arm, the last layer leading the next round, penalty points remembered until a
-score opens), any set and hand size. B tables of one
+score opens) and Metro (the places game of :mod:`domino_env.rules.places`, in its own step:
+below), any set and hand size. B tables of one
 table size (P seats, D sides, T tiles, V values, S slots) live in fixed-shape arrays, one row
 a table:
 
@@ -37,6 +38,10 @@ last_layer   int64[B]      who laid the round's last tile (``last_layer_leads``)
 remembered   int64[B, P]   remembered penalties per seat, not written yet; ``opened`` bool
                            [B, P]: that seat's score is open
 scores       int64[B, D]   the match scores by side; ``start`` as the round began
+places       int64[B, P]   Metro: per seat its place (0: in play); ``metros`` and
+                           ``metro_points`` [B, P] its uncleared Metros and their points;
+                           ``used`` [B] the slots in use, ``doubles_open`` [B] the first
+                           double is down
 ===========  ============  ===============================================================
 
 **A variant** is the rules' declared parts, read in ``__init__`` (``supports`` refuses any
@@ -70,6 +75,23 @@ deal the next round or episode (autoreset, :mod:`domino_env.vector.base`). Obser
 rebuilt from the arrays for the seat to move, entry for entry as
 :class:`~domino_env.observation.chain.ChainEncoder` and the variant's observer write them.
 
+**Metro** (``seat_after`` is :class:`~domino_env.rules.places.PlacesRules`' ``skip_players_out``,
+and then every part ``PlacesRules`` declares must be its own: ``_places_refusal``) steps in
+``_step_places``: a tile laid face up leaves its other half at its end, a double laid open
+once the first double is down also opens a new end of its value at the first unused slot, a
+double laid face down closes its end, and an end whose value has every tile on the table
+closes at once. :meth:`_places_line` reads each table's line as integer masks: per slot the
+tiles that fit a live end and those whose placement there would leave no live end (they are
+the few tiles u-w whose w is used up with them, while u and w are the only live values), so
+the mask keeps such a move only where nothing else fits and the boneyard is empty, and the
+forced draws take, at once, up to the first tile that has another move. A seat that goes out
+takes the next place and is skipped; no live end left ends the game (blocked by an open double,
+a domino-Metro for a seat that went out, else a Metro), as does a lone seat left holding
+tiles; the holders then take the free places by pips (a lone 0-0: 10), the Metro maker the
+last, the last place pays (a Metro ``metro_penalty``, a domino-Metro at 3 players clearing
+its maker's Metros) and leads the next game; the outcome ranks by places (a round) or by
+fewer penalties (a match).
+
 **Deals** are the scalar rules' own: each table keeps its scalar env's numpy Generator, seeded
 at each episode as ``DominoEnv.reset`` seeds it (``seeding.np_random``: :func:`pcg64_states`
 runs numpy's SeedSequence hash for all the new episodes at once and is checked against numpy
@@ -101,6 +123,7 @@ from domino_env.rules.parts import (
     score_the_count,
     winner_leads,
 )
+from domino_env.rules.places import PlacesRules
 from domino_env.rules.table import TableRules
 from domino_env.vector.base import Info, VectorEnv, base_seed, checked_actions, episode_seed
 
@@ -224,7 +247,34 @@ _OBSERVER_BLOCKS: dict[str, Callable[[ChainRules], int]] = {
     "arm_started": lambda rules: 4,
     "remembered": lambda rules: rules.num_players,
     "opened": lambda rules: rules.num_players,
+    "places": lambda rules: rules.num_players,
+    "metros": lambda rules: rules.num_players,
+    "doubles_open": lambda rules: 1,
 }
+# The places game (players who go out take places and are skipped, branching live ends, moves
+# that may leave no live end: ``rules.places``): its ``seat_after`` chooses the kernel's places
+# step (``_step_places``), and the tables must have all of PlacesRules' parts.
+_PLACES_PARTS: dict[Any, str] = {PlacesRules.skip_players_out: "skip_out"}
+_PLACES_METHODS = (
+    "seat_after",
+    "leads_next",
+    "lay_scoring",
+    "placements",
+    "went_out",
+    "end_round",
+    "players_in",
+    "score_round",
+    "round_keys",
+    "match_keys",
+    "blocked_winner",
+    "hand_count",
+    "refresh_ends",
+    "skip_players_out",
+    "score_lay",
+    "_is_metro",
+    "_next_place",
+    "_place",
+)
 _SLOTS = {Spinner.NONE: 2, Spinner.AT_ONCE: 4, Spinner.AFTER_SIDES: 4}  # the line's slots per spinner rule
 _POINTS_SCALE = 1 / 20  # All Fives' points_now block: a count of 20 reads 1.0
 _BASE_BLOCKS = ("hand", "table", "ends", "hand_sizes", "boneyard", "voids", "scores", "phase")
@@ -286,6 +336,8 @@ class ChainKernel(VectorEnv):
         kind = type(rules)
         if kind.__dict__.get("batched_kernel") != "chain":
             return f"{rules.name}'s rules class does not itself declare batched_kernel = 'chain'"
+        if kind.seat_after in _PLACES_PARTS:
+            return cls._places_refusal(rules, env_options)
         for part, value in cls._PARTS.items():
             if getattr(kind, part) != value:
                 return (
@@ -321,19 +373,53 @@ class ChainKernel(VectorEnv):
             kind.leads_next is next_deal_decides and kind.opens.every_round
         ):
             return f"{rules.name} has its own leads_next ({kind.leads_next!r}); the kernel plays the winner's"
-        for method in cls._ENGINE_METHODS:
-            if getattr(kind, method) is not getattr(ChainRules, method):
-                return f"{rules.name} overrides {method}: the chain kernel plays Classic's turn loop"
         if rules.num_slots != _SLOTS[kind.spinner] or rules.tile_set.size > 62:
             return (
                 f"{rules.name}'s line is not the chain kernel's (2 ends, or 4 with a spinner; "
                 "at most 62 tiles)"
             )
+        return cls._turn_loop_refusal(rules, env_options, own=())
+
+    @classmethod
+    def _turn_loop_refusal(
+        cls, rules: ChainRules, env_options: dict[str, Any], own: tuple[str, ...]
+    ) -> str | None:
+        """Why not, if ``rules`` override an engine method other than ``own`` (those the
+        kernel knows from the rules' parts), or the env options are not the kernel's."""
+        kind = type(rules)
+        for method in cls._ENGINE_METHODS:
+            if method not in own and getattr(kind, method) is not getattr(ChainRules, method):
+                return f"{rules.name} overrides {method}: the chain kernel plays Classic's turn loop"
         if env_options.get("illegal_action", "raise") != "raise":
             return 'the chain kernel raises on an illegal action: illegal_action="raise" only'
         if env_options.get("render_mode") is not None:
             return "the chain kernel renders nothing"
         return None
+
+    @classmethod
+    def _places_refusal(cls, rules: ChainRules, env_options: dict[str, Any]) -> str | None:
+        """None if the kernel's places step plays ``rules``' tables exactly, else why not: every
+        part :class:`~domino_env.rules.places.PlacesRules` declares, the rest Classic's."""
+        kind = type(rules)
+        for part in _PLACES_METHODS:
+            if getattr(kind, part) is not getattr(PlacesRules, part):
+                return f"{rules.name} has its own {part}: not the places game's the kernel plays"
+        for part, value in cls._PARTS.items():
+            if part not in ("seat_after", "voids_hold_none") and getattr(kind, part) != value:
+                return (
+                    f"{rules.name} has its own {part} ({getattr(kind, part)!r}); the kernel plays Classic's"
+                )
+        turn = (kind.continues_turn, kind.extra_actions, kind.phases)
+        if turn != (None, (), ("lead",)) or not kind.face_down_doubles or kind.spinner is not Spinner.NONE:
+            return (
+                f"{rules.name}'s turn is not the places game's (one tile a turn, doubles face down, "
+                "no spinner)"
+            )
+        if not rules.draws or rules.teams or rules.num_slots != 2 + rules.tile_set.max_pip:
+            return f"{rules.name}'s table is not the places game's (draws, no partners, 2 + max_pip ends)"
+        if rules.tile_set.size > 62:
+            return f"{rules.name}'s set is larger than the chain kernel's (at most 62 tiles)"
+        return cls._turn_loop_refusal(rules, env_options, own=("end_round", "went_out", "players_in"))
 
     def __init__(self, name: str, num_envs: int, **options: Any) -> None:
         probe = raw_env(name, **options)  # validates the options; the layouts are its own
@@ -378,9 +464,9 @@ class ChainKernel(VectorEnv):
         self._hand_size = rules.hand_size
         # The variant's pieces (the rules' declared parts, see supports).
         self._spinner = kind.spinner
-        self._counts = _LAY_SCORING[kind.lay_scoring] == "count"
-        self._fives = _ROUND_SCORING[kind.score_round] == "fives"
-        self._arms_first = _PLACEMENTS[kind.placements] == "arms_first"
+        self._counts = _LAY_SCORING.get(kind.lay_scoring) == "count"
+        self._fives = _ROUND_SCORING.get(kind.score_round) == "fives"
+        self._arms_first = _PLACEMENTS.get(kind.placements) == "arms_first"
         self._blocks = own_blocks
         self._every_round = kind.opens.every_round
         self._sign = -1 if kind.lower_score_wins else 1
@@ -389,8 +475,9 @@ class ChainKernel(VectorEnv):
         # "after_double": after a double), and the ``stop`` action that ends it (-1: none).
         self._continues = _CONTINUES.get(kind.continues_turn)
         self._stop = rules.extra_action_id[STOP] if self._continues else -1
-        self._face_down = _PLACEMENTS[kind.placements] == "face_down"
-        self._remembered = _ROUND_SCORING[kind.score_round] == "remembered"
+        self._face_down = _PLACEMENTS.get(kind.placements) == "face_down"
+        self._places = kind.seat_after in _PLACES_PARTS
+        self._remembered = _ROUND_SCORING.get(kind.score_round) == "remembered"
         self._last_layer_leads = kind.leads_next is last_layer_leads
 
         # --- lookup tables, once ---------------------------------------------------------
@@ -502,6 +589,9 @@ class ChainKernel(VectorEnv):
             )
         )
         self._mask: np.ndarray | None = None
+        self._line: tuple[np.ndarray, ...] | None = None  # the places line of every table, this step
+        if self._places:
+            self._init_places(rules)
 
     # --- the interface -------------------------------------------------------------------
 
@@ -517,6 +607,8 @@ class ChainKernel(VectorEnv):
         if self._mask is None:
             raise ValueError("step() needs dealt tables: call reset() first")
         action = checked_actions(actions, self._mask)
+        if self._places:
+            return self._step_places(action)
         B, n = self.num_envs, self.num_players
         before = self.scores.copy()
 
@@ -589,15 +681,24 @@ class ChainKernel(VectorEnv):
         stuck = np.flatnonzero(((held & playable) == 0) & ~over)
         blocked = self._advance(stuck, playable[stuck])
 
-        done = np.zeros(B, bool)
         is_blocked = np.zeros(B, bool)
         is_blocked[blocked] = True
         over |= is_blocked
         ended = np.flatnonzero(over)
+        is_blocked = is_blocked[ended]
+        winner = np.where(is_blocked, -1, seat[ended])
+        return self._finish_step(
+            ended, lambda: self._end_round(ended, winner, is_blocked, before[ended]), reward
+        )
+
+    def _finish_step(
+        self, ended: np.ndarray, end: Callable[[], tuple[np.ndarray, np.ndarray]], reward: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, Info]:
+        """A step's outputs: the rounds of ``ended`` scored (``end``: which episodes ended and
+        each seat's reward there) and the next round or episode dealt, then what each table shows."""
+        done = np.zeros(self.num_envs, bool)
         if ended.size:
-            is_blocked = is_blocked[ended]
-            winner = np.where(is_blocked, -1, seat[ended])
-            done_now, reward_rows = self._end_round(ended, winner, is_blocked, before[ended])
+            done_now, reward_rows = end()
             reward[ended] = reward_rows
             done[ended] = done_now
             self.episodes[ended[done_now]] += 1
@@ -861,12 +962,25 @@ class ChainKernel(VectorEnv):
         if self._remembered:
             self.remembered[fresh] = 0
             self.opened[fresh] = False
+        if self._places:
+            if self._line is not None:  # an empty line offers nothing
+                for part in self._line:
+                    part[tables] = 0
+            self.places[tables] = 0
+            self.doubles_open[tables] = False
+            self.used[tables] = 0
+            self.metros[fresh] = 0
+            self.metro_points[fresh] = 0
         self.start[tables] = self.scores[tables]
 
     # --- what a seat sees ------------------------------------------------------------------
 
     def _outputs(self) -> tuple[np.ndarray, np.ndarray]:
         """The seat to move's observation and legal actions at every table (kept for step)."""
+        if self._places:
+            self._mask = self._places_mask(self._rows, self._line)
+            self._line = None
+            return self._observe(self.current, moving=True), self._mask.copy()
         hand = self._flat_hands.take(self._seat_base + self.current)
         leading = self.count == 0
         fits = hand[:, None] & self._suit.take(self.ends)  # [B, S] (no end: none fit)
@@ -928,7 +1042,7 @@ class ChainKernel(VectorEnv):
         value = self.ends
         live = (self._suit.take(value) & ~self.played[:, None]) != 0
         no_end: np.ndarray | int = self._no_end_code
-        if self._face_down:  # (only face-down doubles close an end)
+        if self._face_down or self._places:  # (only face-down doubles, terminal tiles close an end)
             no_end = np.where(value == self._V, no_end, self._closed_code)
         code = np.where(value < self._V, 4 * value + 2 * self.doubled + live, no_end)
         out[:, layout["ends"]] = self._slot_rows.take(code.reshape(-1), axis=0).reshape(B, -1)
@@ -984,3 +1098,291 @@ class ChainKernel(VectorEnv):
     def _block_opened(self, seat: np.ndarray, moving: bool) -> np.ndarray:
         """Osel's ``opened``: each seat's score is open, from ``seat`` on."""
         return self._per_seat(self.opened, seat)
+
+    # --- places: players going out are skipped, live ends, no move may leave none --------------
+
+    def _init_places(self, rules: Any) -> None:
+        """The places game's arrays: per seat its place (0: in play), its uncleared Metros and
+        their points; per table the slots in use and whether the first double is down."""
+        B, n = self.num_envs, self.num_players
+        self.places = np.zeros((B, n), np.int64)
+        self.metros = np.zeros((B, n), np.int64)
+        self.metro_points = np.zeros((B, n), np.int64)
+        self.doubles_open = np.zeros(B, bool)
+        self.used = np.zeros(B, np.int64)  # slots in use (a new end opens at the first unused)
+        self._penalty = int(rules.metro_penalty)
+        self._down_base = self._S * self._T  # the first face-down action
+        ts = rules.tile_set
+        self._lone_zero = ts.bit[ts.ids[(0, 0)]]
+        # _pair_tiles[u, w mask]: the tiles u-w for each w (not u) in the mask
+        V = self._V
+        masks = np.arange(1 << V)
+        self._pair_tiles = np.zeros((V, 1 << V), np.int64)
+        for u in range(V):
+            for w in range(V):
+                if w != u:
+                    self._pair_tiles[u] |= np.where(
+                        (masks >> w) & 1, ts.bit[ts.ids[(min(u, w), max(u, w))]], 0
+                    )
+
+    def _places_line(self, tables: np.ndarray) -> tuple[np.ndarray, ...]:
+        """What the line of ``tables`` offers, whoever holds the tiles: per slot the tiles off
+        the table that fit it (0: not a live end) and those whose face-up placement there
+        would leave no live end, per slot whether a double face down there would; per table
+        the tiles with a placement that leaves a live end, and the tiles that fit at all.
+
+        A placement of tile u-w on an end showing u leaves no live end when the live values
+        are u (and w), w's last tile off the table is this one, and no other open end shows
+        u with a u-tile left; the first double (face up) when it is u's last tile and u the
+        only live value; a double face down when u is the only live value and no other open
+        end shows u with a u-tile left; an open double never."""
+        V = self._V
+        ends, played = self.ends[tables], self.played[tables]
+        avail = self._suit.take(ends) & ~played[:, None]
+        live = avail != 0
+        shown = self._value_bit.take(ends)  # (closed and unused ends: 0)
+        live_values = _or_columns(np.where(live, shown, 0))
+        seen, many = shown[:, 0].copy(), np.zeros(len(tables), np.int64)
+        for s in range(1, self._S):
+            many |= seen & shown[:, s]
+            seen |= shown[:, s]
+        left = np.bitwise_count(self._suit[None, :V] & ~played[:, None])  # [K, V] tiles of a value left
+        single = (left == 1).astype(np.int64) @ self._value_bit[:V]  # values with one tile left
+        value = np.minimum(ends, V - 1)
+        left_here = np.take_along_axis(left, value, axis=1)
+        alone = live_values[:, None] == shown  # the end's value is the only live one
+        pair = (np.bitwise_count(live_values) == 2)[:, None]  # (three live values: any move leaves one)
+        others = single[:, None] & ~shown & np.where(alone, -1, np.where(pair, live_values[:, None], 0))
+        kept = ((many[:, None] & shown) != 0) & (left_here >= 2)  # another end showing u stays live
+        doubles_open = self.doubles_open[tables, None]
+        first_double = ~doubles_open & alone & (left_here == 1)
+        metro_up = np.where(
+            live & ~kept,
+            self._pair_tiles[value, others] | np.where(first_double, self._double_bit.take(value), 0),
+            0,
+        )
+        metro_down = live & doubles_open & alone & ~kept
+        return avail, metro_up, metro_down, _or_columns(avail & ~metro_up), _or_columns(avail)
+
+    def _places_mask(self, tables: np.ndarray, line: tuple[np.ndarray, ...] | None = None) -> np.ndarray:
+        """bool[K, A]: the legal actions of the seat to move at ``tables``: a tile in hand fits
+        a live end only; once the first double is down each such double face down too; a move
+        that would leave no live end (not the last tile, not an open double) only where nothing
+        else fits and the boneyard is empty (else none: the seat draws). ``line``: the
+        tables' :meth:`_places_line`, if known."""
+        K, S, T = len(tables), self._S, self._T
+        hand = self.hands[tables, self.current[tables]]
+        avail, metro_up, metro_down, _, _ = self._places_line(tables) if line is None else line
+        up = avail & hand[:, None]
+        ends = self.ends[tables]
+        down = (
+            (avail != 0)
+            & self.doubles_open[tables, None]
+            & ((hand[:, None] & self._double_bit.take(ends)) != 0)
+        )
+        leading = self.count[tables] == 0
+        checked = ~leading & (np.bitwise_count(hand) >= 2)
+        bad = _or_columns(up & metro_up) != 0
+        fine = _or_columns(up & ~metro_up) != 0
+        bad |= (down & metro_down).any(axis=1)
+        fine |= (down & ~metro_down).any(axis=1)
+        drop = checked & bad & (fine | (self.drawn[tables] < T))
+        up = np.where(drop[:, None], up & ~metro_up, up)
+        down &= ~(drop[:, None] & metro_down)
+        if leading.any():
+            required = self.required[tables]
+            lead_fits = np.where(required >= 0, hand & self._bit.take(np.maximum(required, 0)), hand)
+            up[:, 0] = np.where(leading, lead_fits, up[:, 0])
+        mask = np.zeros((K, self.num_actions), bool)
+        mask[:, : S * T] = _bits(up, T).transpose(0, 2, 1).reshape(K, S * T)
+        rows, slots = np.nonzero(down)
+        if rows.size:
+            mask[rows, self._down_base + self._double_of.take(ends[rows, slots]) * S + slots] = True
+        return mask
+
+    def _skip_out(self, tables: np.ndarray, seat: np.ndarray) -> np.ndarray:
+        """The next seat after ``seat`` still holding tiles (else the next seat)."""
+        n = self.num_players
+        nxt = (seat + 1) % n
+        found = np.zeros(len(tables), bool)
+        for k in range(1, n):
+            other = (seat + k) % n
+            holds = (self.hands[tables, other] != 0) & ~found
+            nxt = np.where(holds, other, nxt)
+            found |= holds
+        return nxt
+
+    def _open_mask(self, tables: np.ndarray) -> np.ndarray:
+        """The values shown by the open ends of ``tables`` (closed and unused ones: none)."""
+        return _or_columns(self._value_bit.take(self.ends[tables]))
+
+    def _step_places(self, action: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, Info]:
+        """A step of the places game (the places rules' lay, turn, draws and game end)."""
+        B, n = self.num_envs, self.num_players
+        before = self.scores.copy()
+        rows = self._rows
+        seat = self.current.copy()
+        tile, slot = self._lay_tile.take(action), self._lay_slot.take(action)
+        face_down = self._lay_down.take(action)
+        at_seat = self._seat_base + seat
+        hand = self._flat_hands.take(at_seat) & ~self._bit.take(tile)
+        self._flat_hands[at_seat] = hand
+        lo, hi = self._lo.take(tile), self._hi.take(tile)
+        double = self._is_double.take(tile)
+        leading = self.count == 0
+        self.played |= self._bit.take(tile)
+        self.count += 1
+        self.passes[:] = 0
+        opened = np.zeros(B, bool)
+        lay = np.flatnonzero(~leading)
+        if lay.size:
+            s, d = slot[lay], double[lay]
+            inner = self.ends[lay, s]
+            outer = lo[lay] + hi[lay] - inner
+            up = ~face_down[lay]
+            used_up = (self._suit.take(outer) & ~self.played[lay]) == 0
+            self.ends[lay, s] = np.where(up & ~used_up, outer, self._closed)
+            self.doubled[lay, s] = d
+            opens = up & d & self.doubles_open[lay]
+            new_at = lay[opens]
+            if new_at.size:
+                new = self.used[new_at]
+                self.ends[new_at, new] = np.where(used_up[opens], self._closed, outer[opens])
+                self.doubled[new_at, new] = True
+                self.used[new_at] += 1
+                opened[new_at] = True
+        leads = np.flatnonzero(leading)
+        if leads.size:
+            self.ends[leads, 0], self.ends[leads, 1] = hi[leads], lo[leads]
+            self.doubled[leads, :2] = double[leads, None]
+            self.lead_tile[leads] = tile[leads]
+            self.used[leads] = 2
+        self.doubles_open |= double
+        # (the line as the draws, the passes and the next mask see it: a new deal's rows emptied)
+        self._line = line = self._places_line(rows)
+        fine, fit = line[3], line[4]
+        any_live = fit != 0
+        out = hand == 0
+        # The game ends: no live end (blocked by an open double, domino-Metro, or a Metro), or
+        # a player goes out leaving one player holding tiles (the mole).
+        dead = ~any_live
+        self._next_places(np.flatnonzero(out), seat)  # a player out takes the next place
+        maker = np.where(dead & ~out & ~opened, seat, -1)
+        cleared = np.where(dead & out & ~opened, seat, -1)
+        holding = (self.hands != 0).sum(axis=1)
+        over = dead | (out & (holding <= 1))
+        # The rest move on: the next seat holding tiles, then draws and passes.
+        go = ~over
+        self.current = np.where(go, self._skip_out(rows, seat), seat)
+        moving = np.flatnonzero(go)
+        over[self._advance_places(moving, fine[moving], fit[moving])] = True
+        ended = np.flatnonzero(over)
+        return self._finish_step(
+            ended,
+            lambda: self._end_places(ended, maker[ended], cleared[ended], before[ended]),
+            np.zeros((B, n), np.float32),
+        )
+
+    def _next_places(self, tables: np.ndarray, seat: np.ndarray) -> None:
+        """``seat`` (per table) takes the best place still free at ``tables``."""
+        if tables.size:
+            self.places[tables, seat[tables]] = 1 + (self.places[tables] > 0).sum(axis=1)
+
+    def _advance_places(self, tables: np.ndarray, fine: np.ndarray, fit: np.ndarray) -> np.ndarray:
+        """Forced draws and passes at ``tables`` until the seat to move has a legal move; the
+        tables blocked by passes. The line stays as it is, so the tiles that would give a
+        legal move are known: a seat draws up to the first tile with a placement that leaves
+        a live end (all at once), and with the boneyard empty any tile that fits will do
+        (``fine`` and ``fit``: those tiles, per table)."""
+        if not tables.size:
+            return tables
+        T = self._T
+        hand = self.hands[tables, self.current[tables]]
+        empty = self.drawn[tables] >= T
+        ok = (hand & fit) != 0
+        ok &= (np.bitwise_count(hand) < 2) | ((hand & fine) != 0) | empty
+        stuck, fine, fit, empty = tables[~ok], fine[~ok], fit[~ok], empty[~ok]
+        drawers, dfine = stuck[~empty], fine[~empty]
+        if drawers.size:
+            start, order = self.drawn[drawers], self.order[drawers]
+            unread = np.arange(T) >= start[:, None]
+            hits = unread & ((dfine[:, None] >> order) & 1).astype(bool)
+            found = hits.any(axis=1)
+            stop = np.where(found, hits.argmax(axis=1) + 1, T)
+            taken = unread & (np.arange(T) < stop[:, None])
+            seat = self.current[drawers]
+            self.hands[drawers, seat] |= np.bitwise_or.reduce(np.where(taken, self._bit[order], 0), axis=1)
+            self.drawn[drawers] = stop
+            self.voids[drawers, seat] = self._open_mask(drawers)
+            stuck_now = ~found & ((self.hands[drawers, seat] & fit[~empty]) == 0)
+            stuck = np.concatenate([stuck[empty], drawers[stuck_now]])
+            fit = np.concatenate([fit[empty], fit[~empty][stuck_now]])
+        blocked = []
+        for _ in range(self.num_players):  # passes: the boneyard is empty, any tile that fits will do
+            if not stuck.size:
+                break
+            self.voids[stuck, self.current[stuck]] |= self._open_mask(stuck)
+            self.passes[stuck] += 1
+            full = self.passes[stuck] >= (self.hands[stuck] != 0).sum(axis=1)
+            blocked.append(stuck[full])
+            stuck, fit = stuck[~full], fit[~full]
+            self.current[stuck] = self._skip_out(stuck, self.current[stuck])
+            held = (self.hands[stuck, self.current[stuck]] & fit) == 0
+            stuck, fit = stuck[held], fit[held]
+        return np.concatenate(blocked) if blocked else stuck
+
+    def _end_places(
+        self, tables: np.ndarray, maker: np.ndarray, cleared: np.ndarray, before: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """The end of the game at ``tables``: the holders take the free places by pips in hand
+        (a lone 0-0: 10; equal pips share), the Metro maker the last; penalties, the next
+        leader; which episodes ended and each seat's reward."""
+        n, K = self.num_players, len(tables)
+        k = np.arange(K)
+        places = self.places[tables]
+        hands = self.hands[tables]
+        seats = np.arange(n)
+        is_maker = seats == maker[:, None]
+        holders = (places == 0) & ~is_maker
+        first_free = 1 + (places > 0).sum(axis=1)
+        counts = np.where(hands == self._lone_zero, 10, self._hand_pips(hands))
+        fewer = ((counts[:, None, :] < counts[:, :, None]) & holders[:, None, :]).sum(axis=2)
+        places = np.where(holders, first_free[:, None] + fewer, places)
+        places = np.where(is_maker, n, places)
+        self.places[tables] = places
+        worst = places.max(axis=1)
+        leader = self.leader[tables]
+        from_leader = (leader[:, None] + seats) % n
+        first_worst = (places[k[:, None], from_leader] == worst[:, None]).argmax(axis=1)
+        self.leader[tables] = from_leader[k, first_worst]
+        scores, metros, points = self.scores[tables], self.metros[tables], self.metro_points[tables]
+        if n == 3:
+            clears = (cleared >= 0) & (metros[k, np.maximum(cleared, 0)] > 0)
+            c = np.flatnonzero(clears)
+            scores[c, cleared[c]] -= points[c, cleared[c]]
+            metros[c, cleared[c]] = 0
+            points[c, cleared[c]] = 0
+        metros += is_maker
+        points += is_maker * self._penalty
+        scores += np.where(is_maker, self._penalty, (places == worst[:, None]).astype(np.int64))
+        self.scores[tables], self.metros[tables], self.metro_points[tables] = scores, metros, points
+        self.match_over[tables] |= scores.max(axis=1) >= self._target
+        done = np.ones(K, bool) if self._round_episode else self.match_over[tables]
+        if self._points:
+            by_side = (scores - before) * self._reward_scale + 0.0
+        else:
+            keys = -places if self._round_episode else -scores
+            by_side = np.where(done[:, None], self._outcome(keys), 0.0)
+        return done, by_side[:, self._side_of]
+
+    def _block_places(self, seat: np.ndarray, moving: bool) -> np.ndarray:
+        """``places``: each seat's place / players (0 while in play), from ``seat`` on."""
+        return self._per_seat(self.places, seat) * (1.0 / self.num_players)
+
+    def _block_metros(self, seat: np.ndarray, moving: bool) -> np.ndarray:
+        """``metros``: each seat's uncleared Metros / the match target, from ``seat`` on."""
+        return self._per_seat(self.metros, seat) * self._score_scale
+
+    def _block_doubles_open(self, seat: np.ndarray, moving: bool) -> np.ndarray:
+        """``doubles_open``: the first double is down."""
+        return self.doubles_open[:, None].astype(np.float32)

@@ -31,7 +31,8 @@ BACKENDS = ("scalar", "kernel")
 
 # Every variant's tables, one round an episode (many autoresets), then the episode and reward
 # modes on Classic, All Fives (which scores during a round), Cross (a new opening every round),
-# Blitz (multi-tile turns) and Osel (face-down doubles, remembered points across a match).
+# Blitz (multi-tile turns), Osel (face-down doubles, remembered points across a match) and Metro
+# (places, live ends, Metros cleared by a domino-Metro: a small set plays every ending often).
 TABLES: list[tuple[str, dict[str, Any]]] = [
     (name, {**table, "episode": "round"})
     for name, spec in domino_env.SPECS.items()
@@ -55,13 +56,23 @@ TABLES += [
     ("osel", {"num_players": 2, "episode": "match", "reward": "points"}),
     ("osel", {"num_players": 3, "episode": "match", "reward": "outcome"}),
     ("osel", {"num_players": 4, "episode": "round", "reward": "points"}),
+    ("metro", {"num_players": 2, "episode": "match", "reward": "points"}),
+    ("metro", {"num_players": 3, "episode": "match", "reward": "points", "metro_penalty": 2}),
+    ("metro", {"num_players": 3, "episode": "match", "reward": "outcome"}),
+    ("metro", {"num_players": 3, "max_pip": 4, "hand_size": 3, "episode": "match", "reward": "points"}),
+    ("metro", {"num_players": 2, "max_pip": 2, "hand_size": 2, "episode": "round", "reward": "outcome"}),
 ]
 
 
 def table_id(table: tuple[str, dict[str, Any]]) -> str:
     name, options = table
     teams = "-teams" if options.get("teams") else ""
-    return f"{name}-{options['num_players']}p{teams}-{options['episode']}-{options.get('reward', 'outcome')}"
+    small = f"-pip{options['max_pip']}" if "max_pip" in options else ""
+    penalty = f"-penalty{options['metro_penalty']}" if "metro_penalty" in options else ""
+    return (
+        f"{name}-{options['num_players']}p{teams}{small}{penalty}-{options['episode']}-"
+        f"{options.get('reward', 'outcome')}"
+    )
 
 
 class Reference:
