@@ -93,6 +93,7 @@ def test_the_scaffold_writes_every_file_and_says_what_next(
     module = (root / "domino_env" / "variants" / f"{NAME}.py").read_text()
     assert "\nDecisions (also in" in module and f"- ``{NAME}_v0``: the first release" in module
     assert "class TestScaffoldedRules(ClassicRules):" in module and "shipped=False," in module
+    assert "batched_kernel" not in module  # a new variant starts on scalar tables
     page = (root / "docs" / "rules" / f"{NAME}.md").read_text()
     headings = re.findall(r"^## .*$", (ROOT / "docs" / "rules" / "blitz.md").read_text(), re.M)
     assert re.findall(r"^## .*$", page, re.M) == headings

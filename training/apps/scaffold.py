@@ -110,6 +110,9 @@ def module_text(name: str, like: str) -> str:
             raise ScaffoldError(
                 f"{spec.rules.__module__}: expected one line matching {pattern!r}, found {count}"
             )
+    # A new variant plays on scalar tables until its rules are the batched kernel's again
+    # (tests/env/test_vector.py says so table by table): its module does not claim one.
+    code = re.sub(r'^\s+batched_kernel = "\w+"\n', "", code, flags=re.MULTILINE)
     path = f"docs/rules/{name}.md"
     paragraphs = [
         f"{title_of(name)} ({path}): TODO - the game in one line.",
