@@ -7,6 +7,11 @@ plays; when its episode ends it starts the next one at once (the batch stays ful
 :func:`episode_seed` names, so the ``k``-th episode of table ``i`` is the scalar env's
 ``reset(seed=s + i + k * B)``. The step's outputs for a finished table are those of its new
 episode (observation, mask, player), with ``done`` set and the old episode's final rewards.
+
+``snapshot()`` takes every table's game, the seeds and episode counters and each table's
+random state as a picklable dict; ``restore(snapshot)`` on a batch built with the same name,
+options and ``num_envs`` (the same one, or a new one) puts them back, so the same actions then
+replay exactly what the batch did after the snapshot.
 """
 
 from __future__ import annotations
@@ -58,6 +63,39 @@ class VectorEnv(ABC):
     @abstractmethod
     def state(self) -> np.ndarray:
         """float32[B, S]: each table's global state, as the scalar env's ``state()``."""
+
+    @abstractmethod
+    def snapshot(self) -> dict[str, Any]:
+        """Every table as it stands (its game, the seeds and episode counters, its random
+        state): a picklable dict of copies, for :meth:`restore`. Needs dealt tables."""
+
+    @abstractmethod
+    def restore(self, snapshot: dict[str, Any]) -> tuple[np.ndarray, np.ndarray, Info]:
+        """Put back the tables of :meth:`snapshot` (taken by a batch of this backend, name,
+        options and ``num_envs``; else ValueError, changing nothing) and show them as
+        :meth:`reset` does: ``obs``, ``mask``, ``info["player"]`` of the seat to move. The
+        snapshot stays usable: restoring it again replays the same games again."""
+
+    def _snapshot_header(self) -> dict[str, Any]:
+        """What a snapshot says it was taken of: the backend and the batch's table."""
+        return {
+            "backend": self.backend,
+            "name": self.name,
+            "options": dict(self.options),
+            "num_envs": self.num_envs,
+        }
+
+    def _check_snapshot(self, snapshot: Any) -> None:
+        """ValueError unless ``snapshot`` was taken of a batch like this one."""
+        if not isinstance(snapshot, dict) or "backend" not in snapshot:
+            raise ValueError(f"not a snapshot of a vector env: {type(snapshot).__name__}")
+        for key, mine in self._snapshot_header().items():
+            theirs = snapshot.get(key)
+            if theirs != mine:
+                raise ValueError(
+                    f"the snapshot was taken of another batch: its {key} is {theirs!r}, this one's {mine!r}"
+                    " (restore into a batch built with the same backend, name, options and num_envs)"
+                )
 
     def close(self) -> None:  # noqa: B027  (a hook: nothing to release unless an engine overrides it)
         """Release what the engine holds (nothing, unless it says otherwise)."""

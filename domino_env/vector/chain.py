@@ -592,6 +592,10 @@ class ChainKernel(VectorEnv):
         self._line: tuple[np.ndarray, ...] | None = None  # the places line of every table, this step
         if self._places:
             self._init_places(rules)
+        # The tables' state (snapshot, restore): every public array (the rest are lookups).
+        self._state_names = tuple(
+            name for name, value in vars(self).items() if isinstance(value, np.ndarray) and name[0] != "_"
+        )
 
     # --- the interface -------------------------------------------------------------------
 
@@ -690,6 +694,42 @@ class ChainKernel(VectorEnv):
         return self._finish_step(
             ended, lambda: self._end_round(ended, winner, is_blocked, before[ended]), reward
         )
+
+    def snapshot(self) -> dict[str, Any]:
+        if self._mask is None:
+            raise ValueError("snapshot() needs dealt tables: call reset() first")
+        return {
+            **self._snapshot_header(),
+            "base": self._base,
+            "arrays": {name: getattr(self, name).copy() for name in self._state_names},
+            "rngs": [rng.bit_generator.state for rng in self._rngs],
+        }
+
+    def restore(self, snapshot: dict[str, Any]) -> tuple[np.ndarray, np.ndarray, Info]:
+        self._check_snapshot(snapshot)
+        arrays, rngs = snapshot["arrays"], snapshot["rngs"]
+        if set(arrays) != set(self._state_names) or len(rngs) != self.num_envs:
+            raise ValueError(
+                f"the snapshot's tables are not this kernel's: arrays {sorted(arrays)}, "
+                f"{len(rngs)} random states (want {sorted(self._state_names)}, {self.num_envs})"
+            )
+        for name in self._state_names:
+            mine, theirs = getattr(self, name), np.asarray(arrays[name])
+            if theirs.shape != mine.shape or theirs.dtype != mine.dtype:
+                raise ValueError(
+                    f"the snapshot's {name} is {theirs.dtype}{list(theirs.shape)}, "
+                    f"this kernel's {mine.dtype}{list(mine.shape)}"
+                )
+        if not all(isinstance(state, dict) and state.get("bit_generator") == "PCG64" for state in rngs):
+            raise ValueError("the snapshot's random states are not PCG64 states")
+        for name in self._state_names:  # (in place: the flat views stay views)
+            np.copyto(getattr(self, name), arrays[name])
+        for rng, state in zip(self._rngs, rngs, strict=True):
+            rng.bit_generator.state = state
+        self._base = int(snapshot["base"])
+        self._line = None
+        obs, mask = self._outputs()
+        return obs, mask, {"player": self.current.copy()}
 
     def _finish_step(
         self, ended: np.ndarray, end: Callable[[], tuple[np.ndarray, np.ndarray]], reward: np.ndarray

@@ -9,6 +9,7 @@ any table a kernel does not support.
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 import numpy as np
@@ -81,6 +82,31 @@ class ScalarVectorEnv(VectorEnv):
 
     def state(self) -> np.ndarray:
         return np.stack([env.state() for env in self.envs])
+
+    def snapshot(self) -> dict[str, Any]:
+        if self._mask is None:
+            raise ValueError("snapshot() needs dealt tables: call reset() first")
+        return {
+            **self._snapshot_header(),
+            "base": self._base,
+            "episodes": list(self._episodes),
+            "games": [copy.deepcopy(env.game) for env in self.envs],
+            "rngs": [env.np_random.bit_generator.state for env in self.envs],
+        }
+
+    def restore(self, snapshot: dict[str, Any]) -> tuple[np.ndarray, np.ndarray, Info]:
+        self._check_snapshot(snapshot)
+        games, rngs = snapshot["games"], snapshot["rngs"]
+        if len(games) != self.num_envs or len(rngs) != self.num_envs:
+            raise ValueError(f"the snapshot holds {len(games)} games, not one per table ({self.num_envs})")
+        self._base = int(snapshot["base"])
+        self._episodes = [int(k) for k in snapshot["episodes"]]
+        obs, mask, player = self._outputs()
+        for i, env in enumerate(self.envs):
+            env.restore(copy.deepcopy(games[i]), rngs[i])  # (a copy: the snapshot replays again)
+            self._show(i, env, obs, mask, player)
+        self._mask = mask.copy()
+        return obs, mask, {"player": player}
 
     def _outputs(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """New observation, mask and seat arrays for every table (rows written as the tables step)."""

@@ -11,6 +11,7 @@ otherwise), so a new kernel's tables are tested without editing this file.
 
 from __future__ import annotations
 
+import pickle
 import re
 from typing import Any
 
@@ -360,3 +361,120 @@ def test_the_kernels_batched_seeding_is_numpys(seeds: list[int]) -> None:
     for seed, (state, inc) in zip(seeds, fast, strict=True):
         plain = seeding.np_random(seed)[0].bit_generator.state["state"]
         assert (state, inc) == (plain["state"], plain["inc"])
+
+
+# --- snapshots -----------------------------------------------------------------------------------
+
+SNAPSHOT_TABLES: list[tuple[str, dict[str, Any]]] = [
+    ("classic", {"num_players": 2, "episode": "round"}),
+    ("classic", {"num_players": 4, "teams": True, "episode": "match", "reward": "points"}),
+    ("all_fives", {"num_players": 3, "episode": "match", "reward": "points"}),
+    ("osel", {"num_players": 3, "episode": "match", "reward": "outcome"}),
+    ("metro", {"num_players": 3, "max_pip": 4, "hand_size": 3, "episode": "match", "reward": "points"}),
+]
+
+
+def replay(venv: vector.VectorEnv, actions: list[np.ndarray]) -> list[np.ndarray]:
+    """Everything ``actions`` show, step after step (and the state at the end)."""
+    shown: list[np.ndarray] = []
+    for chosen in actions:
+        obs, mask, reward, done, info = venv.step(chosen)
+        shown += [obs, mask, reward, done, info["player"]]
+    return [*shown, venv.state()]
+
+
+def assert_same_stream(got: list[np.ndarray], want: list[np.ndarray], what: str) -> None:
+    assert len(got) == len(want)
+    for k, (a, b) in enumerate(zip(got, want, strict=True)):
+        assert a.dtype == b.dtype and np.array_equal(a, b), f"{what}: output {k} (step {k // 5}) differs"
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("table", SNAPSHOT_TABLES, ids=[table_id(t) for t in SNAPSHOT_TABLES])
+def test_a_restored_snapshot_replays_exactly(table: tuple[str, dict[str, Any]], backend: str) -> None:
+    """N steps, a snapshot, M more steps recorded; the snapshot restored into a fresh batch, into
+    the same one and after a pickling round trip replays the same M actions exactly."""
+    name, options = table
+    kernel_or_skip(name, options, backend)
+    venv = vector.make(name, 5, backend=backend, **options)
+    _, mask, _ = venv.reset(seed=11)
+    rng = np.random.default_rng(11)
+    for _ in range(60):
+        mask = venv.step(legal_choice(rng, mask))[1]
+    snap = venv.snapshot()
+    shown = (venv.state(), mask)
+    actions = []
+    for _ in range(120):
+        actions.append(legal_choice(rng, mask))
+        mask = venv.step(actions[-1])[1]
+    venv2 = vector.make(name, 5, backend=backend, **options)
+    _, mask, _ = venv2.reset(seed=99)  # (other games: the restore replaces them)
+    want = None
+    for target, source in [
+        (venv2, snap),
+        (venv, snap),
+        (vector.make(name, 5, backend=backend, **options), snap),
+    ]:
+        obs, mask, info = target.restore(source)
+        assert np.array_equal(mask, shown[1]) and np.array_equal(target.state(), shown[0])
+        assert obs.dtype == np.float32 and info["player"].dtype == np.int64
+        got = [obs, mask, info["player"], *replay(target, actions)]
+        if want is None:
+            want = got
+        assert_same_stream(got, want, f"{backend} restore")
+    again = pickle.loads(pickle.dumps(snap))
+    fresh = vector.make(name, 5, backend=backend, **options)
+    obs, mask, info = fresh.restore(again)
+    assert want is not None
+    assert_same_stream([obs, mask, info["player"], *replay(fresh, actions)], want, "pickled")
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_restore_replays_what_the_original_goes_on_to_do(backend: str) -> None:
+    """Restored, a batch shows what the uninterrupted one shows after the snapshot."""
+    options = {"num_players": 2, "episode": "round"}
+    kernel_or_skip("all_fives", options, backend)
+    straight = vector.make("all_fives", 4, backend=backend, **options)
+    _, mask, _ = straight.reset(seed=5)
+    rng = np.random.default_rng(5)
+    for _ in range(40):
+        mask = straight.step(legal_choice(rng, mask))[1]
+    resumed = vector.make("all_fives", 4, backend=backend, **options)
+    _, mask2, _ = resumed.restore(straight.snapshot())
+    assert np.array_equal(mask, mask2)
+    actions = []
+    for _ in range(100):
+        actions.append(legal_choice(rng, mask))
+        mask = straight.step(actions[-1])[1]
+    for chosen in actions:
+        mask2 = resumed.step(chosen)[1]
+    assert np.array_equal(mask, mask2) and np.array_equal(straight.state(), resumed.state())
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_mismatched_snapshot_is_refused_and_changes_nothing(backend: str) -> None:
+    options = {"num_players": 2, "episode": "round"}
+    kernel_or_skip("classic", options, backend)
+    venv = vector.make("classic", 3, backend=backend, **options)
+    with pytest.raises(ValueError, match="reset"):
+        venv.snapshot()
+    venv.reset(seed=1)
+    snap = venv.snapshot()
+    state = venv.state()
+    for other, why in [
+        (vector.make("classic", 4, backend=backend, **options), "num_envs"),
+        (vector.make("classic", 3, backend=backend, num_players=3, episode="round"), "options"),
+        (vector.make("all_fives", 3, backend=backend, **options), "name"),
+    ]:
+        other.reset(seed=1)
+        before = other.state()
+        with pytest.raises(ValueError, match=f"another batch: its {why}"):
+            other.restore(snap)
+        assert np.array_equal(other.state(), before)
+    other_backend = "scalar" if venv.backend != "scalar" else None
+    if other_backend is not None:
+        with pytest.raises(ValueError, match="its backend"):
+            vector.make("classic", 3, backend=other_backend, **options).restore(snap)
+    with pytest.raises(ValueError, match="not a snapshot"):
+        venv.restore({"games": []})
+    assert np.array_equal(venv.state(), state)

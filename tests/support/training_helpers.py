@@ -12,6 +12,8 @@ from training.model.config import Config, load_config
 if TYPE_CHECKING:  # torch only for the type of a model
     import torch
 
+    from training.rl.train import Trainer
+
 
 ROOT = Path(__file__).resolve().parents[2]
 CLASSIC_ROUND = "{num_players: 2, episode: round}"
@@ -51,3 +53,32 @@ def write(tmp_path: Path, text: str, name: str = "config.yaml") -> Path:
     path = tmp_path / name
     path.write_text(text)
     return path
+
+
+def resumed_halfway(
+    tmp_path: Path, overrides: list[str], variant: str, options: str
+) -> tuple[Trainer, Trainer]:
+    """Four iterations straight (``overrides`` set ``run.total_steps=256`` and
+    ``run.checkpoint_every=2``), against two, a checkpoint, and two more in a fresh trainer
+    resumed from it: both trainers, checked to end with bitwise-identical weights."""
+    import torch
+
+    from training.rl.train import Trainer
+
+    straight = Trainer(tiny_config(tmp_path / "a", *overrides, variant=variant, options=options))
+    straight.train(progress=False)
+    halfway = straight.run_dir / "checkpoints" / "iter_00002.pt"
+    assert halfway.exists()
+    torch.manual_seed(123)  # the resumed trainer must not depend on the process's state
+    np.random.seed(123)
+    resumed = Trainer(
+        tiny_config(tmp_path / "b", *overrides, variant=variant, options=options), resume=halfway
+    )
+    assert (resumed.iteration, resumed.steps) == (2, 128)
+    resumed.train(progress=False)
+    assert resumed.iteration == straight.iteration == 4
+    a, b = straight.model.state_dict(), resumed.model.state_dict()
+    assert a.keys() == b.keys()
+    for name in a:
+        assert torch.equal(a[name], b[name]), f"{name} differs after resuming"
+    return straight, resumed

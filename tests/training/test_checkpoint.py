@@ -15,7 +15,7 @@ import torch
 
 import training.rl.train as train_module
 from domino_env import raw_env
-from tests.support.training_helpers import random_masks, tiny_config
+from tests.support.training_helpers import random_masks, resumed_halfway, tiny_config
 from training.agents import resolve_agent
 from training.model import checkpoint
 from training.model.checkpoint import CheckpointError, load_model
@@ -68,25 +68,8 @@ def test_resume_is_exact(tmp_path: Path) -> None:
         "eval.opponents=[random]",
     ]
     options = "{num_players: 2, episode: round, reward: points}"
-    straight = Trainer(tiny_config(tmp_path / "a", *overrides, variant="all_fives", options=options))
-    straight.train(progress=False)
-    halfway = straight.run_dir / "checkpoints" / "iter_00002.pt"
-    assert halfway.exists()
-
-    torch.manual_seed(123)  # the resumed trainer must not depend on the process's state
-    np.random.seed(123)
-    resumed = Trainer(
-        tiny_config(tmp_path / "b", *overrides, variant="all_fives", options=options), resume=halfway
-    )
-    assert (resumed.iteration, resumed.steps) == (2, 128)
+    straight, resumed = resumed_halfway(tmp_path, overrides, "all_fives", options)
     assert len(resumed.collector.pool) == 2
-    resumed.train(progress=False)
-
-    assert resumed.iteration == straight.iteration == 4
-    a, b = straight.model.state_dict(), resumed.model.state_dict()
-    assert a.keys() == b.keys()
-    for name in a:
-        assert torch.equal(a[name], b[name]), f"{name} differs after resuming"
     for x, y in zip(straight.collector.pool, resumed.collector.pool, strict=True):
         assert all(torch.equal(p, q) for p, q in zip(x.parameters(), y.parameters(), strict=True))
 

@@ -221,12 +221,12 @@ def test_vector_workers_batches_are_their_collectors_merged(ray_local: ModuleTyp
             collector.close()
 
 
-def test_a_vector_ray_run_trains_checkpoints_and_resumes_with_fresh_deals(
+def test_a_vector_ray_run_trains_checkpoints_and_resumes_its_games(
     ray_local: ModuleType, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """``--ray 2`` with run.collector=vector trains and checkpoints; a resume keeps each worker's
-    pool, seating and RNG states and deals every table a fresh game (deterministic, not the
-    uninterrupted run's games), with as many workers and the vector collector only."""
+    pool, seating, RNG states and games in progress (deterministic: the same weights each time),
+    with as many workers and the vector collector only."""
     from training.__main__ import main
 
     vector = ["run.collector=vector", "run.name=first"]
@@ -249,7 +249,7 @@ def test_a_vector_ray_run_trains_checkpoints_and_resumes_with_fresh_deals(
         assert len(sizes) == 2 and all(s > 0 for s in sizes)  # iterations 2 and 3
         assert [w["collector"]["next_base"] // LANE for w in workers] == [0, 1]
         resumed.append(trainer.model.state_dict())
-    for name, value in resumed[0].items():  # the fresh deals are the same each time
+    for name, value in resumed[0].items():  # the resumed games are the same each time
         assert torch.equal(value, resumed[1][name]), name
 
     with pytest.raises(CheckpointError, match=r"run\.collector=vector"):

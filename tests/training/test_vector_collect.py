@@ -3,6 +3,7 @@ field; snapshots act in one forward per step; what it refuses; its checkpoints."
 
 from __future__ import annotations
 
+import pickle
 from pathlib import Path
 from typing import Any
 
@@ -11,7 +12,7 @@ import pytest
 import torch
 
 from domino_env import vector
-from tests.support.training_helpers import tiny_config
+from tests.support.training_helpers import resumed_halfway, tiny_config
 from training.model import checkpoint
 from training.model.config import ConfigError, load_config
 from training.model.networks import ActorCritic
@@ -154,14 +155,46 @@ def test_a_vector_collector_refuses_baselines_whatever_run_collector_says() -> N
         VectorCollector(config, np.random.default_rng(0), backend="scalar")
 
 
-def test_a_checkpoint_keeps_the_pool_and_seating_and_deals_unplayed_games() -> None:
+@pytest.mark.parametrize("backend", ["scalar", "auto"])
+def test_a_checkpoint_keeps_the_pool_seating_and_games_in_progress(backend: str) -> None:
+    """Restored from a checkpoint (and the run's RNG state), a collector finishes the games in
+    progress and builds the batches the uninterrupted one builds."""
     config = tiny_config(None, "pool.share=0.5", "run.num_envs=6")
-    collector = VectorCollector(config, np.random.default_rng(0), backend="scalar")
+    collector = VectorCollector(config, np.random.default_rng(0), backend=backend)
     torch.manual_seed(0)
     model = ActorCritic(collector.architecture)
     collector.add_snapshot(model)
     collector.collect(model, 40)
-    state = collector.state_dict()
+    state = pickle.loads(pickle.dumps(collector.state_dict()))
+    rng_state = collector.rng.bit_generator.state
+    resumed = VectorCollector(config, np.random.default_rng(9), backend=backend)
+    resumed.load_state_dict(state, model)
+    resumed.rng.bit_generator.state = rng_state
+    assert [o is None for o in resumed.opponent] == [o is None for o in collector.opponent]
+    assert resumed.learner_side.tolist() == collector.learner_side.tolist()
+    assert len(resumed.pool) == 1 and torch.equal(
+        next(iter(resumed.pool[0].state_dict().values())), next(iter(collector.pool[0].state_dict().values()))
+    )
+    assert np.array_equal(resumed.obs, collector.obs) and np.array_equal(resumed.mask, collector.mask)
+    for _ in range(2):
+        torch.manual_seed(5)
+        want, want_stats = collector.collect(model, 24)
+        torch.manual_seed(5)
+        got, got_stats = resumed.collect(model, 24)
+        for name in FIELDS[:-1]:
+            assert torch.equal(getattr(got, name), getattr(want, name)), name
+        assert got_stats == want_stats
+    with pytest.raises(ValueError, match="collected by the local collector"):
+        resumed.load_state_dict({**state, "collector": "local"}, model)
+
+
+def test_a_checkpoint_without_the_engines_snapshot_deals_unplayed_games() -> None:
+    config = tiny_config(None, "pool.share=0.5", "run.num_envs=6")
+    collector = VectorCollector(config, np.random.default_rng(0), backend="scalar")
+    torch.manual_seed(0)
+    model = ActorCritic(collector.architecture)
+    collector.collect(model, 40)
+    state = {key: value for key, value in collector.state_dict().items() if key != "engine"}
     played = {
         vector.episode_seed(collector.base, e, k, 6)
         for e in range(6)
@@ -169,15 +202,26 @@ def test_a_checkpoint_keeps_the_pool_and_seating_and_deals_unplayed_games() -> N
     }
     resumed = VectorCollector(config, np.random.default_rng(9), backend="scalar")
     resumed.load_state_dict(state, model)
-    assert [o is None for o in resumed.opponent] == [o is None for o in collector.opponent]
     assert resumed.learner_side.tolist() == collector.learner_side.tolist()
-    assert len(resumed.pool) == 1 and torch.equal(
-        next(iter(resumed.pool[0].state_dict().values())), next(iter(collector.pool[0].state_dict().values()))
-    )
     fresh = {vector.episode_seed(resumed.base, e, k, 6) for e in range(6) for k in range(50)}
     assert not fresh & played  # the resumed run's deals are new ones
-    with pytest.raises(ValueError, match="collected by the local collector"):
-        resumed.load_state_dict({**state, "collector": "local"}, model)
+
+
+def test_a_resumed_vector_run_ends_with_the_uninterrupted_runs_weights(tmp_path: Path) -> None:
+    """Four iterations straight, against two, a checkpoint and two more in a fresh trainer
+    resumed from it (the games in progress finished, the pool and seating kept): bitwise-identical
+    weights, as the local collector's resume (tests/training/test_checkpoint.py)."""
+    overrides = [
+        "run.collector=vector",
+        "run.total_steps=256",  # four iterations of 4 envs x 16 decisions
+        "run.checkpoint_every=2",
+        "pool.share=0.5",
+        "pool.snapshot_every=1",
+        "pool.size=2",
+    ]
+    options = "{num_players: 2, episode: match, reward: points}"  # (games outlive an iteration)
+    straight, resumed = resumed_halfway(tmp_path, overrides, "all_fives", options)
+    assert isinstance(straight.collector, VectorCollector) and isinstance(resumed.collector, VectorCollector)
 
 
 def test_a_vector_run_trains_and_resumes_only_as_a_vector_run(tmp_path: Path) -> None:

@@ -21,9 +21,9 @@ a ``LocalCollector`` (or ``VectorCollector``) seeded as that worker.
 Checkpoints hold every worker's games, pool and RNG states, so ``--resume`` continues exactly,
 but only with the same number of workers: a checkpoint collected with ``--ray N`` resumes only
 with ``--ray N`` and a local one only locally (both refused with a clear error otherwise).
-With ``run.collector=vector`` each worker resumes as a local vector run does: its pool,
-seating and RNG states as saved, every table dealt a fresh game (deterministic, but the games
-in progress at the checkpoint are not finished); ``run.collector`` is kept on resume.
+With ``run.collector=vector`` each worker resumes as a local vector run does, exactly: its
+pool, seating, RNG states and its engine's games in progress as saved; ``run.collector`` is
+kept on resume.
 
 On a cluster every node needs this project's dependencies (numpy, torch, pettingzoo,
 gymnasium, ray); the driver ships its own ``domino_env`` and ``training`` packages to the

@@ -24,11 +24,16 @@ identical batches, as tests/training/test_vector_collect.py checks.)
 A pool game's win share comes from the seats' summed rewards over the episode (what the
 engine reports): each seat's outcome with ``reward=outcome``, its points with ``reward=points``.
 
-Resume: the engine offers no snapshot of its games, so a checkpoint keeps the pool, who plays
-each table and the deal counter, and a resumed run deals every table a fresh game (seeds no
-table has played yet in the run): it goes on deterministically, but the games in progress at
-the checkpoint are not finished (the local collector resumes them exactly). A checkpoint of
-the other collector is refused (``run.collector`` is kept on resume).
+Resume is exact, as the local collector's: a checkpoint keeps the engine's snapshot of every
+table's game in progress (:meth:`domino_env.vector.VectorEnv.snapshot`: its state, seeds,
+episode counters and random state), the deal base and each table's episode count, length and
+summed rewards, the pool and who plays each table, so a resumed run finishes the games in
+progress and deals the next ones as the uninterrupted run would (the open transitions need no
+saving: a rollout's last open transitions stay out of its batch, and the next rollout starts
+new chains). A checkpoint saved before the engine had snapshots deals every table a fresh
+game (seeds no table has played yet). The games go on in the engine that saved them (scalar
+tables or the kernel, whichever this run would choose). A checkpoint of the other collector is refused
+(``run.collector`` is kept on resume).
 """
 
 from __future__ import annotations
@@ -156,18 +161,24 @@ class VectorCollector:
         self.venv.close()
 
     def state_dict(self) -> dict[str, Any]:
-        """What a resume needs (the module docstring): the pool, who plays each table, and where
-        the deals' seeds stand."""
+        """What an exact resume needs (the module docstring): every table's game as the engine
+        holds it, the deals' seeds and counters, who plays each table, the pool."""
         return {
             "collector": self.kind,
             **pool_state(self.pool, self.opponent, {}),
             "learner_side": self.learner_side.tolist(),
+            "engine": self.venv.snapshot(),
+            "base": self.base,
+            "episodes": self.episodes.tolist(),
+            "lengths": self.lengths.tolist(),
+            "returns": self.returns.tolist(),
             # the next fresh deal: past every seed a table of this run has played
             "next_base": self.base + (int(self.episodes.max()) + 1) * self.num_envs,
         }
 
     def load_state_dict(self, state: dict[str, Any], model: ActorCritic) -> None:
-        """Go on from :meth:`state_dict`'s ``state``: the same pool and seating, fresh deals."""
+        """Go on from :meth:`state_dict`'s ``state``: the same games, pool and seating (from a
+        checkpoint without the engine's snapshot: fresh deals)."""
         kind = state.get("collector", "local")
         if kind != self.kind:
             raise ValueError(
@@ -175,7 +186,22 @@ class VectorCollector:
             )
         self.pool, self.opponent = restore_pool(state, model, {})
         self.learner_side = np.array(state["learner_side"], dtype=np.int64)
-        self._deal(int(state["next_base"]))
+        if "engine" not in state:
+            self._deal(int(state["next_base"]))
+            return
+        engine = state["engine"]
+        if engine.get("backend") != self.venv.backend:  # (both play the scalar game exactly)
+            self.venv.close()
+            backend = "scalar" if engine.get("backend") == "scalar" else "kernel"
+            self.venv = vector.make(
+                self.config.env.variant, self.num_envs, backend=backend, **self.config.env.options
+            )
+        self.obs, self.mask, info = self.venv.restore(engine)
+        self.player = info["player"]
+        self.base = int(state["base"])
+        self.episodes = np.array(state["episodes"], dtype=np.int64)
+        self.lengths = np.array(state["lengths"], dtype=np.int64)
+        self.returns = np.array(state["returns"], dtype=np.float64).reshape(self.num_envs, self.num_players)
 
 
 def vector_collector(backend: str = "auto") -> Callable[[Config, np.random.Generator], VectorCollector]:
