@@ -347,7 +347,7 @@ def validate(config: Config) -> DominoEnv:
                 "run.match_value plays whole matches and cuts them into rounds itself: "
                 "set env.options.episode to match"
             )
-        sides = len(set(table.rules.side_of))
+        sides = table.rules.num_sides
         if sides != 2:
             raise ConfigError(
                 f"run.match_value needs a table of two sides (2 players or partners); "

@@ -64,7 +64,7 @@ def round_deltas(
     ``variant`` and ``options`` make (two sides), from ``rounds`` seeded rounds of ``greedy``
     in every seat, each counted both ways round so the model favours neither side."""
     table = raw_env(variant, **{**options, "episode": "round"})
-    sides = len(set(table.rules.side_of))
+    sides = table.rules.num_sides
     if sides != 2:
         raise ValueError(f"the match value models a table of two sides; this one has {sides}")
     players = [make_agent("greedy", seed + seat, env=table) for seat in range(table.rules.num_players)]

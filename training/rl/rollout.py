@@ -233,6 +233,7 @@ class LocalCollector:
         ]
         rules = self.envs[0].rules
         self.side_of = rules.side_of
+        self.num_sides = rules.num_sides
         self.num_players = rules.num_players
         self.obs_size = self.envs[0].encoder.size
         self.num_actions = rules.num_actions
@@ -260,9 +261,8 @@ class LocalCollector:
         self.lengths[e] = 0
         self.round_starts[e] = (env.round_index, env.side_scores)
         members: list[Opponent] = [*self.pool, *self.baselines.values()]
-        sides = len(set(self.side_of))
         self.opponent[e], self.learner_side[e] = pick_opponent(
-            self.rng, members, self.config, sides, self.learner_side[e]
+            self.rng, members, self.config, self.num_sides, self.learner_side[e]
         )
 
     def add_snapshot(self, model: ActorCritic) -> None:

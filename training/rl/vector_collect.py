@@ -103,9 +103,8 @@ class VectorCollector:
     def _seat(self, e: int) -> None:
         """Table ``e``'s new game: self-play, or a pool snapshot on one side."""
         members: list[Opponent] = [*self.pool]
-        sides = len(set(self.side_of.tolist()))
         self.opponent[e], self.learner_side[e] = pick_opponent(
-            self.rng, members, self.config, sides, int(self.learner_side[e])
+            self.rng, members, self.config, self.rules.num_sides, int(self.learner_side[e])
         )
 
     def add_snapshot(self, model: ActorCritic) -> None:
