@@ -619,13 +619,9 @@ class ChainKernel(VectorEnv):
         # Lay: the lead makes the east and west ends (east the high half), else the tile's
         # other half is the end it was laid on (a face-down double closes it). A ``stop`` lays
         # nothing (tile T: no bits, no halves, not a double) and leaves the ends as they are.
-        seat = self.current
-        tile, slot = self._lay_tile.take(action), self._lay_slot.take(action)
-        at_seat, at_end = self._seat_base + seat, self._end_base + slot  # (flat indices)
-        hand = self._flat_hands.take(at_seat) & ~self._bit.take(tile)
-        self._flat_hands[at_seat] = hand
-        lo, hi = self._lo.take(tile), self._hi.take(tile)
-        double = self._is_double.take(tile)
+        seat, tile, slot, hand = self._take_tiles(action)
+        lo, hi, double = self._lo.take(tile), self._hi.take(tile), self._is_double.take(tile)
+        at_end = self._end_base + slot  # (flat indices)
         inner = self._flat_ends.take(at_end)
         outer = lo + hi - inner
         if self._face_down:
@@ -643,11 +639,7 @@ class ChainKernel(VectorEnv):
             grows = laying & ~leading
         if self._lengths:
             self._flat_length[at_end] += grows
-        leads = np.flatnonzero(leading)
-        if leads.size:
-            self.ends[leads, 0], self.ends[leads, 1] = hi[leads], lo[leads]
-            self.doubled[leads, :2] = double[leads, None]
-            self.lead_tile[leads] = tile[leads]
+        self._lead(np.flatnonzero(leading), tile, lo, hi, double)
         if self._spinner is not Spinner.NONE:
             self._spin(leading, slot, double, lo)
         self.played |= self._bit.take(tile)
@@ -730,6 +722,26 @@ class ChainKernel(VectorEnv):
         self._line = None
         obs, mask = self._outputs()
         return obs, mask, {"player": self.current.copy()}
+
+    def _take_tiles(self, action: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Each table's seat to move, the tile and slot of its action, and its hand once the
+        tile left it (written back): the start of every lay."""
+        seat = self.current.copy()
+        tile, slot = self._lay_tile.take(action), self._lay_slot.take(action)
+        at_seat = self._seat_base + seat  # (flat indices)
+        hand = self._flat_hands.take(at_seat) & ~self._bit.take(tile)
+        self._flat_hands[at_seat] = hand
+        return seat, tile, slot, hand
+
+    def _lead(
+        self, leads: np.ndarray, tile: np.ndarray, lo: np.ndarray, hi: np.ndarray, double: np.ndarray
+    ) -> None:
+        """The first tile of the round at ``leads``: it makes the east (its high half) and west
+        ends, and is the lead tile."""
+        if leads.size:
+            self.ends[leads, 0], self.ends[leads, 1] = hi[leads], lo[leads]
+            self.doubled[leads, :2] = double[leads, None]
+            self.lead_tile[leads] = tile[leads]
 
     def _finish_step(
         self, ended: np.ndarray, end: Callable[[], tuple[np.ndarray, np.ndarray]], reward: np.ndarray
@@ -1261,14 +1273,9 @@ class ChainKernel(VectorEnv):
         B, n = self.num_envs, self.num_players
         before = self.scores.copy()
         rows = self._rows
-        seat = self.current.copy()
-        tile, slot = self._lay_tile.take(action), self._lay_slot.take(action)
+        seat, tile, slot, hand = self._take_tiles(action)
+        lo, hi, double = self._lo.take(tile), self._hi.take(tile), self._is_double.take(tile)
         face_down = self._lay_down.take(action)
-        at_seat = self._seat_base + seat
-        hand = self._flat_hands.take(at_seat) & ~self._bit.take(tile)
-        self._flat_hands[at_seat] = hand
-        lo, hi = self._lo.take(tile), self._hi.take(tile)
-        double = self._is_double.take(tile)
         leading = self.count == 0
         self.played |= self._bit.take(tile)
         self.count += 1
@@ -1292,11 +1299,8 @@ class ChainKernel(VectorEnv):
                 self.used[new_at] += 1
                 opened[new_at] = True
         leads = np.flatnonzero(leading)
-        if leads.size:
-            self.ends[leads, 0], self.ends[leads, 1] = hi[leads], lo[leads]
-            self.doubled[leads, :2] = double[leads, None]
-            self.lead_tile[leads] = tile[leads]
-            self.used[leads] = 2
+        self._lead(leads, tile, lo, hi, double)
+        self.used[leads] = 2
         self.doubles_open |= double
         # (the line as the draws, the passes and the next mask see it: a new deal's rows emptied)
         self._line = line = self._places_line(rows)
