@@ -1,7 +1,7 @@
 """Search agent speed: milliseconds per decision of every search tier on every variant.
 
     python benchmarks/search_speed.py [--agents search advanced expert search:32] [--decisions 40]
-                                      [--variants classic ...]
+                                      [--variants classic ...] [--python]
 
 For each variant (its benchmark table: 2 players, Cross 4 single players) and each agent
 (``search``, ``search:N``, ``advanced``, ``expert``: any built-in search name) it plays seeded
@@ -12,6 +12,11 @@ slowest ms per decision, one row per variant, one column pair per agent: the tab
 budgets are chosen from (``DEFAULT_WORLDS`` in ``domino_env.agents.search``, about 20 ms or
 less a chain-game decision on one core; ``TIERS`` in ``domino_env.agents.expert``, about
 100 ms for ``expert`` and a quarter of that for ``advanced``).
+
+Rollouts run in batches on the variant's kernel where it has one and a search stage has at
+least ``domino_env.vector.rollouts.MIN_ROWS`` (world, action) rows (the same values, so the
+same decisions). ``--python`` adds a column pair per agent with every rollout in Python, on
+the same decisions, for the before-and-after (and for choosing ``MIN_ROWS``).
 """
 
 from __future__ import annotations
@@ -20,14 +25,26 @@ import argparse
 import time
 
 import domino_env
-from domino_env.agents import SEARCH_NAMES, is_builtin, make_agent
+from domino_env.agents import SEARCH_NAMES, is_builtin, make_agent, search
 from domino_env.agents.search import DEFAULT_WORLDS
 
 AGENTS = ["search", "advanced", "expert"]
 
 
-def decision_times(name: str, agent_name: str, decisions: int, seed: int) -> list[float]:
-    """Seconds of each of ``decisions`` decisions with a choice of ``agent_name`` in seat 0."""
+def decision_times(
+    name: str, agent_name: str, decisions: int, seed: int, batched: bool = True
+) -> list[float]:
+    """Seconds of each of ``decisions`` decisions with a choice of ``agent_name`` in seat 0
+    (``batched=False``: every rollout in Python)."""
+    threshold = search.MIN_ROWS
+    search.MIN_ROWS = threshold if batched else 1 << 62
+    try:
+        return _times(name, agent_name, decisions, seed)
+    finally:
+        search.MIN_ROWS = threshold
+
+
+def _times(name: str, agent_name: str, decisions: int, seed: int) -> list[float]:
     spec = domino_env.spec(name)
     options = dict(spec.benchmark_tables[0])
     env = domino_env.raw_env(name, **options)
@@ -71,17 +88,22 @@ def main(argv: list[str] | None = None) -> None:
     variants = list(domino_env.SPECS)
     parser.add_argument("--variants", nargs="+", default=variants, choices=variants)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--python", action="store_true", help="also time every rollout in Python")
     args = parser.parse_args(argv)
+    columns = [(agent, True) for agent in args.agents]
+    if args.python:
+        columns = [(agent, batched) for agent in args.agents for batched in (True, False)]
     print(
         f"ms per decision with a choice (mean, slowest), {args.decisions} per cell, seat 0 against "
         f"greedy; search = search:{DEFAULT_WORLDS}"
     )
-    print(f"{'variant':<12}" + "".join(f" {name:>17}" for name in args.agents))
-    print(f"{'':<12}" + "".join(f" {'mean':>8} {'max':>8}" for _ in args.agents))
+    heads = [agent if batched else f"{agent} (python)" for agent, batched in columns]
+    print(f"{'variant':<12}" + "".join(f" {head:>17}" for head in heads))
+    print(f"{'':<12}" + "".join(f" {'mean':>8} {'max':>8}" for _ in columns))
     for name in args.variants:
         cells = []
-        for agent in args.agents:
-            times = decision_times(name, agent, args.decisions, args.seed)
+        for agent, batched in columns:
+            times = decision_times(name, agent, args.decisions, args.seed, batched)
             cells.append(f" {1000 * sum(times) / len(times):>8.1f} {1000 * max(times):>8.1f}")
         print(f"{name:<12}" + "".join(cells), flush=True)
 

@@ -142,25 +142,35 @@ class ExpertAgent(SearchAgent):
         count = min(tier.max_worlds - met, max(tier.min_worlds, self._share // len(keep)))
         return keep, count
 
-    def world_values(
-        self, rules: TableRules, world: Any, seed: int, actions: list[int], side: int
-    ) -> list[float]:
-        """Each action's value in one world: solved exactly at a solving decision while the
-        world's and the decision's node budgets last, else (every action alike) rolled out."""
-        if self._solving and self._nodes_left > 0:
-            before = standing(rules, world)
-            table: Table = {}  # (shared by the actions: same world, side and standing)
-            allowance = min(self.tier.node_budget, self._nodes_left)
-            values: list[float] = []
-            for action in actions:
-                sim = world.clone()
-                rules.apply(sim, action)
-                value, used = solve_counted(rules, sim, side, before, allowance, table, self.leaf_value)
-                self._nodes_left -= used
-                allowance -= used
-                if value is None:
-                    break
-                values.append(value)
-            else:
-                return values
-        return super().world_values(rules, world, seed, actions, side)
+    def batch_values(
+        self, rules: TableRules, batch: list[tuple[Any, int]], actions: list[int], side: int
+    ) -> list[list[float]]:
+        """Each world's action values: solved exactly at a solving decision while the world's
+        and the decision's node budgets last (:meth:`solved_values`), the rest rolled out
+        (:meth:`~domino_env.agents.search.SearchAgent.rollout_values`, batched where it pays)."""
+        solved = [self.solved_values(rules, world, actions, side) for world, _ in batch]
+        unsolved = [pair for pair, values in zip(batch, solved, strict=True) if values is None]
+        rolled = iter(self.rollout_values(rules, unsolved, actions, side))
+        return [values if values is not None else next(rolled) for values in solved]
+
+    def solved_values(
+        self, rules: TableRules, world: Any, actions: list[int], side: int
+    ) -> list[float] | None:
+        """Each action's exact value in ``world``, or None where this decision does not solve
+        or a solve passes its budget (the world is then rolled out, every action alike)."""
+        if not (self._solving and self._nodes_left > 0):
+            return None
+        before = standing(rules, world)
+        table: Table = {}  # (shared by the actions: same world, side and standing)
+        allowance = min(self.tier.node_budget, self._nodes_left)
+        values: list[float] = []
+        for action in actions:
+            sim = world.clone()
+            rules.apply(sim, action)
+            value, used = solve_counted(rules, sim, side, before, allowance, table, self.leaf_value)
+            self._nodes_left -= used
+            allowance -= used
+            if value is None:
+                return None
+            values.append(value)
+        return values

@@ -54,6 +54,7 @@ best first, ties at random).
 
 from __future__ import annotations
 
+import dataclasses
 import random
 from collections.abc import Callable
 from typing import Any
@@ -65,6 +66,7 @@ from domino_env.core.view import SeatView
 from domino_env.envs.base import DominoEnv
 from domino_env.rules.chain import LineRules
 from domino_env.rules.table import TableRules
+from domino_env.vector.rollouts import MIN_ROWS, GreedyRollouts
 
 NAME = "search"
 # How a round's end is valued for a side (``round_value``), and how a rollout's seat rates a
@@ -142,8 +144,7 @@ class SearchAgent:
             batch = [(self.sample(rules, game, view, rng), rng.getrandbits(64)) for _ in range(count)]
             if not met and not isinstance(rules, LineRules) and len(legal) > GRID_CANDIDATES:
                 candidates = grid_candidates(rules, batch[0][0], legal, rng)
-            for world, seed in batch:
-                values = self.world_values(rules, world, seed, candidates, side)
+            for values in self.batch_values(rules, batch, candidates, side):
                 for action, value in zip(candidates, values, strict=True):
                     samples[action].append(value)
             met += count
@@ -154,6 +155,35 @@ class SearchAgent:
         totals = {a: sum(samples[a]) for a in candidates}
         best = max(totals.values())
         return next(a for a in candidates if totals[a] == best)
+
+    def batch_values(
+        self, rules: TableRules, batch: list[tuple[Any, int]], actions: list[int], side: int
+    ) -> list[list[float]]:
+        """:meth:`world_values` of every (world, seed) of a stage, in order (``search``: all
+        by rollouts, :meth:`rollout_values`)."""
+        return self.rollout_values(rules, batch, actions, side)
+
+    def rollout_values(
+        self, rules: TableRules, batch: list[tuple[Any, int]], actions: list[int], side: int
+    ) -> list[list[float]]:
+        """:meth:`world_values` of every (world, seed) by rollouts: on the table's batched
+        kernel where it has one and the batch is large enough to pay
+        (:class:`~domino_env.vector.rollouts.GreedyRollouts`, the same numbers), else a world
+        at a time."""
+        batched = self._batched(rules) if len(batch) * len(actions) >= MIN_ROWS else None
+        if batched is None:
+            return [self.world_values(rules, world, seed, actions, side) for world, seed in batch]
+        worlds = [world for world, _ in batch]
+        before = [standing(rules, world) for world in worlds]
+        values = batched.values(worlds, [seed for _, seed in batch], actions, side, before)
+        return [row.tolist() for row in values]
+
+    def _batched(self, rules: TableRules) -> GreedyRollouts | None:
+        """The batched rollouts of this table (built once a table), or None where the rules
+        have none or this agent rolls out by a rule or values of its own."""
+        if self.playout_key is not None or self.leaf_value is not None:
+            return None
+        return batched_rollouts(rules)
 
     def world_values(
         self, rules: TableRules, world: Any, seed: int, actions: list[int], side: int
@@ -191,6 +221,18 @@ class SearchAgent:
         or None to decide now (``search``: always; the stronger tiers halve,
         :mod:`domino_env.agents.expert`)."""
         return None
+
+
+def batched_rollouts(rules: TableRules) -> GreedyRollouts | None:
+    """The batched rollouts of ``rules``' table (one per table kind and options, kept), or None
+    where :class:`~domino_env.vector.rollouts.GreedyRollouts` refuses it."""
+    key = (rules.name, tuple(sorted(dataclasses.asdict(rules.options).items())))
+    if key not in _BATCHED:
+        _BATCHED[key] = None if GreedyRollouts.refusal(rules) else GreedyRollouts(rules)
+    return _BATCHED[key]
+
+
+_BATCHED: dict[tuple[str, tuple[tuple[str, Any], ...]], GreedyRollouts | None] = {}
 
 
 def grid_candidates(rules: TableRules, world: Any, legal: list[int], rng: random.Random) -> list[int]:

@@ -821,6 +821,14 @@ class ChainRules(LineRules):
                             moves.append(self._face_down + double * 4 + slot)
         return moves
 
+    def doubles_first(self, state: State, action: int) -> tuple[int, ...]:
+        """A ``greedy_key`` (Osel's, where a double keeps the turn going): doubles first, then
+        the heaviest tile, face up before face down; ``stop`` last."""
+        tile = self.action_tile[action]
+        if tile < 0:
+            return (-1, -1, -1)
+        return (self.tile_set.is_double[tile], self.tile_set.pips[tile], not self.action_face_down[action])
+
     def legal_actions(self, state: State) -> list[int]:
         """Placements of the seat to move, plus ``stop`` while it is in a multi-tile turn."""
         plays = self.placements(state)

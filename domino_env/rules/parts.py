@@ -99,6 +99,28 @@ def end_count(line: Line) -> int:
     return sum(end_value(line, slot) for slot in range(line.num_slots))
 
 
+def count_after(line: Line, tile: int, slot: int, ends_total: int) -> int:
+    """The count once ``tile`` is laid at ``slot``, without laying it; ``ends_total`` is the
+    sum of ``end_value`` over the slots now (only the end it covers changes)."""
+    tiles = line.tiles
+    if not line.count:
+        return tiles.pips[tile]
+    outer = tiles.other_half[tile][line.value[slot]]
+    return ends_total - end_value(line, slot) + outer * (2 if tiles.is_double[tile] else 1)
+
+
+def points_now(count: int) -> int:
+    """What a count scores at once: itself if a multiple of 5, else nothing."""
+    return count if count % 5 == 0 else 0
+
+
+def count_points(rules: Any, state: State[Any], action: int) -> int:
+    """An ``immediate_points`` (All Fives'): what ``action`` would score at once by the count."""
+    line = state.line
+    total = sum(end_value(line, slot) for slot in range(line.num_slots))
+    return points_now(count_after(line, rules.action_tile[action], rules.action_slot[action], total))
+
+
 def score_the_count(rules: Any, state: State[Any], seat: int, tile: int) -> None:
     """A count of the open ends that is a positive multiple of 5 scores at once; reaching the
     target ends the match there (All Fives)."""

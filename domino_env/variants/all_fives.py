@@ -23,29 +23,22 @@ Version history:
 
 from __future__ import annotations
 
-from domino_env.core.line import Line, Spinner
+from domino_env.core.line import Spinner
 from domino_env.core.state import State
 from domino_env.observation.observer import Blocks, Observer
 from domino_env.rules.chain import ChainRules
-from domino_env.rules.parts import LOT_OPENS, end_value, score_the_count
+from domino_env.rules.parts import (
+    LOT_OPENS,
+    count_after,
+    count_points,
+    end_value,
+    points_now,
+    score_the_count,
+)
 from domino_env.rules.parts import end_count as end_count  # (the count, read by the tests here)
 from domino_env.rules.spec import VariantSpec
 
 POINTS_SCALE = 1 / 20  # the points_now block: a count of 20 reads 1.0
-
-
-def count_after(line: Line, tile: int, slot: int, ends_total: int) -> int:
-    """The count once ``tile`` is laid at ``slot``, without laying it; ``ends_total`` is the
-    sum of ``end_value`` over the slots now (only the end it covers changes)."""
-    tiles = line.tiles
-    if not line.count:
-        return tiles.pips[tile]
-    outer = tiles.other_half[tile][line.value[slot]]
-    return ends_total - end_value(line, slot) + outer * (2 if tiles.is_double[tile] else 1)
-
-
-def points_now(count: int) -> int:
-    return count if count % 5 == 0 else 0
 
 
 class AllFivesRules(ChainRules):
@@ -59,11 +52,7 @@ class AllFivesRules(ChainRules):
     lower_score_wins = False
     action_blocks = ("points_now",)
 
-    def immediate_points(self, state: State, action: int) -> int:
-        line = state.line
-        total = sum(end_value(line, slot) for slot in range(line.num_slots))
-        return points_now(count_after(line, self.action_tile[action], self.action_slot[action], total))
-
+    immediate_points = count_points  # (what a lay scores now: the greedy rule's first key)
     score_round = ChainRules.pips_to_the_winner
 
 

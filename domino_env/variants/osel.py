@@ -107,6 +107,7 @@ class OselRules(RememberedPenaltyRules):
 
     # Face-up placements, plus face-down ones for doubles once the spinner is down.
     placements = ChainRules.doubles_face_down
+    greedy_key = ChainRules.doubles_first  # (a tile-laying turn goes on after a double)
 
     # --- round lifecycle ----------------------------------------------------------------------
 
@@ -115,13 +116,6 @@ class OselRules(RememberedPenaltyRules):
         return OselState([0] * self.num_players, [False] * self.num_players)
 
     # --- baseline and observation hooks -----------------------------------------------------
-
-    def greedy_key(self, state: State[OselState], action: int) -> tuple[int, ...]:
-        """Doubles first (they keep the turn going), then the heaviest tile, face up; ``stop`` last."""
-        tile = self.action_tile[action]
-        if tile < 0:
-            return (-1, -1, -1)
-        return (self.tile_set.is_double[tile], self.tile_set.pips[tile], not self.action_face_down[action])
 
     def public_extra(self, state: State[OselState]) -> dict[str, Any]:
         return {"remembered": list(state.extra.remembered), "opened": list(state.extra.opened)}

@@ -92,6 +92,17 @@ last, the last place pays (a Metro ``metro_penalty``, a domino-Metro at 3 player
 its maker's Metros) and leads the next game; the outcome ranks by places (a round) or by
 fewer penalties (a match).
 
+**Loading.** :meth:`ChainKernel.load` puts B scalar games (``State`` objects at a decision whose
+draws are fixed: a real game's or a sampled world's) into the rows, read field by field (the
+line's slots, the stock in draw order, the variant's remembered points or places and Metros);
+the next steps then play each row's round in progress exactly as ``rules.apply`` plays it on a
+clone, and where a round ends the kernel writes what the search agents value it by
+(``round_standing``, ``round_match_over``, ``round_outcome``: records, not state, outside
+snapshots). Only that round is the loaded game's: what follows it (the row's next deal, from
+its own Generator) is the kernel's own. ``observing = False`` skips the observations (``obs``
+then has no columns) where only masks are read; :meth:`lay_points` gives what each legal play
+scores at once (All Fives' count), as the rules' ``immediate_points``.
+
 **Deals** are the scalar rules' own: each table keeps its scalar env's numpy Generator, seeded
 at each episode as ``DominoEnv.reset`` seeds it (``seeding.np_random``: :func:`pcg64_states`
 runs numpy's SeedSequence hash for all the new episodes at once and is checked against numpy
@@ -106,18 +117,21 @@ ordinary step is whole-array numpy.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from operator import attrgetter
 from typing import Any, ClassVar
 
 import numpy as np
 from gymnasium.utils import seeding
 
-from domino_env.core.line import Spinner
+from domino_env.core.line import CLOSED, OPEN, Spinner
+from domino_env.core.state import State
 from domino_env.registry import raw_env
 from domino_env.rules.chain import LONE_BLANK, OPEN_ABOVE, STOP, ChainRules, RememberedPenaltyRules
 from domino_env.rules.parts import (
     after_a_double,
     after_the_opening_tile,
+    count_points,
     last_layer_leads,
     next_deal_decides,
     score_the_count,
@@ -221,6 +235,8 @@ _LEAD = 4  # ``spinner``: the lead tile is the spinner (as core.line's LEAD)
 _NORTH = 2  # the spinner's arms: slots 2 (north) and 3 (south)
 # The parts of the rules layer the kernel plays (rules.parts, the rules' methods) -> its piece.
 _LAY_SCORING: dict[Any, str | None] = {None: None, score_the_count: "count"}
+# What a lay scores at once (``immediate_points``: lay_points): nothing, or All Fives' count.
+_IMMEDIATE_POINTS: dict[Any, str | None] = {TableRules.immediate_points: None, count_points: "count"}
 _ROUND_SCORING: dict[Any, str] = {
     ChainRules.penalties_round: "penalty",
     ChainRules.pips_to_the_winner: "fives",
@@ -278,6 +294,8 @@ _PLACES_METHODS = (
 _SLOTS = {Spinner.NONE: 2, Spinner.AT_ONCE: 4, Spinner.AFTER_SIDES: 4}  # the line's slots per spinner rule
 _POINTS_SCALE = 1 / 20  # All Fives' points_now block: a count of 20 reads 1.0
 _BASE_BLOCKS = ("hand", "table", "ends", "hand_sizes", "boneyard", "voids", "scores", "phase")
+# What a round's end leaves for the search agents' values (records, not the tables' state).
+_RECORDS = ("round_standing", "round_match_over", "round_outcome")
 
 
 class ChainKernel(VectorEnv):
@@ -465,6 +483,7 @@ class ChainKernel(VectorEnv):
         # The variant's pieces (the rules' declared parts, see supports).
         self._spinner = kind.spinner
         self._counts = _LAY_SCORING.get(kind.lay_scoring) == "count"
+        self._lay_points = _IMMEDIATE_POINTS.get(kind.immediate_points, "own")
         self._fives = _ROUND_SCORING.get(kind.score_round) == "fives"
         self._arms_first = _PLACEMENTS.get(kind.placements) == "arms_first"
         self._blocks = own_blocks
@@ -592,9 +611,31 @@ class ChainKernel(VectorEnv):
         self._line: tuple[np.ndarray, ...] | None = None  # the places line of every table, this step
         if self._places:
             self._init_places(rules)
-        # The tables' state (snapshot, restore): every public array (the rest are lookups).
+        # Written where a table's round ends (_record), before the next deal: per side the
+        # score plus remembered points (``search.standing``), whether the match ended, and then
+        # the rules' outcome of ``match_keys`` (else 0).
+        self.round_standing = np.zeros((B, D), np.int64)
+        self.round_match_over = np.zeros(B, bool)
+        self.round_outcome = np.zeros((B, D), np.float64)
+        # The tables' state (snapshot, restore): every public array but the records (the rest
+        # are lookups).
         self._state_names = tuple(
-            name for name, value in vars(self).items() if isinstance(value, np.ndarray) and name[0] != "_"
+            name
+            for name, value in vars(self).items()
+            if isinstance(value, np.ndarray) and name[0] != "_" and name not in _RECORDS
+        )
+        self.observing = True  # False: no observations (``obs`` has no columns), masks only
+        # True: a finished table deals its last deal again, its last leader leading (no
+        # Generator, no Python a table): for batches whose later rounds nobody reads (rollouts).
+        self.redealing = False
+        # (load: a game of these rules has this extra; its per-seat lists are these arrays)
+        self._extra_type = type(rules.new_extra())
+        self._seat_extras = (
+            ("remembered", "opened")
+            if self._remembered
+            else ("places", "metros", "metro_points")
+            if self._places
+            else ()
         )
 
     # --- the interface -------------------------------------------------------------------
@@ -722,6 +763,165 @@ class ChainKernel(VectorEnv):
         self._line = None
         obs, mask = self._outputs()
         return obs, mask, {"player": self.current.copy()}
+
+    def load(self, games: Sequence[State]) -> tuple[np.ndarray, np.ndarray, Info]:
+        """Put game ``i`` (a scalar ``State`` of these rules, at a decision, its draws fixed:
+        ``shuffled`` or an empty stock) into row ``i`` and show the rows as :meth:`reset` does.
+        The next steps play each row's round in progress exactly as ``rules.apply`` on a clone
+        (the draws from the end of its stock first); after that round the row deals its own.
+        The games are only read, each distinct one once (a rollout loads a world in a row per
+        candidate action); a game that is none of these, or whose legal actions the kernel does
+        not find, raises ValueError, changing nothing."""
+        B, n, T, V, D, S = self.num_envs, self.num_players, self._T, self._V, self._D, self._S
+        if len(games) != B:
+            raise ValueError(f"load() takes one game a table: {len(games)} games for {B} tables")
+        first: dict[int, int] = {}  # id(game) -> its index among the distinct games
+        which = np.array([first.setdefault(id(game), len(first)) for game in games], np.int64)
+        distinct = list({id(game): game for game in games}.values())  # (in first's order)
+        U = len(distinct)
+        shape = (n, D, S, T, self._spinner, self._extra_type)
+        hands: list[int] = []
+        stock: list[int] = []
+        left: list[int] = []
+        line_ints: list[int] = []  # per game: played, count, lead tile, spinner, depth, spinner value
+        slots: list[int] = []  # per game and slot: value, status, double at the end, length
+        turn: list[int] = []  # per game: current, leader, required lead, passes, tiles laid this turn
+        voids: list[int] = []
+        scores: list[int] = []
+        legal: list[int] = []
+        legal_count: list[int] = []
+        seat_extras: list[int] = []  # per game, its extra's per-seat lists (_seat_extras)
+        branching: list[int] = []  # per game (the places game): the first double is down, slots in use
+        spinner, is_places = self._spinner is not Spinner.NONE, self._places
+        read_extras = attrgetter(*self._seat_extras) if self._seat_extras else None
+        for u, game in enumerate(distinct):
+            line = game.line if isinstance(game, State) else None
+            if (
+                line is None
+                or game.round_over
+                or game.chance is not None
+                or not game.legal
+                or not (game.shuffled or not game.stock)
+                or (
+                    len(game.hands),
+                    len(game.scores),
+                    line.num_slots,
+                    line.tiles.size,
+                    line.spinner_rule,
+                    type(game.extra),
+                )
+                != shape
+            ):
+                raise ValueError(f"load(): game {which.tolist().index(u)} {self._load_refusal(game)}")
+            hands += game.hands
+            stock += game.stock
+            left.append(len(game.stock))
+            line_ints += (line.played, line.count, line.lead_tile, line.spinner_slot, line.spinner_depth)
+            line_ints.append(line.spinner_value() if spinner and line.spinner_slot >= 0 else 0)
+            slots += line.value
+            slots += line.state
+            slots += line.double_end
+            slots += line.length
+            turn += (game.current, game.leader, game.required_lead, game.passes, game.turn_laid)
+            voids += game.voids
+            scores += game.scores
+            scores += game.round_start_scores
+            scores.append(game.match_over)
+            legal += game.legal
+            legal_count.append(len(game.legal))
+            if read_extras is not None:
+                for values in read_extras(game.extra):
+                    seat_extras += values
+            if is_places:
+                branching += (game.extra.doubles_open, game.extra.ends)
+        # The stock in draw order at the end of ``order`` (its last tile first, at ``drawn``),
+        # the other tiles before it in id order.
+        left_at = np.array(left, np.int64)
+        drawn = T - left_at
+        in_row = np.arange(len(stock)) - np.repeat(np.cumsum(left_at) - left_at, left_at)
+        stock_rows = np.repeat(np.arange(U), left_at)
+        order = np.zeros((U, T), np.int64)
+        order[stock_rows, T - 1 - in_row] = stock
+        in_stock = np.zeros((U, T), bool)
+        in_stock[stock_rows, stock] = True
+        rest_rows, rest_tiles = np.nonzero(~in_stock)
+        order[rest_rows, np.arange(len(rest_rows)) - np.repeat(np.cumsum(drawn) - drawn, drawn)] = rest_tiles
+        hand_masks = np.array(hands, np.int64).reshape(U, n)
+        line_arr = np.array(line_ints, np.int64).reshape(U, 6)
+        slot_arr = np.array(slots, np.int64).reshape(U, 4, S)
+        turn_arr = np.array(turn, np.int64).reshape(U, 5)
+        score_arr = np.array(scores, np.int64).reshape(U, 2 * D + 1)
+        # Every tile once: in a hand, on the table or in the stock.
+        held = np.bitwise_count(hand_masks).sum(axis=1) + np.bitwise_count(line_arr[:, 0]) + left_at
+        union = _or_columns(hand_masks) | line_arr[:, 0] | (in_stock @ self._bit[:T])
+        wrong = (held != T) | (union != self._bit[:T].sum()) | (in_stock.sum(axis=1) != left_at)
+        if wrong.any():
+            raise ValueError(
+                f"load(): game {np.flatnonzero(wrong[which])[0]}'s hands, table and stock are not "
+                f"the set's {T} tiles, once each"
+            )
+        saved = {name: getattr(self, name).copy() for name in self._state_names}
+        self.hands[:] = hand_masks[which]
+        self.order[:] = order[which]
+        self.drawn[:] = drawn[which]
+        line_arr, slot_arr = line_arr[which], slot_arr[which]
+        turn_arr, score_arr = turn_arr[which], score_arr[which]
+        self.played[:], self.count[:] = line_arr[:, 0], line_arr[:, 1]
+        self.lead_tile[:] = np.maximum(line_arr[:, 2], 0)
+        self.spinner[:], self.depth[:], self.spin_value[:] = line_arr[:, 3], line_arr[:, 4], line_arr[:, 5]
+        value, status = slot_arr[:, 0], slot_arr[:, 1]
+        self.ends[:] = np.where(status == OPEN, value, np.where(status == CLOSED, self._closed, V))
+        self.doubled[:] = slot_arr[:, 2] != 0
+        self.length[:] = slot_arr[:, 3] if self._lengths else 0
+        self.current[:], self.leader[:], self.required[:] = turn_arr[:, 0], turn_arr[:, 1], turn_arr[:, 2]
+        self.passes[:] = turn_arr[:, 3]
+        self.continuing[:] = (turn_arr[:, 4] > 0) if self._continues else False
+        self.last_layer[:] = self.current  # (it names only the next round's leader: the kernel's own)
+        self.voids[:] = np.array(voids, np.int64).reshape(U, n)[which]
+        self.scores[:], self.start[:] = score_arr[:, :D], score_arr[:, D : 2 * D]
+        self.match_over[:] = score_arr[:, 2 * D] != 0
+        if read_extras is not None:
+            extras = np.array(seat_extras, np.int64).reshape(U, len(self._seat_extras), n)[which]
+            for k, name in enumerate(self._seat_extras):
+                getattr(self, name)[:] = extras[:, k]
+        if is_places:
+            self.doubles_open[:], self.used[:] = np.array(branching, np.int64).reshape(U, 2)[which].T
+        self._line = None
+        mask = self._places_mask(self._rows) if self._places else self._legal_mask()
+        want = np.zeros((U, self.num_actions), bool)
+        want[np.repeat(np.arange(U), legal_count), legal] = True
+        want = want[which]
+        if not np.array_equal(mask, want):
+            for name, before in saved.items():  # (in place: the flat views stay views)
+                np.copyto(getattr(self, name), before)
+            i = int(np.flatnonzero((mask != want).any(axis=1))[0])
+            raise ValueError(
+                f"load(): game {i}'s legal actions {np.flatnonzero(want[i]).tolist()} are not the "
+                f"kernel's {np.flatnonzero(mask[i]).tolist()}: not a game of this {self.name} table?"
+            )
+        self._mask = mask
+        obs = self._observe(self.current, moving=True) if self.observing else np.zeros((B, 0), np.float32)
+        return obs, mask.copy(), {"player": self.current.copy()}
+
+    def _load_refusal(self, game: Any) -> str:
+        """Why :meth:`load` refuses ``game``, in words."""
+        if not isinstance(game, State):
+            return f"is a {type(game).__name__}, not a chain game's State"
+        if game.round_over:
+            return "is at the end of its round: no decision to play from"
+        if game.chance is not None:
+            return f"waits on a chance point ({game.chance}), not a decision"
+        if not game.legal:
+            return "lists no legal action: nobody to move"
+        if not game.shuffled and game.stock:
+            return "has a stock whose order is not fixed (shuffled is False): its draws are chance points"
+        line = game.line
+        return (
+            f"is not a game of this {self.name} table: {len(game.hands)} hands, {len(game.scores)} sides, "
+            f"{line.num_slots} slots, {line.tiles.size} tiles, spinner {line.spinner_rule.value}, "
+            f"extra {type(game.extra).__name__} (want {self.num_players}, {self._D}, {self._S}, "
+            f"{self._T}, {self._spinner.value}, {self._extra_type.__name__})"
+        )
 
     def _take_tiles(self, action: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """Each table's seat to move, the tile and slot of its action, and its hand once the
@@ -911,26 +1111,34 @@ class ChainKernel(VectorEnv):
         self.scores[tables] += gained
         scores = self.scores[tables]
         self.match_over[tables] |= scores.max(axis=1) >= self._target
+        if self._remembered:  # match_keys (score, fewer remembered points); no partners: a side is its seat
+            remembered = self.remembered[tables]
+            outcome = self._record(tables, scores + remembered, -scores * _TIE_KEY - remembered)
+        else:
+            outcome = self._record(tables, scores, self._sign * scores)
         done = np.ones(len(tables), bool) if self._round_episode else self.match_over[tables]
         if self._points:
             by_side = (scores - before) * self._reward_scale + 0.0
-        elif self._remembered:  # round_keys (won, fewer round points), match_keys (score, remembered)
-            keys = (
-                winners * _TIE_KEY - pips
-                if self._round_episode
-                else -scores * _TIE_KEY - self.remembered[tables]
-            )
-            by_side = np.where(done[:, None], self._outcome(keys), 0.0)
-        else:
-            # the rules' round_keys (won, change) and match_keys (score), signed: larger is better
-            sign = self._sign
-            keys = (
-                winners * _TIE_KEY + sign * (scores - self.start[tables])
-                if self._round_episode
-                else sign * scores
-            )
+        elif not self._round_episode:  # the match's outcome, where it ended
+            by_side = outcome
+        else:  # the rules' round_keys, signed: (won, fewer round points) or (won, change)
+            if self._remembered:
+                keys = winners * _TIE_KEY - pips
+            else:
+                keys = winners * _TIE_KEY + self._sign * (scores - self.start[tables])
             by_side = np.where(done[:, None], self._outcome(keys), 0.0)
         return done, by_side[:, self._side_of]
+
+    def _record(self, tables: np.ndarray, standing: np.ndarray, keys: np.ndarray) -> np.ndarray:
+        """Write the records of the rounds just ended at ``tables`` (before the next deal):
+        ``standing`` per side, whether the match ended, and then the outcome of ``keys`` (the
+        rules' match_keys, signed: larger is better); return that outcome (0: the match goes on)."""
+        match_over = self.match_over[tables]
+        outcome = np.where(match_over[:, None], self._outcome(keys), 0.0)
+        self.round_standing[tables] = standing
+        self.round_match_over[tables] = match_over
+        self.round_outcome[tables] = outcome
+        return outcome
 
     def _outcome(self, keys: np.ndarray) -> np.ndarray:
         """Per side, the rules' outcome of ``keys`` (larger is better): rank k of D pays
@@ -955,15 +1163,12 @@ class ChainKernel(VectorEnv):
                 "uinteger": 0,
             }
 
-    def _deal(self, tables: np.ndarray, new_match: np.ndarray) -> None:
-        """Deal the next round of ``tables`` (a new episode where ``new_match``) as the scalar
-        env does: the rules shuffle the tiles with the table's own Generator (a new episode's
-        seeded as ``DominoEnv.reset`` seeds it), the hands are the shuffle's first tiles, a
-        hand after another, the boneyard the rest, drawn in that order (``deal_in_order``);
-        then the opening, a lot drawn from the same Generator where it is by lot."""
+    def _shuffled(self, tables: np.ndarray, fresh: np.ndarray) -> np.ndarray:
+        """int64[len(tables), T]: each table's new deal, shuffled by its own Generator (those of
+        a new episode, ``fresh``, first seeded as ``DominoEnv.reset`` seeds them:
+        ``seeding.np_random``)."""
         rngs, shuffled = self._rngs, self.rules.shuffled_tiles
-        fresh = tables[new_match]
-        if fresh.size:  # a new episode's Generator, as DominoEnv.reset seeds it (seeding.np_random)
+        if fresh.size:
             base, B, which = self._base, self.num_envs, fresh.tolist()
             self._seed(
                 which,
@@ -975,7 +1180,16 @@ class ChainKernel(VectorEnv):
         orders: list[int] = []
         for i in tables.tolist():
             orders += shuffled(rngs[i])  # (one flat list: numpy reads it at twice the speed)
-        order = np.array(orders, np.int64).reshape(len(tables), self._T)
+        return np.array(orders, np.int64).reshape(len(tables), self._T)
+
+    def _deal(self, tables: np.ndarray, new_match: np.ndarray) -> None:
+        """Deal the next round of ``tables`` (a new episode where ``new_match``) as the scalar
+        env does: the rules shuffle the tiles with the table's own Generator (a new episode's
+        seeded as ``DominoEnv.reset`` seeds it), the hands are the shuffle's first tiles, a
+        hand after another, the boneyard the rest, drawn in that order (``deal_in_order``);
+        then the opening, a lot drawn from the same Generator where it is by lot."""
+        fresh = tables[new_match]
+        order = self.order[tables] if self.redealing else self._shuffled(tables, fresh)
         n, size = self.num_players, self._hand_size
         dealt = order[:, : n * size]
         self.hands[tables] = self._bit[dealt].reshape(len(tables), n, size).sum(axis=2)  # (distinct bits)
@@ -996,8 +1210,9 @@ class ChainKernel(VectorEnv):
             required[at[named]] = dealt[at[named], first[named]]
             leader[at[named]] = first[named] // size
             lot[at[named]] = False
-        for k in np.flatnonzero(lot).tolist():  # (after the shuffle, as rules.resolve draws it)
-            leader[k] = int(rngs[tables[k]].integers(n))
+        if not self.redealing:  # (redealt: the last leader leads again)
+            for k in np.flatnonzero(lot).tolist():  # (after the shuffle, as rules.resolve draws it)
+                leader[k] = int(self._rngs[tables[k]].integers(n))
         self.current[tables] = self.leader[tables] = leader
         self.required[tables] = required
         self.played[tables] = 0
@@ -1028,11 +1243,19 @@ class ChainKernel(VectorEnv):
     # --- what a seat sees ------------------------------------------------------------------
 
     def _outputs(self) -> tuple[np.ndarray, np.ndarray]:
-        """The seat to move's observation and legal actions at every table (kept for step)."""
+        """The seat to move's observation (none unless ``observing``) and legal actions at every
+        table (kept for step)."""
         if self._places:
             self._mask = self._places_mask(self._rows, self._line)
             self._line = None
-            return self._observe(self.current, moving=True), self._mask.copy()
+        else:
+            self._mask = self._legal_mask()
+        if not self.observing:
+            return np.zeros((self.num_envs, 0), np.float32), self._mask.copy()
+        return self._observe(self.current, moving=True), self._mask.copy()
+
+    def _legal_mask(self) -> np.ndarray:
+        """bool[B, A]: the legal actions of each table's seat to move (a line game's)."""
         hand = self._flat_hands.take(self._seat_base + self.current)
         leading = self.count == 0
         fits = hand[:, None] & self._suit.take(self.ends)  # [B, S] (no end: none fit)
@@ -1056,10 +1279,8 @@ class ChainKernel(VectorEnv):
                 mask[rows, plays + tiles * self._S + slots] = True
             if self._continues:
                 mask[:, self._stop] = self.continuing
-        else:
-            mask = self._placement_bits(fits)
-        self._mask = mask
-        return self._observe(self.current, moving=True), mask.copy()
+            return mask
+        return self._placement_bits(fits)
 
     def _placement_bits(self, fits: np.ndarray) -> np.ndarray:
         """bool[B, S*T]: action tile * S + slot set where ``fits`` (int64[B, S]: per slot, the
@@ -1116,13 +1337,26 @@ class ChainKernel(VectorEnv):
             out[:, layout[block]] = getattr(self, f"_block_{block}")(seat, moving)
         return out
 
-    def _block_points_now(self, seat: np.ndarray, moving: bool) -> np.ndarray:
-        """All Fives' ``points_now``: for the seat to move, the count each legal play would make
-        where it is a multiple of 5 (/20); an idle seat's zeros."""
-        if not moving:
-            return np.zeros((self.num_envs, self.num_actions), np.float32)
+    def lay_points(self) -> np.ndarray:
+        """int64[B, A]: what each legal action of the seat to move scores at once, as the rules'
+        ``immediate_points`` (All Fives' count; zeros where a lay scores nothing and for
+        illegal actions), for the rollouts' greedy rule."""
+        if self._mask is None:
+            raise ValueError("lay_points() needs dealt tables: call reset() or load() first")
+        if self._lay_points == "own":
+            raise ValueError(
+                f"{self.name} has its own immediate_points, which the chain kernel does not know"
+            )
+        out = np.zeros((self.num_envs, self.num_actions), np.int64)
+        if self._lay_points == "count":
+            rows, actions, points = self._points_now()
+            out[rows, actions] = points
+        return out
+
+    def _points_now(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """All Fives: (table, action, points) for each legal play of the seat to move: the count
+        it would make where that is a multiple of 5, else 0."""
         assert self._mask is not None
-        out = np.zeros((self.num_envs, self.num_actions), np.float32)
         rows, actions = np.nonzero(self._mask)  # (a few legal plays a table: computed for those only)
         tile, slot = self._action_tile.take(actions), self._action_slot.take(actions)
         values = self._end_values()
@@ -1131,7 +1365,15 @@ class ChainKernel(VectorEnv):
         outer = self._lo.take(tile) + self._hi.take(tile) - self.ends.reshape(-1).take(at)
         count = rest + outer * (1 + self._is_double.take(tile))
         count = np.where(self.count.take(rows) == 0, self._pips.take(tile), count)
-        out[rows, actions] = np.where(count % 5 == 0, count, 0) * _POINTS_SCALE
+        return rows, actions, np.where(count % 5 == 0, count, 0)
+
+    def _block_points_now(self, seat: np.ndarray, moving: bool) -> np.ndarray:
+        """All Fives' ``points_now``: for the seat to move, the count each legal play would make
+        where it is a multiple of 5 (/20); an idle seat's zeros."""
+        out = np.zeros((self.num_envs, self.num_actions), np.float32)
+        if moving:
+            rows, actions, points = self._points_now()
+            out[rows, actions] = points * _POINTS_SCALE
         return out
 
     def _block_arm_started(self, seat: np.ndarray, moving: bool) -> np.ndarray:
@@ -1411,12 +1653,14 @@ class ChainKernel(VectorEnv):
         scores += np.where(is_maker, self._penalty, (places == worst[:, None]).astype(np.int64))
         self.scores[tables], self.metros[tables], self.metro_points[tables] = scores, metros, points
         self.match_over[tables] |= scores.max(axis=1) >= self._target
+        outcome = self._record(tables, scores, -scores)  # (fewer penalties win)
         done = np.ones(K, bool) if self._round_episode else self.match_over[tables]
         if self._points:
             by_side = (scores - before) * self._reward_scale + 0.0
-        else:
-            keys = -places if self._round_episode else -scores
-            by_side = np.where(done[:, None], self._outcome(keys), 0.0)
+        elif not self._round_episode:
+            by_side = outcome
+        else:  # round_keys: the better place
+            by_side = np.where(done[:, None], self._outcome(-places), 0.0)
         return done, by_side[:, self._side_of]
 
     def _block_places(self, seat: np.ndarray, moving: bool) -> np.ndarray:

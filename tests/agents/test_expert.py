@@ -250,19 +250,19 @@ def count_worlds(monkeypatch: pytest.MonkeyPatch, agent: ExpertAgent, env) -> tu
     """Per action, the worlds it met at one decision of ``agent``; and the worlds rolled out."""
     met: dict[int, int] = {}
     rolled = [0]
-    world_values, rollouts = ExpertAgent.world_values, SearchAgent.world_values
+    batch_values, rollouts = ExpertAgent.batch_values, SearchAgent.rollout_values
 
-    def counted(self, rules, world, seed, actions, side):
+    def counted(self, rules, batch, actions, side):
         for action in actions:
-            met[action] = met.get(action, 0) + 1
-        return world_values(self, rules, world, seed, actions, side)
+            met[action] = met.get(action, 0) + len(batch)
+        return batch_values(self, rules, batch, actions, side)
 
-    def rolled_out(self, rules, world, seed, actions, side):
-        rolled[0] += 1
-        return rollouts(self, rules, world, seed, actions, side)
+    def rolled_out(self, rules, batch, actions, side):
+        rolled[0] += len(batch)
+        return rollouts(self, rules, batch, actions, side)
 
-    monkeypatch.setattr(ExpertAgent, "world_values", counted)
-    monkeypatch.setattr(SearchAgent, "world_values", rolled_out)
+    monkeypatch.setattr(ExpertAgent, "batch_values", counted)
+    monkeypatch.setattr(SearchAgent, "rollout_values", rolled_out)
     agent(env.unwrapped, env.observe(env.agent_selection))
     monkeypatch.undo()
     return met, rolled[0]
