@@ -7,6 +7,11 @@ plays; when its episode ends it starts the next one at once (the batch stays ful
 :func:`episode_seed` names, so the ``k``-th episode of table ``i`` is the scalar env's
 ``reset(seed=s + i + k * B)``. The step's outputs for a finished table are those of its new
 episode (observation, mask, player), with ``done`` set and the old episode's final rewards.
+A step also says where rounds ended (``info["round_over"]``: a new round inside a match is no
+episode end), each side's match score as the step left it (``info["side_scores"]``; at a
+finished table the ended match's, before the next deal zeroes them) and each seat's outcome
+of every episode that ended (``info["outcome"]``, the scalar env's ``outcomes()``): what a
+trainer needs to value each round by the match score (``run.match_value``).
 
 ``snapshot()`` takes every table's game, the seeds and episode counters and each table's
 random state as a picklable dict; ``restore(snapshot)`` on a batch built with the same name,
@@ -57,8 +62,14 @@ class VectorEnv(ABC):
         """One action per table (int[B], legal for its seat to move): ``obs``, ``mask``,
         ``reward`` float32[B, P] (every seat's reward of this step, as the AEC env's
         ``rewards``), ``done`` bool[B] (the table's episode ended: it shows its next one),
-        ``info``. An action of the wrong shape or dtype, or illegal at its table, raises
-        ValueError and changes nothing."""
+        ``info``: ``player`` int64[B] (the seat to move, as :meth:`reset`'s), ``round_over``
+        bool[B] (a round ended at the table this step: every ``done`` table's too),
+        ``side_scores`` int64[B, D] (each side's match score, as the scalar env's
+        ``side_scores``, after the step; where a round ended, once it was scored, and at a
+        ``done`` table the ended match's final scores, not the next deal's), ``outcome``
+        float64[B, P] (each seat's outcome of the episode that ended at a ``done`` table, as
+        the scalar env's ``outcomes()`` then; 0 elsewhere). An action of the wrong shape or
+        dtype, or illegal at its table, raises ValueError and changes nothing."""
 
     @abstractmethod
     def state(self) -> np.ndarray:

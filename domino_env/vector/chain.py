@@ -71,7 +71,8 @@ that fits) or, with an empty boneyard or ``draw=False``, passes, and a full circ
 blocks the round. Those are masked loops over only the tables that need them (at most P
 passes). Round ends score by the rules (a blocked round's winner the side with fewest pips, or
 the seat with fewest round points), pay the rewards as :class:`~domino_env.envs.base.DominoEnv` does, and
-deal the next round or episode (autoreset, :mod:`domino_env.vector.base`). Observations are
+deal the next round or episode (autoreset, :mod:`domino_env.vector.base`; the step's ``info``
+says where rounds ended, the scores they left and the ended episodes' outcomes). Observations are
 rebuilt from the arrays for the seat to move, entry for entry as
 :class:`~domino_env.observation.chain.ChainEncoder` and the variant's observer write them.
 
@@ -944,19 +945,35 @@ class ChainKernel(VectorEnv):
             self.lead_tile[leads] = tile[leads]
 
     def _finish_step(
-        self, ended: np.ndarray, end: Callable[[], tuple[np.ndarray, np.ndarray]], reward: np.ndarray
+        self,
+        ended: np.ndarray,
+        end: Callable[[], tuple[np.ndarray, np.ndarray, np.ndarray]],
+        reward: np.ndarray,
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, Info]:
-        """A step's outputs: the rounds of ``ended`` scored (``end``: which episodes ended and
-        each seat's reward there) and the next round or episode dealt, then what each table shows."""
-        done = np.zeros(self.num_envs, bool)
+        """A step's outputs: the rounds of ``ended`` scored (``end``: which episodes ended, each
+        seat's reward and episode outcome there) and the next round or episode dealt, then what
+        each table shows (the scores as the rounds were scored: before a new match zeroes them)."""
+        B = self.num_envs
+        done, round_over = np.zeros(B, bool), np.zeros(B, bool)
+        outcome = np.zeros((B, self.num_players), np.float64)
         if ended.size:
-            done_now, reward_rows = end()
+            done_now, reward_rows, outcome_rows = end()
             reward[ended] = reward_rows
             done[ended] = done_now
-            self.episodes[ended[done_now]] += 1
-            self._deal(ended, new_match=done_now)
+            round_over[ended] = True
+            outcome[ended] = outcome_rows
+        side_scores = self.scores.copy()  # (before the deal: a new match zeroes them)
+        if ended.size:
+            self.episodes[ended[done[ended]]] += 1
+            self._deal(ended, new_match=done[ended])
         obs, mask = self._outputs()
-        return obs, mask, reward, done, {"player": self.current.copy()}
+        info = {
+            "player": self.current.copy(),
+            "round_over": round_over,
+            "side_scores": side_scores,
+            "outcome": outcome,
+        }
+        return obs, mask, reward, done, info
 
     def state(self) -> np.ndarray:
         if self._mask is None:
@@ -1066,9 +1083,10 @@ class ChainKernel(VectorEnv):
 
     def _end_round(
         self, tables: np.ndarray, winner: np.ndarray, blocked: np.ndarray, before: np.ndarray
-    ) -> tuple[np.ndarray, np.ndarray]:
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Score the round of ``tables`` (``winner``: the seat that went out or reached the
-        target, -1 where ``blocked``); return which episodes ended and each seat's reward."""
+        target, -1 where ``blocked``); return which episodes ended, each seat's reward and its
+        episode outcome (:meth:`_round_rewards`)."""
         n = self.num_players
         hands = self.hands[tables]
         pips = self._hand_pips(hands)  # [K, P]
@@ -1117,17 +1135,24 @@ class ChainKernel(VectorEnv):
         else:
             outcome = self._record(tables, scores, self._sign * scores)
         done = np.ones(len(tables), bool) if self._round_episode else self.match_over[tables]
-        if self._points:
-            by_side = (scores - before) * self._reward_scale + 0.0
-        elif not self._round_episode:  # the match's outcome, where it ended
-            by_side = outcome
-        else:  # the rules' round_keys, signed: (won, fewer round points) or (won, change)
+        if self._round_episode:  # the rules' round_keys, signed: (won, fewer round points) or (won, change)
             if self._remembered:
                 keys = winners * _TIE_KEY - pips
             else:
                 keys = winners * _TIE_KEY + self._sign * (scores - self.start[tables])
-            by_side = np.where(done[:, None], self._outcome(keys), 0.0)
-        return done, by_side[:, self._side_of]
+            outcome = self._outcome(keys)
+        return self._round_rewards(done, scores - before, outcome)
+
+    def _round_rewards(
+        self, done: np.ndarray, gained: np.ndarray, outcome: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """What the ended rounds pay: which episodes ended, each seat's reward (the points
+        ``gained`` with ``reward="points"``, else the outcome) and each seat's episode outcome
+        (``outcome`` per side: the episode's, 0 where the match goes on)."""
+        by_seat = outcome[:, self._side_of]
+        if self._points:
+            return done, (gained * self._reward_scale + 0.0)[:, self._side_of], by_seat
+        return done, by_seat, by_seat
 
     def _record(self, tables: np.ndarray, standing: np.ndarray, keys: np.ndarray) -> np.ndarray:
         """Write the records of the rounds just ended at ``tables`` (before the next deal):
@@ -1619,10 +1644,10 @@ class ChainKernel(VectorEnv):
 
     def _end_places(
         self, tables: np.ndarray, maker: np.ndarray, cleared: np.ndarray, before: np.ndarray
-    ) -> tuple[np.ndarray, np.ndarray]:
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The end of the game at ``tables``: the holders take the free places by pips in hand
         (a lone 0-0: 10; equal pips share), the Metro maker the last; penalties, the next
-        leader; which episodes ended and each seat's reward."""
+        leader; which episodes ended, each seat's reward and its episode outcome."""
         n, K = self.num_players, len(tables)
         k = np.arange(K)
         places = self.places[tables]
@@ -1655,13 +1680,9 @@ class ChainKernel(VectorEnv):
         self.match_over[tables] |= scores.max(axis=1) >= self._target
         outcome = self._record(tables, scores, -scores)  # (fewer penalties win)
         done = np.ones(K, bool) if self._round_episode else self.match_over[tables]
-        if self._points:
-            by_side = (scores - before) * self._reward_scale + 0.0
-        elif not self._round_episode:
-            by_side = outcome
-        else:  # round_keys: the better place
-            by_side = np.where(done[:, None], self._outcome(-places), 0.0)
-        return done, by_side[:, self._side_of]
+        if self._round_episode:  # round_keys: the better place
+            outcome = self._outcome(-places)
+        return self._round_rewards(done, scores - before, outcome)
 
     def _block_places(self, seat: np.ndarray, moving: bool) -> np.ndarray:
         """``places``: each seat's place / players (0 while in play), from ``seat`` on."""

@@ -34,6 +34,7 @@ class ScalarVectorEnv(VectorEnv):
         self.observation_size = int(first.encoder.size)
         self.num_actions = int(first.rules.num_actions)
         self.state_size = int(first.state_space.shape[0])
+        self._num_sides = int(first.rules.num_sides)
         self._seat = {agent: seat for seat, agent in enumerate(self.agents)}
         self._base = 0
         self._episodes = [0] * num_envs
@@ -58,27 +59,36 @@ class ScalarVectorEnv(VectorEnv):
         obs, mask, player = self._outputs()
         reward = np.zeros((self.num_envs, self.num_players), np.float32)
         done = np.zeros(self.num_envs, bool)
+        round_over = np.zeros(self.num_envs, bool)
+        side_scores = np.empty((self.num_envs, self._num_sides), np.int64)
+        outcome = np.zeros((self.num_envs, self.num_players), np.float64)
         agents, seat, base, episodes = self.agents, self._seat, self._base, self._episodes
         for i, env in enumerate(self.envs):
+            round_index = env.round_index
             env.step(chosen[i])
             rewards = env.rewards
             row = [rewards[agent] for agent in agents]
             if any(row):
                 reward[i] = row
+            side_scores[i] = env.side_scores
             agent = env.agent_selection
             if (env.terminations[agent] or env.truncations[agent]) and all(
                 env.terminations[a] or env.truncations[a] for a in agents
             ):
-                done[i] = True
+                done[i] = round_over[i] = True
+                outcome[i] = env.outcomes()
                 episodes[i] += 1
                 env.reset(seed=episode_seed(base, i, episodes[i], self.num_envs))
                 agent = env.agent_selection
+            else:
+                round_over[i] = env.round_index != round_index
             seen = env.observe(agent)
             obs[i] = seen["observation"]
             mask[i] = seen["action_mask"]
             player[i] = seat[agent]
         np.copyto(self._mask, mask)
-        return obs, mask, reward, done, {"player": player}
+        info = {"player": player, "round_over": round_over, "side_scores": side_scores, "outcome": outcome}
+        return obs, mask, reward, done, info
 
     def state(self) -> np.ndarray:
         return np.stack([env.state() for env in self.envs])

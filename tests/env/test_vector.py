@@ -3,8 +3,9 @@
 For a table (variant and options) and a backend, ``vector.make(name, B, backend=...)`` and B
 scalar envs (``domino_env.make``, table ``i``'s ``k``-th episode seeded ``s + i + k * B``) are
 dealt with the same seed and stepped with the same random legal actions; every step's
-observations (bit for bit), masks, seats to move, every seat's rewards and ``done`` must agree,
-and the global state every few steps. Every variant's tables run on the scalar backend, and on
+observations (bit for bit), masks, seats to move, every seat's rewards, ``done``, the rounds
+that ended, the sides' scores and the ended episodes' outcomes must agree, and the global state
+every few steps. Every variant's tables run on the scalar backend, and on
 the kernel wherever ``vector.kernel_refusal`` says one supports them (skipped with its reason
 otherwise), so a new kernel's tables are tested without editing this file.
 """
@@ -101,17 +102,31 @@ class Reference:
         )
 
     def step(self, actions: np.ndarray) -> tuple[np.ndarray, ...]:
-        rewards, dones = [], []
+        rewards, dones, rounds, scores, outcomes = [], [], [], [], []
         for i, env in enumerate(self.tables):
+            table = env.unwrapped
+            round_index = table.round_index
             env.step(int(actions[i]))
             rewards.append([env.rewards[agent] for agent in self.agents])
             over = all(env.terminations[a] or env.truncations[a] for a in self.agents)
+            rounds.append(over or table.round_index != round_index)
+            scores.append(table.side_scores)
+            outcomes.append(table.outcomes() if over else [0.0] * len(self.agents))
             if over:
                 self.episodes[i] += 1
                 env.reset(seed=episode_seed(self.seed, i, self.episodes[i], len(self.tables)))
             dones.append(over)
         obs, mask, player = self.shown()
-        return obs, mask, np.array(rewards, np.float32), np.array(dones), player
+        return (
+            obs,
+            mask,
+            np.array(rewards, np.float32),
+            np.array(dones),
+            player,
+            np.array(rounds),
+            np.array(scores, np.int64),
+            np.array(outcomes, np.float64),
+        )
 
     def state(self) -> np.ndarray:
         return np.stack([env.state() for env in self.tables])
@@ -131,7 +146,7 @@ def assert_same(what: str, got: np.ndarray, want: np.ndarray, dtype: type, when:
         raise AssertionError(f"{what} of table {table} differs {when}: {got[table]} != {want[table]}")
 
 
-# What reset and step show (info["player"] last), with the dtypes the interface promises.
+# What reset and step show (the info entries from "player" on), with the dtypes the interface promises.
 RESET_OUTPUTS = (("obs", np.float32), ("mask", bool), ("player", np.int64))
 STEP_OUTPUTS = (
     ("obs", np.float32),
@@ -139,7 +154,11 @@ STEP_OUTPUTS = (
     ("reward", np.float32),
     ("done", bool),
     ("player", np.int64),
+    ("round_over", bool),
+    ("side_scores", np.int64),
+    ("outcome", np.float64),
 )
+STEP_INFO = tuple(name for name, _ in STEP_OUTPUTS[4:])
 
 
 def assert_all_same(
@@ -152,9 +171,12 @@ def assert_all_same(
         assert_same(what, mine, theirs, dtype, when)
 
 
-def play_both(name: str, options: dict[str, Any], backend: str, num_envs: int = NUM_ENVS, **run: int) -> int:
+def play_both(
+    name: str, options: dict[str, Any], backend: str, num_envs: int = NUM_ENVS, **run: int
+) -> tuple[int, int]:
     """Step the vector engine and the scalar reference together, comparing everything (``run``:
-    ``steps`` and ``seed``); the number of episodes that ended."""
+    ``steps`` and ``seed``); the number of episodes that ended, and of rounds that ended inside
+    a match."""
     steps, seed = run.get("steps", STEPS), run.get("seed", 0)
     venv = vector.make(name, num_envs, backend=backend, **options)
     reference = Reference(name, num_envs, options)
@@ -162,7 +184,7 @@ def play_both(name: str, options: dict[str, Any], backend: str, num_envs: int = 
     want = reference.reset(seed)
     assert_all_same(RESET_OUTPUTS, (obs, mask, info["player"]), want, "after reset")
     rng = np.random.default_rng(seed)
-    ended = 0
+    ended = rounds = 0
     kept = (obs, mask, info["player"])
     for t in range(steps):
         copies = tuple(array.copy() for array in kept)
@@ -170,14 +192,16 @@ def play_both(name: str, options: dict[str, Any], backend: str, num_envs: int = 
         obs, mask, reward, done, info = venv.step(actions)
         want = reference.step(actions)
         when = f"at step {t} (seed {seed}, actions {actions.tolist()})"
-        assert_all_same(STEP_OUTPUTS, (obs, mask, reward, done, info["player"]), want, when)
+        shown = (obs, mask, reward, done, *(info[name] for name in STEP_INFO))
+        assert_all_same(STEP_OUTPUTS, shown, want, when)
         for old, copy in zip(kept, copies, strict=True):  # what a step returned stays the caller's
             assert np.array_equal(old, copy), f"step {t} overwrote the arrays the step before returned"
         kept = (obs, mask, info["player"])
         ended += int(done.sum())
+        rounds += int((info["round_over"] & ~done).sum())
         if t % STATE_EVERY == 0 or t == steps - 1:
             assert_same("state", venv.state(), reference.state(), np.float32, when)
-    return ended
+    return ended, rounds
 
 
 def kernel_or_skip(name: str, options: dict[str, Any], backend: str) -> None:
@@ -195,9 +219,11 @@ def kernel_or_skip(name: str, options: dict[str, Any], backend: str) -> None:
 def test_every_table_plays_exactly_the_scalar_game(table: tuple[str, dict[str, Any]], backend: str) -> None:
     name, options = table
     kernel_or_skip(name, options, backend)
-    ended = play_both(name, options, backend)
+    ended, rounds = play_both(name, options, backend)
     if options["episode"] == "round":
         assert ended > 0, "no episode ended: the autoreset went untested"
+    else:
+        assert rounds > 0, "no round ended inside a match: round_over went untested there"
 
 
 @settings(max_examples=5, deadline=None)

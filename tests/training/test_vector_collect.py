@@ -87,6 +87,28 @@ def test_on_the_same_deals_the_batches_equal_the_local_collectors_field_by_field
         assert pairs[0][1][0].states is not None
 
 
+def test_match_value_rewards_each_round_as_the_local_collector_does(
+    gae_calls: list[dict[str, np.ndarray]],
+) -> None:
+    """``run.match_value`` on whole Classic matches: on the same deals every transition's reward
+    (the change in the side's match value at each round's end, the match's outcome at its end)
+    and every round's cut equal the local collector's."""
+    config = tiny_config(None, "run.match_value=true", options="{num_players: 2, episode: match}")
+    pairs = both_collect(config, calls=3, steps=64)
+    for (local, local_stats), (batched, batched_stats) in pairs:
+        for name in FIELDS[:-1]:  # (no states: no oracle critic)
+            assert torch.equal(getattr(batched, name), getattr(local, name)), name
+        assert batched_stats == local_stats
+    assert sum(len(s.lengths) for _, (_, s) in pairs) > 0  # matches ended (outcome rewards)
+    assert len(gae_calls) == 6
+    for local_arrays, vector_arrays in zip(gae_calls[:3], gae_calls[3:], strict=True):
+        for key, array in local_arrays.items():
+            assert np.array_equal(vector_arrays[key], array), key
+    rounds = sum(int(arrays["done"].sum()) for arrays in gae_calls[3:])
+    assert rounds > 2 * sum(len(s.lengths) for _, (_, s) in pairs)  # rounds cut inside matches
+    assert all(np.abs(arrays["rewards"]).sum() > 0 for arrays in gae_calls[3:])
+
+
 def test_points_rewards_agree_to_float32() -> None:
     """The engine reports float32 rewards (the scalar env's are Python floats): a points table's
     rewards agree to float32 precision, everything the network computed exactly."""
@@ -131,14 +153,46 @@ def test_snapshots_play_the_other_side_in_one_forward_per_step_and_are_not_learn
     assert 0.0 <= stats.pool_wins <= stats.pool_games
 
 
+def test_the_random_baseline_plays_legal_moves_that_never_enter_the_batch() -> None:
+    config = tiny_config(None, "pool.share=1.0", "pool.size=0", "pool.baselines=[random]", "run.num_envs=6")
+    collector = VectorCollector(config, np.random.default_rng(0), backend="scalar")
+    assert all(o is collector.baselines["random"] for o in collector.opponent)  # every table seated
+    assert sorted(set(collector.learner_side.tolist())) == [0, 1]
+    drawn: list[np.ndarray] = []
+    moves = collector._random_moves
+
+    def spying(mask: np.ndarray) -> np.ndarray:
+        chosen = moves(mask)
+        assert mask[np.arange(len(mask)), chosen].all()  # legal (the engine would refuse others too)
+        drawn.append(chosen)
+        return chosen
+
+    collector._random_moves = spying  # type: ignore[method-assign]
+    torch.manual_seed(0)
+    model = ActorCritic(collector.architecture)
+    steps = 40
+    batch, stats = collector.collect(model, steps)
+    assert len(drawn) <= steps  # one draw a step at most, for every table the baseline moves at
+    assert sum(map(len, drawn)) + stats.decisions == steps * config.run.num_envs
+    assert 0 < stats.decisions < steps * config.run.num_envs and len(batch.actions) <= stats.decisions
+    assert stats.pool_games and not stats.self_play
+
+
+def test_random_moves_are_uniform_over_the_legal_actions() -> None:
+    collector = VectorCollector(tiny_config(None, "pool.baselines=[random]"), np.random.default_rng(0))
+    mask = np.zeros((4000, 6), bool)
+    mask[:, [1, 2, 5]] = True
+    counts = np.bincount(collector._random_moves(mask), minlength=6)
+    assert counts[[0, 3, 4]].sum() == 0 and counts[[1, 2, 5]].min() > 1200
+
+
 @pytest.mark.parametrize(
     ("overrides", "message"),
     [
         (["run.collector=ray"], "run.collector must be one of local, vector"),
-        (["run.collector=vector", "pool.baselines=[greedy]"], "cannot seat pool.baselines"),
         (
-            ["run.collector=vector", "run.match_value=true", "env.options={num_players: 2, episode: match}"],
-            "cannot learn run.match_value",
+            ["run.collector=vector", "pool.baselines=[random, greedy]"],
+            r"seats only the baseline random in pool\.baselines, not \['greedy'\].*run\.collector=local",
         ),
     ],
 )
@@ -149,9 +203,18 @@ def test_what_the_vector_collector_cannot_do_is_refused_in_the_config(
         load_config(None, ["env.variant=classic", *overrides])
 
 
+def test_the_vector_collector_takes_match_value_and_the_random_baseline() -> None:
+    overrides = [
+        "run.match_value=true",
+        "env.options={num_players: 2, episode: match}",
+        "pool.baselines=[random]",
+    ]
+    assert load_config(None, ["env.variant=classic", "run.collector=vector", *overrides]).run.match_value
+
+
 def test_a_vector_collector_refuses_baselines_whatever_run_collector_says() -> None:
     config = tiny_config(None, "pool.baselines=[greedy]")  # run.collector: local
-    with pytest.raises(ConfigError, match=r"cannot seat pool\.baselines"):
+    with pytest.raises(ConfigError, match=r"seats only the baseline random"):
         VectorCollector(config, np.random.default_rng(0), backend="scalar")
 
 
@@ -222,6 +285,28 @@ def test_a_resumed_vector_run_ends_with_the_uninterrupted_runs_weights(tmp_path:
     options = "{num_players: 2, episode: match, reward: points}"  # (games outlive an iteration)
     straight, resumed = resumed_halfway(tmp_path, overrides, "all_fives", options)
     assert isinstance(straight.collector, VectorCollector) and isinstance(resumed.collector, VectorCollector)
+
+
+def test_a_resumed_match_value_run_against_random_ends_with_the_uninterrupted_runs_weights(
+    tmp_path: Path,
+) -> None:
+    """As above with run.match_value (the rounds in progress keep their starting scores) and the
+    random baseline (its moves drawn from the run's collection RNG, which the checkpoint keeps)."""
+    overrides = [
+        "run.collector=vector",
+        "run.total_steps=256",
+        "run.checkpoint_every=2",
+        "run.match_value=true",
+        "pool.share=0.7",
+        "pool.snapshot_every=1",
+        "pool.size=1",
+        "pool.baselines=[random]",
+    ]
+    straight, _ = resumed_halfway(tmp_path, overrides, "classic", "{num_players: 2, episode: match}")
+    collector = straight.collector
+    assert isinstance(collector, VectorCollector) and collector.match_value is not None
+    assert collector.round_start.any()  # rounds in progress after the first of a match (resumed)
+    assert any(o is collector.baselines["random"] for o in collector.opponent)
 
 
 def test_a_vector_run_trains_and_resumes_only_as_a_vector_run(tmp_path: Path) -> None:

@@ -94,11 +94,12 @@ class RunConfig:
     # match value (training/rl/match_value.py; the env's own rewards are not used): two sides only
     match_value: bool = False
     # who plays the games: "local" (scalar envs, training/rl/rollout.py) or "vector" (one
-    # domino_env.vector batch, training/rl/vector_collect.py: no pool.baselines, no match_value)
+    # domino_env.vector batch, training/rl/vector_collect.py: of pool.baselines only random)
     collector: str = "local"
 
 
 COLLECTORS = ("local", "vector")
+VECTOR_BASELINES = ("random",)  # the pool.baselines the vector collector plays itself (vector_collect.py)
 
 
 @dataclass
@@ -274,16 +275,12 @@ def check_collector(config: Config, kind: str | None = None) -> None:
         raise ConfigError(f"run.collector must be one of {', '.join(COLLECTORS)}, got {run.collector!r}")
     if (kind or run.collector) != "vector":
         return
-    if config.pool.baselines:
+    others = [name for name in config.pool.baselines if name not in VECTOR_BASELINES]
+    if others:
         raise ConfigError(
-            "run.collector=vector cannot seat pool.baselines (a baseline agent plays a scalar env, "
-            f"which a batched engine does not have): drop pool.baselines {config.pool.baselines} "
-            "or use run.collector=local"
-        )
-    if run.match_value:
-        raise ConfigError(
-            "run.collector=vector cannot learn run.match_value (it needs each table's round and "
-            "scores, which a batched engine does not report): use run.collector=local"
+            f"run.collector=vector seats only the baseline {', '.join(VECTOR_BASELINES)} in "
+            f"pool.baselines, not {others} (a baseline agent plays a scalar env, which a batched "
+            "engine does not have): drop them or use run.collector=local, which plays them"
         )
 
 

@@ -7,10 +7,18 @@ scalar tables behind the same interface) that steps them all in one call, and ev
 acts does so in one forward pass per step: the learner over every table whose seat to move is
 its own, each pool snapshot over the tables where it plays the seat to move.
 
-What it does not do (``run.collector=vector`` refuses them in the config, see
-:func:`training.model.config.check_collector`): ``pool.baselines`` (a baseline agent plays a
-scalar env object, which a batched engine does not have) and ``run.match_value`` (it needs each
-table's round and scores, which the engine does not report).
+``pool.baselines`` may name ``random`` only (``run.collector=vector`` refuses the others in the
+config, :func:`training.model.config.check_collector`: a baseline agent plays a scalar env
+object, which a batched engine does not have, and the local collector plays them). It joins
+the pool as the local collector's baselines do (the same seating draws); where it plays the
+seat to move, its move is a uniform legal action drawn for all those tables in one call from
+the collection RNG (so a resume, which restores that RNG, replays it), and never learned from.
+
+``run.match_value`` (:mod:`training.rl.match_value`) is learned as the local collector learns
+it: the engine says where a round ended and the sides' scores then (``info["round_over"]``,
+``info["side_scores"]``), and at each round's end every seat's open transition is closed with
+the change in its side's match value since the round began (at the match's end: to the
+match's outcome, ``info["outcome"]``), the step's own rewards unused.
 
 Deals: the engine deals table ``i``'s ``k``-th episode with the seed ``base + i + k * B``
 (:func:`domino_env.vector.episode_seed`); ``base`` is one draw from the run's collection RNG
@@ -21,13 +29,13 @@ never deal the same game until one of them has dealt ``LANE - 2**31`` games.
 collectors play different deals from the same run seed; on identical deals they build
 identical batches, as tests/training/test_vector_collect.py checks.)
 
-A pool game's win share comes from the seats' summed rewards over the episode (what the
-engine reports): each seat's outcome with ``reward=outcome``, its points with ``reward=points``.
+A pool game's win share comes from each seat's outcome of the game (``info["outcome"]``, the
+scalar env's ``outcomes()``), as the local collector's does.
 
 Resume is exact, as the local collector's: a checkpoint keeps the engine's snapshot of every
 table's game in progress (:meth:`domino_env.vector.VectorEnv.snapshot`: its state, seeds,
 episode counters and random state), the deal base and each table's episode count, length and
-summed rewards, the pool and who plays each table, so a resumed run finishes the games in
+scores at its round's start, the pool and who plays each table, so a resumed run finishes the games in
 progress and deals the next ones as the uninterrupted run would (the open transitions need no
 saving: a rollout's last open transitions stay out of its batch, and the next rollout starts
 new chains). A checkpoint saved before the engine had snapshots deals every table a fresh
@@ -44,8 +52,11 @@ from typing import Any
 import numpy as np
 
 from domino_env import raw_env, vector
+from domino_env.agents import Agent
+from training.agents import resolve_agent
 from training.model.config import Config, check_collector
 from training.model.networks import ActorCritic, Architecture
+from training.rl.match_value import MatchValue
 from training.rl.ppo import Batch
 from training.rl.rollout import (
     EpisodeStats,
@@ -82,11 +93,20 @@ class VectorCollector:
         self.side_of = np.array(table.rules.side_of)
         self.venv = vector.make(config.env.variant, self.num_envs, backend=backend, **config.env.options)
         self.pool: list[ActorCritic] = []
-        # per table: the snapshot playing the other side (None: self-play), the learner's side
+        # pool members beside the snapshots, as the local collector's (only ``random``: its
+        # moves are drawn here, the agent object only names it in the seating and checkpoints)
+        self.baselines: dict[str, Agent] = {
+            name: resolve_agent(name, table, config.run.seed) for name in config.pool.baselines
+        }
+        # per table: the pool member playing the other side (None: self-play), the learner's side
         self.opponent: list[Opponent | None] = [None] * self.num_envs
         self.learner_side = np.zeros(self.num_envs, dtype=np.int64)
         self.lengths = np.zeros(self.num_envs, dtype=np.int64)
-        self.returns = np.zeros((self.num_envs, self.num_players))  # each seat's rewards this episode
+        # run.match_value: the value model and each table's side scores as its round began
+        self.match_value = (
+            MatchValue(config.env.variant, config.env.options) if config.run.match_value else None
+        )
+        self.round_start = np.zeros((self.num_envs, table.rules.num_sides), dtype=np.int64)
         self._deal(int(rng.integers(2**31)) + lane * LANE)
         for e in range(self.num_envs):
             self._seat(e)
@@ -98,11 +118,11 @@ class VectorCollector:
         self.obs, self.mask, info = self.venv.reset(seed=base)
         self.player = info["player"]
         self.lengths[:] = 0
-        self.returns[:] = 0.0
+        self.round_start[:] = 0  # (new matches: 0-0)
 
     def _seat(self, e: int) -> None:
-        """Table ``e``'s new game: self-play, or a pool snapshot on one side."""
-        members: list[Opponent] = [*self.pool]
+        """Table ``e``'s new game: self-play, or a pool member (a snapshot or a baseline) on one side."""
+        members: list[Opponent] = [*self.pool, *self.baselines.values()]
         self.opponent[e], self.learner_side[e] = pick_opponent(
             self.rng, members, self.config, self.rules.num_sides, int(self.learner_side[e])
         )
@@ -128,32 +148,61 @@ class VectorCollector:
                 acted = model.act(obs[rows], mask[rows], states)
                 chosen[rows] = acted[0]
                 chains.add(rows, seats[rows], obs[rows], mask[rows], acted, states)
-            groups: dict[int, list[int]] = {}  # the snapshot playing each remaining table
+            groups: dict[int, list[int]] = {}  # the pool member playing each remaining table
             for e in np.flatnonzero(~learner).tolist():
                 groups.setdefault(id(self.opponent[e]), []).append(e)
+            randomly: list[int] = []  # the tables where the random baseline moves
             for tables in groups.values():
-                snapshot = self.opponent[tables[0]]
-                assert isinstance(snapshot, ActorCritic)  # (no baselines: check_collector)
-                chosen[tables] = snapshot.act(obs[tables], mask[tables])[0]
+                member = self.opponent[tables[0]]
+                if isinstance(member, ActorCritic):
+                    chosen[tables] = member.act(obs[tables], mask[tables])[0]
+                else:  # (the random baseline: check_collector allows no other)
+                    randomly += tables
+            if randomly:
+                chosen[randomly] = self._random_moves(mask[randomly])
             self.obs, self.mask, reward, done, info = self.venv.step(chosen)
             self.player = info["player"]
             self.lengths += 1
-            self.returns += reward
-            for e in np.flatnonzero(reward.any(axis=1)).tolist():
-                chains.reward(e, reward[e].tolist())
+            if self.match_value is None:
+                for e in np.flatnonzero(reward.any(axis=1)).tolist():
+                    chains.reward(e, reward[e].tolist())
+            else:
+                self._end_rounds(np.flatnonzero(info["round_over"]), done, info, chains)
             for e in np.flatnonzero(done).tolist():
                 side = int(self.learner_side[e])
-                record_game(
-                    stats, int(self.lengths[e]), bool(pooled[e]), self.rules, side, self.returns[e].tolist
-                )
+                outcomes = info["outcome"][e].tolist
+                record_game(stats, int(self.lengths[e]), bool(pooled[e]), self.rules, side, outcomes)
                 chains.close(e)
                 self.episodes[e] += 1
                 self.lengths[e] = 0
-                self.returns[e] = 0.0
                 self._seat(e)
                 pooled[e] = self.opponent[e] is not None
         batch, stats.decisions = chains.batch()
         return batch, stats
+
+    def _random_moves(self, mask: np.ndarray) -> np.ndarray:
+        """A uniform legal action per row of ``mask``, all drawn in one call from the collection RNG."""
+        nth = self.rng.integers(mask.sum(axis=1))  # which legal action, counted from the left
+        return (mask.cumsum(axis=1) <= nth[:, None]).sum(axis=1)
+
+    def _end_rounds(
+        self, tables: np.ndarray, done: np.ndarray, info: dict[str, np.ndarray], chains: Transitions
+    ) -> None:
+        """Close every seat's last transition of the rounds that just ended at ``tables``,
+        rewarded by the change in its side's match value (at the match's end: to its outcome),
+        as :meth:`training.rl.rollout.LocalCollector._end_round` does."""
+        assert self.match_value is not None
+        side_of, scores = self.side_of.tolist(), info["side_scores"]
+        for e in tables.tolist():
+            before = self.match_value(tuple(self.round_start[e].tolist()))
+            if done[e]:
+                after = info["outcome"][e].tolist()
+            else:
+                value = self.match_value(tuple(scores[e].tolist()))
+                after = [value[side] for side in side_of]
+            chains.credit(e, [after[s] - before[side_of[s]] for s in range(self.num_players)])
+            chains.close(e)
+        self.round_start[tables] = np.where(done[tables, None], 0, scores[tables])
 
     def close(self) -> None:
         """Release the engine."""
@@ -164,13 +213,13 @@ class VectorCollector:
         holds it, the deals' seeds and counters, who plays each table, the pool."""
         return {
             "collector": self.kind,
-            **pool_state(self.pool, self.opponent, {}),
+            **pool_state(self.pool, self.opponent, self.baselines),
             "learner_side": self.learner_side.tolist(),
             "engine": self.venv.snapshot(),
             "base": self.base,
             "episodes": self.episodes.tolist(),
             "lengths": self.lengths.tolist(),
-            "returns": self.returns.tolist(),
+            "round_starts": self.round_start.tolist(),
             # the next fresh deal: past every seed a table of this run has played
             "next_base": self.base + (int(self.episodes.max()) + 1) * self.num_envs,
         }
@@ -183,7 +232,7 @@ class VectorCollector:
             raise ValueError(
                 f"the checkpoint's games were collected by the {kind} collector, not the vector one"
             )
-        self.pool, self.opponent = restore_pool(state, model, {})
+        self.pool, self.opponent = restore_pool(state, model, self.baselines)
         self.learner_side = np.array(state["learner_side"], dtype=np.int64)
         if "engine" not in state:
             self._deal(int(state["next_base"]))
@@ -200,7 +249,9 @@ class VectorCollector:
         self.base = int(state["base"])
         self.episodes = np.array(state["episodes"], dtype=np.int64)
         self.lengths = np.array(state["lengths"], dtype=np.int64)
-        self.returns = np.array(state["returns"], dtype=np.float64).reshape(self.num_envs, self.num_players)
+        # (a checkpoint from before run.match_value was played here: its rounds start at 0-0)
+        starts = state.get("round_starts", np.zeros_like(self.round_start))
+        self.round_start = np.array(starts, dtype=np.int64).reshape(self.round_start.shape)
 
 
 def vector_collector(backend: str = "auto") -> Callable[[Config, np.random.Generator], VectorCollector]:
