@@ -4,7 +4,9 @@
         [--set run.num_envs=256 ...] [--no-vector] [--ray 2]
 
 What is counted, for both: decisions made by the policy being trained, per second of
-wall-clock training (collection *and* PPO updates), one torch thread, CPU.
+wall-clock training (collection *and* PPO updates), one torch thread, CPU. Our learner moves
+to a GPU with ``--set run.device=cuda`` (the games stay on the CPU cores; the header line names
+the learner's device): how fast a GPU learner trains is measured so, and only so.
 
 * Ours (``training.rl.train.Trainer`` on ``--config``; evaluation games off, TensorBoard and
   checkpoints as configured): one shared policy plays every seat of self-play, so every
@@ -60,7 +62,7 @@ import torch
 from torch import nn
 
 from training.eval.arena import positive_int
-from training.model.config import Config, ConfigError, load_config
+from training.model.config import Config, ConfigError, load_config, resolve_device
 from training.rl.collect import CollectorFactory
 from training.rl.distributed import ray_collector
 from training.rl.train import Trainer
@@ -328,7 +330,11 @@ def main() -> None:
     }
     with tempfile.TemporaryDirectory() as out_dir:
         # read once: every run trains the same
-        mine = ours_config(args.config, args.steps, out_dir, (*args.set, "run.collector=local"))
+        try:
+            mine = ours_config(args.config, args.steps, out_dir, (*args.set, "run.collector=local"))
+        except ConfigError as err:  # a --set the config refuses (run.device=cuda without CUDA)
+            parser.error(str(err))
+        print(f"our learner (model, optimizer, PPO update) on {resolve_device(mine.run.device)}")
         batched: Config | None = None
         if not args.no_vector:
             try:

@@ -113,10 +113,11 @@ class GuidedSearchAgent:
     @torch.no_grad()
     def prior(self, observation: dict[str, np.ndarray]) -> np.ndarray:
         """The policy's probability of every action id (0 for the illegal ones)."""
-        obs = torch.from_numpy(observation["observation"][None])
-        mask = torch.from_numpy(observation["action_mask"][None].astype(bool))
+        device = self.model.device
+        obs = torch.from_numpy(observation["observation"][None]).to(device)
+        mask = torch.from_numpy(observation["action_mask"][None].astype(bool)).to(device)
         distribution, _ = self.model.distribution(obs, mask)
-        return distribution.probs[0].numpy()
+        return distribution.probs[0].cpu().numpy()
 
     @torch.no_grad()
     def play_out(self, env: DominoEnv, sims: list[Any]) -> None:

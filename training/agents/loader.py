@@ -41,8 +41,11 @@ class PolicyAgent:
         obs = observation["observation"][None]
         mask = observation["action_mask"][None].astype(bool)
         if self.sample:
+            device = self.model.device
             with torch.no_grad():
-                policy, _ = self.model.legal(torch.from_numpy(obs), torch.from_numpy(mask))
+                policy, _ = self.model.legal(
+                    torch.from_numpy(obs).to(device), torch.from_numpy(mask).to(device)
+                )
             actions, weights = policy.actions[0].tolist(), policy.dist.probs[0].tolist()
             return int(self.rng.choices(actions, weights=weights)[0])
         return int(self.model.greedy(obs, mask)[0])
@@ -52,8 +55,9 @@ class PolicyAgent:
         samples, else all on the most probable action (what exact exploitability reads)."""
         if not self.sample:
             return {self(env, observation): 1.0}
-        obs = torch.from_numpy(observation["observation"][None])
-        mask = torch.from_numpy(observation["action_mask"][None].astype(bool))
+        device = self.model.device
+        obs = torch.from_numpy(observation["observation"][None]).to(device)
+        mask = torch.from_numpy(observation["action_mask"][None].astype(bool)).to(device)
         with torch.no_grad():
             policy, _ = self.model.legal(obs, mask)
         return dict(zip(policy.actions[0].tolist(), policy.dist.probs[0].tolist(), strict=True))

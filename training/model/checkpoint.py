@@ -9,6 +9,7 @@ this trainer, what to give instead, and the underlying reason, short, at the end
 
 from __future__ import annotations
 
+import copy
 import random
 from pathlib import Path
 from typing import Any
@@ -60,11 +61,34 @@ def unreadable(path: str | Path, reason: str) -> CheckpointError:
     )
 
 
+def on_cpu(tree: Any) -> Any:
+    """``tree`` (dicts, lists and tuples of whatever) with every tensor on the CPU: where every
+    tensor is there already, ``tree`` itself (nothing copied); else a copy of the containers on
+    the way to each tensor elsewhere, that tensor copied to the CPU (a dict keeps its type and
+    attributes: a state dict's ``_metadata``)."""
+    if isinstance(tree, torch.Tensor):
+        return tree.cpu()
+    if isinstance(tree, dict):
+        moved = {key: new for key, value in tree.items() if (new := on_cpu(value)) is not value}
+        if not moved:
+            return tree
+        twin = copy.copy(tree)
+        twin.update(moved)
+        return twin
+    if isinstance(tree, list) or type(tree) is tuple:  # (a named tuple is kept whole)
+        items = [on_cpu(value) for value in tree]
+        if all(new is old for new, old in zip(items, tree, strict=True)):
+            return tree
+        return items if isinstance(tree, list) else tuple(items)
+    return tree
+
+
 def save(path: Path, payload: dict[str, Any]) -> None:
-    """Write atomically: a crash or Ctrl-C mid-write never leaves a half checkpoint."""
+    """Write atomically: a crash or Ctrl-C mid-write never leaves a half checkpoint. Tensors are
+    written from the CPU (a run trained on a GPU loads on a machine without one)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     partial = path.with_suffix(".partial")
-    torch.save({"format": FORMAT, **payload}, partial)
+    torch.save(on_cpu({"format": FORMAT, **payload}), partial)
     partial.replace(path)
 
 
@@ -138,14 +162,23 @@ def load_model(
 
 
 def rng_states(rngs: dict[str, np.random.Generator]) -> dict[str, Any]:
-    return {
+    """The random states a resume restores; with CUDA in use (a learner on a GPU samples its
+    actions there) also every CUDA device's."""
+    states = {
         "torch": torch.get_rng_state(),
         "python": random.getstate(),
         "numpy": {name: rng.bit_generator.state for name, rng in rngs.items()},
     }
+    if torch.cuda.is_initialized():
+        states["cuda"] = torch.cuda.get_rng_state_all()
+    return states
 
 
 def restore_rngs(states: dict[str, Any], rngs: dict[str, np.random.Generator]) -> None:
+    """Put back :func:`rng_states`' states (the CUDA ones where this machine has as many devices)."""
+    cuda = states.get("cuda")
+    if cuda is not None and torch.cuda.is_available() and len(cuda) == torch.cuda.device_count():
+        torch.cuda.set_rng_state_all(cuda)
     torch.set_rng_state(states["torch"])
     random.setstate(states["python"])
     for name, rng in rngs.items():

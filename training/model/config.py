@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import torch
 import yaml
 
 from domino_env import DominoEnv, raw_env
@@ -96,9 +97,14 @@ class RunConfig:
     # who plays the games: "local" (scalar envs, training/rl/rollout.py) or "vector" (one
     # domino_env.vector batch, training/rl/vector_collect.py: of pool.baselines only random)
     collector: str = "local"
+    # where the learner (the model, its optimizer and the PPO update) lives: "cpu", "cuda",
+    # "cuda:N" or "auto" (cuda where this torch sees a CUDA device, else cpu); the games are
+    # played on the CPU cores whatever it is (resolve_device)
+    device: str = "cpu"
 
 
 COLLECTORS = ("local", "vector")
+DEVICES = ("cpu", "cuda", "cuda:N", "auto")  # run.device's forms (resolve_device)
 VECTOR_BASELINES = ("random",)  # the pool.baselines the vector collector plays itself (vector_collect.py)
 
 
@@ -223,6 +229,7 @@ def load_config(path: str | Path | None = None, overrides: list[str] | None = No
             nested = {key: nested}
         _merge(config, nested, "")
     check_agents(config, validate(config))
+    resolve_device(config.run.device)  # a device this machine lacks: refused before any work
     return config
 
 
@@ -284,6 +291,36 @@ def check_collector(config: Config, kind: str | None = None) -> None:
         )
 
 
+def check_device(device: str) -> None:
+    """``run.device`` is one of :data:`DEVICES`' forms (ConfigError listing them); whether this
+    machine has that device is :func:`resolve_device`'s question (a checkpoint's config names the
+    device it was trained on, and loads on any machine)."""
+    index = device[len("cuda:") :] if device.startswith("cuda:") else None
+    if device not in ("cpu", "cuda", "auto") and not (index and index.isdigit()):
+        raise ConfigError(f"run.device must be one of {', '.join(DEVICES)}, got {device!r}")
+
+
+def resolve_device(device: str) -> torch.device:
+    """The torch device ``run.device`` names on this machine: ``auto`` is cuda where this torch
+    sees a CUDA device, else cpu; ``cuda`` or ``cuda:N`` that it does not see is a ConfigError."""
+    check_device(device)
+    if device == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    if device == "cpu":
+        return torch.device("cpu")
+    count = torch.cuda.device_count() if torch.cuda.is_available() else 0
+    fix = "use run.device=cpu or auto"
+    if not count:
+        raise ConfigError(
+            f"run.device={device}, but this torch ({torch.__version__}) sees no CUDA device; {fix}"
+        )
+    chosen = torch.device(device)
+    if chosen.index is not None and chosen.index >= count:
+        seen = ", ".join(f"cuda:{i}" for i in range(count))
+        raise ConfigError(f"run.device={device}, but this torch sees {count} CUDA device(s) ({seen}); {fix}")
+    return chosen
+
+
 def validate(config: Config) -> DominoEnv:
     """Values that type-check but make no sense, and the env options, checked up front;
     returns the config's table, built to check them."""
@@ -332,6 +369,7 @@ def validate(config: Config) -> DominoEnv:
     if run.num_envs * run.rollout_steps < ppo.num_minibatches:
         raise ConfigError("run.num_envs * run.rollout_steps must be at least ppo.num_minibatches")
     check_collector(config)
+    check_device(run.device)
     if config.eval.episode not in ("match", "round"):
         raise ConfigError(f"eval.episode must be 'match' or 'round', got {config.eval.episode!r}")
     try:

@@ -206,8 +206,8 @@ class PlayOutlook(nn.Module):
 
     def forward(self, obs: torch.Tensor) -> torch.Tensor:
         """The facts themselves, (batch, play actions, features): each one added alone to zeros."""
-        unit = torch.eye(self.features)
-        facts = torch.zeros(self.features, len(obs), self.num_plays)
+        unit = torch.eye(self.features, device=obs.device)
+        facts = torch.zeros(self.features, len(obs), self.num_plays, device=obs.device)
         for f in range(self.features):
             self.add_to(facts[f], obs, unit[f].expand(len(obs), -1))
         return facts.permute(1, 2, 0)
@@ -258,10 +258,15 @@ class LegalPolicy:
         counts = torch.bincount(rows, minlength=batch)
         if batch and int(counts.min()) == 0:
             raise ValueError("every row needs a legal action")
-        slot = torch.arange(len(rows)) - (counts.cumsum(0) - counts)[rows]  # rows come sorted
+        device = logits.device
+        slot = torch.arange(len(rows), device=device) - (counts.cumsum(0) - counts)[rows]  # rows come sorted
         width = int(counts.max()) if batch else 0
-        self.actions = torch.full((batch, width), -1, dtype=torch.long).index_put((rows, slot), actions)
-        padded = torch.full((batch, width), MASKED_LOGIT, dtype=logits.dtype).index_put((rows, slot), logits)
+        self.actions = torch.full((batch, width), -1, dtype=torch.long, device=device).index_put(
+            (rows, slot), actions
+        )
+        padded = torch.full((batch, width), MASKED_LOGIT, dtype=logits.dtype, device=device).index_put(
+            (rows, slot), logits
+        )
         self.dist = Categorical(logits=padded, validate_args=False)
 
     def sample(self) -> tuple[torch.Tensor, torch.Tensor]:
@@ -399,6 +404,8 @@ class ActorCritic(nn.Module):
     targets see more.
     """
 
+    traits: torch.Tensor | None  # a buffer (registered in __init__): the action traits, transposed
+
     def __init__(self, architecture: Architecture) -> None:
         super().__init__()
         self.architecture = architecture
@@ -407,7 +414,7 @@ class ActorCritic(nn.Module):
         self.critic = mlp(state_size, hidden, 1, std=1.0) if state_size else None
         self.outlook = PlayOutlook(architecture.outlook) if architecture.outlook else None
         self.action_blocks = list(architecture.action_blocks)
-        self.traits: torch.Tensor | None = None
+        self.register_buffer("traits", None, persistent=False)  # (a buffer: it follows .to(device))
         self.trait_gains: nn.Linear | None = None
         board = architecture.board
         self.board_net = BoardNet(obs_size, num_actions, board) if board else None
@@ -419,13 +426,31 @@ class ActorCritic(nn.Module):
         self.value = layer(width, 1, std=1.0) if self.critic is None else None  # (the critic's instead)
         self.gains = layer(width, len(self.action_blocks), std=0.01) if self.action_blocks else None
         if architecture.action_traits is not None:
-            self.traits = torch.tensor(architecture.action_traits, dtype=torch.float32).T  # (K, num_actions)
-            self.trait_gains = layer(width, self.traits.shape[0], std=0.01)
+            traits = torch.tensor(architecture.action_traits, dtype=torch.float32).T  # (K, num_actions)
+            self.register_buffer("traits", traits, persistent=False)
+            self.trait_gains = layer(width, traits.shape[0], std=0.01)
         self.outlook_gains = layer(width, PlayOutlook.features, std=0.01) if self.outlook else None
 
+    @property
+    def device(self) -> torch.device:
+        """Where the weights live (``run.device``'s, for a learner): :meth:`act` and :meth:`greedy`
+        move their numpy inputs there and bring their outputs back to the CPU. (Read once per
+        move, :meth:`_apply`: looking it up costs more than a one-row forward pass's moves.)"""
+        device: torch.device | None = self.__dict__.get("_device")
+        if device is None:
+            device = self.__dict__["_device"] = next(self.parameters()).device
+        return device
+
+    def _apply(self, fn: Any, recurse: bool = True) -> ActorCritic:
+        """``nn.Module``'s (what ``.to(device)``, ``.cuda()`` and ``.cpu()`` go through), then
+        :attr:`device` is read afresh."""
+        moved = super()._apply(fn, recurse)
+        self.__dict__.pop("_device", None)
+        return moved
+
     def copy(self) -> ActorCritic:
-        """A frozen copy (an opponent-pool snapshot)."""
-        twin = ActorCritic(self.architecture)
+        """A frozen copy (an opponent-pool snapshot), on this model's device."""
+        twin = ActorCritic(self.architecture).to(self.device)
         twin.load_state_dict(self.state_dict())
         return twin.eval()
 
@@ -487,13 +512,20 @@ class ActorCritic(nn.Module):
         self, obs: np.ndarray, mask: np.ndarray, state: np.ndarray | None = None
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Sample actions for a batch: (actions, log-probabilities, values) as numpy arrays;
-        ``state`` feeds only the perfect-information critic's values."""
-        states = None if state is None else torch.from_numpy(state)
-        policy, value = self.legal(torch.from_numpy(obs), torch.from_numpy(mask).bool(), states)
+        ``state`` feeds only the perfect-information critic's values. The inputs go to the
+        model's :attr:`device` (the sampling draws from that device's generator) and the outputs
+        come back to the CPU (on the CPU neither moves)."""
+        device = self.device
+        states = None if state is None else torch.from_numpy(state).to(device)
+        policy, value = self.legal(
+            torch.from_numpy(obs).to(device), torch.from_numpy(mask).to(device).bool(), states
+        )
         action, logprob = policy.sample()
-        return action.numpy(), logprob.numpy(), value.numpy()
+        return action.cpu().numpy(), logprob.cpu().numpy(), value.cpu().numpy()
 
     @torch.no_grad()
     def greedy(self, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
-        """The most probable legal action for each row (for evaluation)."""
-        return self.legal(torch.from_numpy(obs), torch.from_numpy(mask).bool())[0].mode().numpy()
+        """The most probable legal action for each row (for evaluation), as :meth:`act` moves them."""
+        device = self.device
+        policy = self.legal(torch.from_numpy(obs).to(device), torch.from_numpy(mask).to(device).bool())[0]
+        return policy.mode().cpu().numpy()

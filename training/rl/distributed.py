@@ -59,7 +59,8 @@ def worker_seeds(rng: np.random.Generator, workers: int) -> list[int]:
 
 class RolloutWorker:
     """``run.collector``'s collector over ``num_envs`` envs with its own numpy and torch seeds
-    (a Ray actor); ``lane``: its index (a vector collector's lane of deal seeds)."""
+    (a Ray actor); ``lane``: its index (a vector collector's lane of deal seeds). It acts on the
+    CPU whatever ``run.device`` the learner is on (the driver sends CPU weights)."""
 
     def __init__(self, config: Config, num_envs: int, seed: int, lane: int = 0) -> None:
         config = copy.deepcopy(config)
@@ -161,7 +162,8 @@ class RayCollector:
     def _broadcast(self, model: ActorCritic) -> Any:
         import ray
 
-        return ray.put({k: v.detach().clone() for k, v in model.state_dict().items()})
+        # CPU copies: the workers act on the CPU, whatever run.device the learner is on
+        return ray.put({k: v.detach().to("cpu", copy=True) for k, v in model.state_dict().items()})
 
     def collect(self, model: ActorCritic, steps: int) -> tuple[Batch, EpisodeStats]:
         import ray

@@ -6,7 +6,9 @@ advantages (GAE over per-seat chains), and the clipped update. The networks are 
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import torch
@@ -28,6 +30,14 @@ class Batch:
     advantages: torch.Tensor
     returns: torch.Tensor
     states: torch.Tensor | None = None  # the env's global state: the perfect-information critic's input
+
+    def to(self, device: torch.device) -> Batch:
+        """The batch on ``device`` (itself, every tensor unmoved, where it is there already)."""
+        moved: dict[str, Any] = {
+            f.name: None if (tensor := getattr(self, f.name)) is None else tensor.to(device)
+            for f in dataclasses.fields(self)
+        }
+        return dataclasses.replace(self, **moved)
 
 
 def gae(
@@ -70,17 +80,20 @@ def update(
     cfg: PPOConfig,
     rng: np.random.Generator,
 ) -> dict[str, float]:
-    """PPO epochs over shuffled minibatches; returns the statistics to log."""
+    """PPO epochs over shuffled minibatches; returns the statistics to log. The batch moves to
+    the model's device once (``run.device``), the minibatches are cut from it there."""
     size = len(batch.actions)
     if size == 0:  # every decision of the rollout was a pool member's
         return {}
+    collected, device = batch, model.device
+    batch = batch.to(device)
     parts = min(cfg.num_minibatches, size)  # (with a pool, a batch may be any size)
     clip_fractions, approx_kl = [], 0.0
     stats: dict[str, float] = {}
     for _epoch in range(cfg.update_epochs):
         for part in np.array_split(rng.permutation(size), parts):  # sizes differ by one at most
             # plumbing: one shuffled minibatch, re-evaluated by the current policy (legal actions only)
-            idx = torch.from_numpy(part)
+            idx = torch.from_numpy(part).to(device)
             states = None if batch.states is None else batch.states[idx]
             policy, new_values = model.legal(batch.obs[idx], batch.masks[idx], states)
             # ALGO: the probability ratio of the stored actions, new policy over old
@@ -122,7 +135,7 @@ def update(
             }
         if cfg.target_kl and approx_kl > cfg.target_kl:  # ALGO: early stop once the policy moved far
             break
-    predicted, target = batch.values.numpy(), batch.returns.numpy()
+    predicted, target = collected.values.numpy(), collected.returns.numpy()  # (the CPU's copies)
     variance = float(np.var(target))
     stats["loss/approx_kl"] = approx_kl
     stats["loss/clip_fraction"] = float(np.mean(clip_fractions)) if clip_fractions else 0.0

@@ -25,7 +25,7 @@ from domino_env.agents import parse_search_name
 from training.agents import PolicyAgent, resolve_agent
 from training.matches import play_match, whole_deals
 from training.model import checkpoint
-from training.model.config import Config, ConfigError, config_differences
+from training.model.config import Config, ConfigError, config_differences, resolve_device
 from training.model.networks import ActorCritic
 from training.rl import distributed
 from training.rl.collect import CollectorFactory, collector_factory
@@ -71,8 +71,11 @@ class Trainer:
         folder; any other run refuses a folder that holds an earlier run (their checkpoints and
         logs would mix) unless ``overwrite``, which deletes that run's files first. ``collector``:
         the factory of the run's collector (default: ``run.collector``'s,
-        :func:`~training.rl.collect.collector_factory`)."""
+        :func:`~training.rl.collect.collector_factory`). The model, its optimizer and the update
+        live on ``run.device`` (a device this machine lacks: ConfigError, before anything starts);
+        the collectors play on the CPU and act through the model's numpy interface."""
         self.config = config
+        self.device = resolve_device(config.run.device)
         self.run_dir = Path(config.run.out_dir) / config.run_name
         torch.set_num_threads(config.run.torch_threads)
         torch.manual_seed(config.run.seed)
@@ -81,7 +84,7 @@ class Trainer:
             "update": np.random.default_rng(config.run.seed + 1),
         }
         self.collector = (collector or collector_factory(config))(config, self.rngs["collect"])
-        self.model = ActorCritic(self.collector.architecture)
+        self.model = ActorCritic(self.collector.architecture).to(self.device)
         self.optimizer = torch.optim.Adam(self.model.parameters(), lr=config.ppo.learning_rate, eps=1e-5)
         self.iteration = 0
         self.steps = 0
@@ -128,7 +131,8 @@ class Trainer:
             ) from None
 
     def payload(self) -> dict[str, Any]:
-        """Everything needed to continue exactly from the end of the current iteration."""
+        """Everything needed to continue exactly from the end of the current iteration (its
+        tensors where the learner holds them: :func:`checkpoint.save` writes CPU copies)."""
         return copy.deepcopy(
             {
                 "model": self.model.state_dict(),
@@ -176,7 +180,7 @@ class Trainer:
         mismatch = distributed.resume_error(path, workers, self.collector.num_workers)
         if mismatch:
             raise checkpoint.CheckpointError(mismatch)
-        try:
+        try:  # (the saved CPU tensors go to the model's device; the optimizer's follow its parameters)
             self.model.load_state_dict(data["model"])
             self.optimizer.load_state_dict(data["optimizer"])
             self.collector.load_state_dict(data["collector"], self.model)
