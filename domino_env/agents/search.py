@@ -180,8 +180,9 @@ class SearchAgent:
 
     def _batched(self, rules: TableRules) -> GreedyRollouts | None:
         """The batched rollouts of this table (built once a table), or None where the rules
-        have none or this agent rolls out by a rule or values of its own."""
-        if self.playout_key is not None or self.leaf_value is not None:
+        have none or this agent rolls out by a rule, values or worlds' values of its own."""
+        own = self.playout_key is not None or self.leaf_value is not None
+        if own or type(self).world_values is not SearchAgent.world_values:
             return None
         return batched_rollouts(rules)
 

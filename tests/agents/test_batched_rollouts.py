@@ -127,6 +127,14 @@ def test_tables_without_a_kernel_or_with_rules_of_their_own_roll_out_in_python()
         assert batched_rollouts(rules) is None
         with pytest.raises(ValueError, match=f"no batched rollouts for {rules.name}"):
             GreedyRollouts(rules)
+    classic = domino_env.raw_env("classic").rules
     agent = SearchAgent(seed=0)
+    assert agent._batched(classic) is not None
     agent.playout_key = lambda state, action: 0
-    assert agent._batched(domino_env.raw_env("classic").rules) is None
+    assert agent._batched(classic) is None
+
+    class OwnValues(SearchAgent):
+        def world_values(self, rules, world, seed, actions, side):
+            return [0.0] * len(actions)
+
+    assert OwnValues(seed=0)._batched(classic) is None
