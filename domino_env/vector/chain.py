@@ -1373,10 +1373,19 @@ class ChainKernel(VectorEnv):
                 f"{self.name} has its own immediate_points, which the chain kernel does not know"
             )
         out = np.zeros((self.num_envs, self.num_actions), np.int64)
-        if self._lay_points == "count":
-            rows, actions, points = self._points_now()
-            out[rows, actions] = points
+        rows, actions, points = self.legal_points()
+        out[rows, actions] = points
         return out
+
+    def legal_points(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """:meth:`lay_points` of the legal actions only: (table, action, points), in the order
+        of ``np.nonzero`` of the mask the last step showed (a few a table, for the rollouts)."""
+        if self._mask is None:
+            raise ValueError("legal_points() needs dealt tables: call reset() or load() first")
+        if self._lay_points == "count":
+            return self._points_now()
+        rows, actions = np.nonzero(self._mask)
+        return rows, actions, np.zeros(len(rows), np.int64)
 
     def _points_now(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """All Fives: (table, action, points) for each legal play of the seat to move: the count

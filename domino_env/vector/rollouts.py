@@ -22,8 +22,8 @@ search stage together on the variant's kernel, loaded from the worlds
 
 ``tests/agents/test_batched_rollouts.py`` checks values and decisions against the scalar
 search on every table it batches. Batching pays from a couple of hundred rows (the kernel's
-step costs about as much for 32 tables as for 256; at 768 rows Classic rolls out 3.4x faster,
-All Fives 2.4x, Osel 2x): :data:`MIN_ROWS`, measured with ``benchmarks/search_speed.py
+step costs about as much for 32 tables as for 256; at 768 rows Classic rolls out about 3x
+faster, All Fives 3.9x, Osel 2.4x): :data:`MIN_ROWS`, measured with ``benchmarks/search_speed.py
 --python``. The kernel skips the observations and the next round's shuffle for it
 (``observing``, ``redealing``). Domino-Metro's places step is no faster than its Python
 rollouts, so it is refused.
@@ -85,7 +85,7 @@ class GreedyRollouts:
             lays, face_down * num_slots * num_tiles + slot * num_tiles + tile, 2 * num_slots * num_tiles
         )
         rank = rank + np.arange(len(rank)) * (~lays)  # (extras among themselves: by id)
-        self._by_rank = np.argsort(rank, kind="stable")
+        self._rank = np.argsort(np.argsort(rank, kind="stable"))  # (each action's place in that order)
         self._max_steps = 4 * ts.size * rules.num_players + 8  # (a round ends long before)
         self._bits = np.array([0] + [n.bit_length() for n in range(1, rules.num_actions + 1)], np.int64)
 
@@ -171,15 +171,24 @@ class GreedyRollouts:
     ) -> tuple[np.ndarray, np.ndarray]:
         """Each row's greedy move; a ``live`` row with tied best keys draws among them from
         its world's stream, as ``random.Random.choice`` does (finished rows: the first)."""
-        key = self._key if not self._points_scale else kernel.lay_points() * self._points_scale + self._key
-        key = np.where(mask, key, -1)
-        best = key.argmax(axis=1)  # (the move of a row with one best key)
-        tied = key == key[np.arange(len(key)), best][:, None]
-        counts = tied.sum(axis=1)
+        if self._points_scale:  # every legal (row, action), row by row (a few a row), and its points
+            rows, actions, points = kernel.legal_points()
+            key = self._key.take(actions) + points * self._points_scale
+        else:
+            rows, actions = np.nonzero(mask)
+            key = self._key.take(actions)
+        starts = np.searchsorted(rows, np.arange(len(mask)))  # (every row has a legal action)
+        tie = key == np.maximum.reduceat(key, starts).take(rows)
+        counts = np.add.reduceat(tie, starts)
+        at = np.flatnonzero(tie)  # the tied best entries, row by row
+        first = np.flatnonzero(np.r_[True, rows[at[1:]] != rows[at[:-1]]])
+        best = actions.take(at.take(first))  # (the move of a row with one best key)
         ties = np.flatnonzero(counts > 1)
         if not ties.size:
             return best, words
-        tied = tied[ties][:, self._by_rank]  # (in the scalar order)
+        many = at[counts.take(rows.take(at)) > 1]  # the ties of rows with several, in the scalar order:
+        many = many[np.lexsort((self._rank.take(actions.take(many)), rows.take(many)))]
+        offset = np.cumsum(counts[ties]) - counts[ties]  # each such row's first in ``many``
         pick = np.zeros(ties.size, np.int64)
         draw = np.flatnonzero(live[ties])
         if draw.size:
@@ -195,8 +204,7 @@ class GreedyRollouts:
                 accepted = value < n[waiting]
                 pick[draw[waiting[accepted]]] = value[accepted]
                 waiting = waiting[~accepted]
-        nth = np.cumsum(tied, axis=1) > pick[:, None]
-        best[ties] = self._by_rank[nth.argmax(axis=1)]
+        best[ties] = actions.take(many.take(offset + pick))
         return best, words
 
     def _round_values(
