@@ -101,7 +101,7 @@ clone, and where a round ends the kernel writes what the search agents value it 
 (``round_standing``, ``round_match_over``, ``round_outcome``: records, not state, outside
 snapshots). Only that round is the loaded game's: what follows it (the row's next deal, from
 its own Generator) is the kernel's own. ``observing = False`` skips the observations (``obs``
-then has no columns) where only masks are read; :meth:`lay_points` gives what each legal play
+then has no columns) where only masks are read; :meth:`legal_points` gives what each legal play
 scores at once (All Fives' count), as the rules' ``immediate_points``.
 
 **Deals** are the scalar rules' own: each table keeps its scalar env's numpy Generator, seeded
@@ -236,7 +236,7 @@ _LEAD = 4  # ``spinner``: the lead tile is the spinner (as core.line's LEAD)
 _NORTH = 2  # the spinner's arms: slots 2 (north) and 3 (south)
 # The parts of the rules layer the kernel plays (rules.parts, the rules' methods) -> its piece.
 _LAY_SCORING: dict[Any, str | None] = {None: None, score_the_count: "count"}
-# What a lay scores at once (``immediate_points``: lay_points): nothing, or All Fives' count.
+# What a lay scores at once (``immediate_points``: legal_points): nothing, or All Fives' count.
 _IMMEDIATE_POINTS: dict[Any, str | None] = {TableRules.immediate_points: None, count_points: "count"}
 _ROUND_SCORING: dict[Any, str] = {
     ChainRules.penalties_round: "penalty",
@@ -1362,26 +1362,17 @@ class ChainKernel(VectorEnv):
             out[:, layout[block]] = getattr(self, f"_block_{block}")(seat, moving)
         return out
 
-    def lay_points(self) -> np.ndarray:
-        """int64[B, A]: what each legal action of the seat to move scores at once, as the rules'
-        ``immediate_points`` (All Fives' count; zeros where a lay scores nothing and for
-        illegal actions), for the rollouts' greedy rule."""
+    def legal_points(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """What each legal action of the seat to move scores at once, as the rules'
+        ``immediate_points`` (All Fives' count; 0 where a lay scores nothing), for the rollouts'
+        greedy rule: (table, action, points) int64 arrays, in the order of ``np.nonzero`` of the
+        mask the last step showed (a few a table: computed for those only)."""
         if self._mask is None:
-            raise ValueError("lay_points() needs dealt tables: call reset() or load() first")
+            raise ValueError("legal_points() needs dealt tables: call reset() or load() first")
         if self._lay_points == "own":
             raise ValueError(
                 f"{self.name} has its own immediate_points, which the chain kernel does not know"
             )
-        out = np.zeros((self.num_envs, self.num_actions), np.int64)
-        rows, actions, points = self.legal_points()
-        out[rows, actions] = points
-        return out
-
-    def legal_points(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """:meth:`lay_points` of the legal actions only: (table, action, points), in the order
-        of ``np.nonzero`` of the mask the last step showed (a few a table, for the rollouts)."""
-        if self._mask is None:
-            raise ValueError("legal_points() needs dealt tables: call reset() or load() first")
         if self._lay_points == "count":
             return self._points_now()
         rows, actions = np.nonzero(self._mask)

@@ -10,7 +10,7 @@ search stage together on the variant's kernel, loaded from the worlds
 
 * **the same moves**: the greedy key as an integer per action (the rules' key, recognised by
   identity: :meth:`~domino_env.rules.table.TableRules.greedy_key` with the rules'
-  ``immediate_points`` read from the kernel's ``lay_points``, or
+  ``immediate_points`` read from the kernel's ``legal_points``, or
   :meth:`~domino_env.rules.chain.ChainRules.doubles_first`), ties in the scalar engine's
   order of legal actions (face up before face down, then by slot, then by tile; ``stop``
   last);

@@ -160,25 +160,31 @@ def test_a_match_ending_round_is_recorded() -> None:
         assert matches > 10, f"{name}: only {matches} of the {len(late)} loaded rounds ended the match"
 
 
-def test_lay_points_are_the_rules_immediate_points() -> None:
+def test_legal_points_are_the_rules_immediate_points() -> None:
     for name, zero in (("all_fives", False), ("classic", True)):
         options = {"num_players": 3}
         games = positions(name, options, seed=3, count=80)
         kernel = ChainKernel(name, len(games), **options)
         _, mask, _ = kernel.load(games)
-        points = kernel.lay_points()
-        assert points.dtype == np.int64 and points.shape == mask.shape
-        want = np.zeros_like(points)
-        for row, game in enumerate(games):
-            for action in game.legal:
-                want[row, action] = kernel.rules.immediate_points(game, action)
-        assert np.array_equal(points, want)
-        assert (not want.any()) == zero
+        rows, actions, points = kernel.legal_points()
+        assert points.dtype == np.int64
+        assert np.array_equal(np.stack([rows, actions]), np.stack(np.nonzero(mask)))
+        want = [
+            kernel.rules.immediate_points(games[r], a)
+            for r, a in zip(rows.tolist(), actions.tolist(), strict=True)
+        ]
+        assert points.tolist() == want
+        assert (not any(want)) == zero
         rng = np.random.default_rng(0)  # after a step too (new rounds included)
         for _ in range(10):
             mask = kernel.step(np.array([rng.choice(np.flatnonzero(row)) for row in mask]))[1]
-        points = kernel.lay_points()
-        assert not points[~mask].any() and (points >= 0).all()
+        rows, actions, points = kernel.legal_points()
+        assert np.array_equal(np.stack([rows, actions]), np.stack(np.nonzero(mask))) and (points >= 0).all()
+
+
+def test_legal_points_need_dealt_tables() -> None:
+    with pytest.raises(ValueError, match=r"legal_points\(\) needs dealt tables"):
+        ChainKernel("all_fives", 4, num_players=2).legal_points()
 
 
 def test_without_observing_the_game_is_the_same() -> None:
