@@ -196,11 +196,11 @@ class GreedyRollouts:
             shift = 32 - self._bits[n]
             waiting = np.arange(draw.size)
             while waiting.size:
-                rows = ties[draw[waiting]]
-                if int(pointer[rows].max()) >= words.shape[1]:
+                tables = ties[draw[waiting]]
+                if int(pointer[tables].max()) >= words.shape[1]:
                     words = _streams(seeds, 2 * words.shape[1])
-                value = words[world_of[rows], pointer[rows]] >> shift[waiting]
-                pointer[rows] += 1
+                value = words[world_of[tables], pointer[tables]] >> shift[waiting]
+                pointer[tables] += 1
                 accepted = value < n[waiting]
                 pick[draw[waiting[accepted]]] = value[accepted]
                 waiting = waiting[~accepted]
