@@ -55,6 +55,21 @@ def decisions(name: str, options: dict[str, Any], games: int, seed: int):
             steps += 1
 
 
+def scalar_values(rules, worlds, seeds, actions, side, before) -> tuple[list[list[float]], int]:
+    """Each world's action values by ``rollout_value`` in Python (as ``SearchAgent.world_values``),
+    and how many of those rollouts ended the match."""
+    values, ended = [], 0
+    for world, seed, start in zip(worlds, seeds, before, strict=True):
+        row = []
+        for action in actions:
+            sim = world.clone()
+            rules.apply(sim, action)
+            row.append(rollout_value(rules, sim, side, start, random.Random(seed)))
+            ended += sim.match_over
+        values.append(row)
+    return values, ended
+
+
 @pytest.mark.parametrize("table", batched_tables(), ids=table_id)
 def test_batched_rollouts_equal_the_scalar_ones(table: tuple[str, dict[str, Any]]) -> None:
     name, options = table
@@ -73,15 +88,8 @@ def test_batched_rollouts_equal_the_scalar_ones(table: tuple[str, dict[str, Any]
         side = rules.side_of[view.seat]
         actions = list(view.legal_actions)
         before = [standing(rules, w) for w in worlds]
-        want = []
-        for world, seed, start in zip(worlds, seeds, before, strict=True):
-            row = []
-            for action in actions:  # (SearchAgent.world_values, keeping each rollout's end)
-                sim = world.clone()
-                rules.apply(sim, action)
-                row.append(rollout_value(rules, sim, side, start, random.Random(seed)))
-                ended_matches += sim.match_over
-            want.append(row)
+        want, ended = scalar_values(rules, worlds, seeds, actions, side, before)
+        ended_matches += ended
         got = batched.values(worlds, seeds, actions, side, before)
         assert got.tolist() == want, f"{name} decision {k}"
         checked += len(worlds) * len(actions)
@@ -89,6 +97,21 @@ def test_batched_rollouts_equal_the_scalar_ones(table: tuple[str, dict[str, Any]
             break
     assert checked > 100
     assert ended_matches, "no rollout ended a match: the match-ending value went unchecked"
+
+
+def test_a_world_stream_that_runs_out_is_made_longer(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each world's tie-break stream starts at ``_WORDS`` words; a row that reads past them gets
+    a longer stream (the same words first): with one word to start, every second tie does."""
+    monkeypatch.setattr("domino_env.vector.rollouts._WORDS", 1)
+    env, game = next(decisions("classic", {"num_players": 2}, games=1, seed=5))
+    rules, view = env.rules, env.view(env.agent_selection)
+    rng = random.Random(0)
+    worlds = [rules.sample_world(game, view, rng) for _ in range(40)]
+    seeds = [rng.getrandbits(64) for _ in worlds]
+    side, actions = rules.side_of[view.seat], list(view.legal_actions)
+    before = [standing(rules, w) for w in worlds]
+    want, _ = scalar_values(rules, worlds, seeds, actions, side, before)
+    assert GreedyRollouts(rules).values(worlds, seeds, actions, side, before).tolist() == want
 
 
 @pytest.mark.parametrize(
@@ -109,7 +132,7 @@ def test_a_search_decides_the_same_with_batched_rollouts(
         monkeypatch.setattr("domino_env.agents.search.MIN_ROWS", rows)
         player = make_agent(agent, seed=3)
         env.reset(seed=5)
-        chosen = []
+        chosen: list[int] = []
         while len(chosen) < 6 and not all(env.terminations.values()):
             action = player(env, env.observe(env.agent_selection))
             if len(env.game.legal) > 1:
