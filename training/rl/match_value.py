@@ -19,6 +19,7 @@ mirrored so that either side may win them (:class:`MatchValue`).
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -94,3 +95,19 @@ class MatchValue:
         they sum to 0."""
         a, b = scores
         return float(self.values[a, b]), float(self.values[b, a])
+
+    def credit(
+        self,
+        side_of: Sequence[int],
+        start: tuple[int, ...],
+        end: tuple[int, ...],
+        outcomes: Sequence[float] | None = None,
+    ) -> list[float]:
+        """Each seat's reward for a round that took the sides' scores from ``start`` to
+        ``end``: the change in its side's match value, or, where the round ended the match
+        (``outcomes``, per seat), its outcome less the value at ``start``."""
+        before = self(start)
+        if outcomes is None:
+            value = self(end)
+            outcomes = [value[side] for side in side_of]
+        return [outcomes[seat] - before[side] for seat, side in enumerate(side_of)]

@@ -328,9 +328,10 @@ class LocalCollector:
         the change in its side's match value (at the match's end: to its outcome)."""
         assert self.match_value is not None
         env = self.envs[e]
-        before = self.match_value(self.round_starts[e][1])
-        after = env.outcomes() if over else [self.match_value(env.side_scores)[side] for side in self.side_of]
-        chains.credit(e, [after[s] - before[self.side_of[s]] for s in range(self.num_players)])
+        outcomes = env.outcomes() if over else None
+        chains.credit(
+            e, self.match_value.credit(self.side_of, self.round_starts[e][1], env.side_scores, outcomes)
+        )
         chains.close(e)
         self.round_starts[e] = (env.round_index, env.side_scores)
 

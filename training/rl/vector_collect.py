@@ -194,13 +194,9 @@ class VectorCollector:
         assert self.match_value is not None
         side_of, scores = self.side_of.tolist(), info["side_scores"]
         for e in tables.tolist():
-            before = self.match_value(tuple(self.round_start[e].tolist()))
-            if done[e]:
-                after = info["outcome"][e].tolist()
-            else:
-                value = self.match_value(tuple(scores[e].tolist()))
-                after = [value[side] for side in side_of]
-            chains.credit(e, [after[s] - before[side_of[s]] for s in range(self.num_players)])
+            start, end = tuple(self.round_start[e].tolist()), tuple(scores[e].tolist())
+            outcomes = info["outcome"][e].tolist() if done[e] else None
+            chains.credit(e, self.match_value.credit(side_of, start, end, outcomes))
             chains.close(e)
         self.round_start[tables] = np.where(done[tables, None], 0, scores[tables])
 
