@@ -12,6 +12,7 @@ from training.model.config import Config, load_config
 if TYPE_CHECKING:  # torch only for the type of a model
     import torch
 
+    from training.rl.ppo import Batch
     from training.rl.train import Trainer
 
 
@@ -82,3 +83,24 @@ def resumed_halfway(
     for name in a:
         assert torch.equal(a[name], b[name]), f"{name} differs after resuming"
     return straight, resumed
+
+
+def acted_batch(
+    obs: np.ndarray, masks: np.ndarray, acted: tuple[np.ndarray, ...], rng: np.random.Generator
+) -> Batch:
+    """A batch of what the model did (actions, log-probabilities, values), random advantages and
+    returns."""
+    import torch
+
+    from training.rl.ppo import Batch
+
+    actions, logprobs, values = acted
+    return Batch(
+        obs=torch.from_numpy(obs),
+        masks=torch.from_numpy(masks),
+        actions=torch.from_numpy(actions),
+        logprobs=torch.from_numpy(logprobs),
+        values=torch.from_numpy(values),
+        advantages=torch.from_numpy(rng.normal(size=len(obs)).astype(np.float32)),
+        returns=torch.from_numpy(rng.normal(size=len(obs)).astype(np.float32)),
+    )

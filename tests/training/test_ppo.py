@@ -9,26 +9,9 @@ import numpy as np
 import pytest
 import torch
 
-from tests.support.training_helpers import parameters, random_masks, tiny_config
+from tests.support.training_helpers import acted_batch, parameters, random_masks, tiny_config
 from training.model.networks import ActorCritic, Architecture
-from training.rl.ppo import Batch, gae, update
-
-
-def acted_batch(
-    obs: np.ndarray, masks: np.ndarray, acted: tuple[np.ndarray, ...], rng: np.random.Generator
-) -> Batch:
-    """A batch of what the model did (actions, log-probabilities, values), random advantages and
-    returns."""
-    actions, logprobs, values = acted
-    return Batch(
-        obs=torch.from_numpy(obs),
-        masks=torch.from_numpy(masks),
-        actions=torch.from_numpy(actions),
-        logprobs=torch.from_numpy(logprobs),
-        values=torch.from_numpy(values),
-        advantages=torch.from_numpy(rng.normal(size=len(obs)).astype(np.float32)),
-        returns=torch.from_numpy(rng.normal(size=len(obs)).astype(np.float32)),
-    )
+from training.rl.ppo import gae, update
 
 
 def test_update_reevaluates_stored_actions_under_the_same_mask() -> None:

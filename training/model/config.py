@@ -62,6 +62,19 @@ class PPOConfig:
 
 
 @dataclass
+class MMDConfig:
+    """Magnetic mirror descent's settings (``algorithm: mmd``; Sokota et al., 2023): PPO's update
+    plus ``magnet_coef`` times the KL of the new policy to a *magnet* policy over the legal
+    actions. The defaults are a starting point, not tuned."""
+
+    magnet_coef: float = 0.05  # the weight of KL(policy || magnet) in the loss
+    # updates between replacing the magnet by the current policy (a moving magnet: its fixed
+    # point is a Nash equilibrium, not a regularised one); 0: the magnet stays uniform play
+    # over the legal actions
+    magnet_every: int = 10
+
+
+@dataclass
 class PoolConfig:
     share: float = 0.2  # share of games with frozen earlier snapshots in the other seats
     snapshot_every: int = 10  # iterations between snapshots
@@ -103,6 +116,7 @@ class RunConfig:
     device: str = "cpu"
 
 
+ALGORITHMS = ("ppo", "mmd")  # the update's forms (training/rl/ppo.py's update; mmd adds a magnet)
 COLLECTORS = ("local", "vector")
 DEVICES = ("cpu", "cuda", "cuda:N", "auto")  # run.device's forms (resolve_device)
 VECTOR_BASELINES = ("random",)  # the pool.baselines the vector collector plays itself (vector_collect.py)
@@ -110,9 +124,11 @@ VECTOR_BASELINES = ("random",)  # the pool.baselines the vector collector plays 
 
 @dataclass
 class Config:
+    algorithm: str = "ppo"  # one of ALGORITHMS: "ppo", or "mmd" (PPO pulled toward a magnet, MMDConfig)
     env: EnvConfig = field(default_factory=EnvConfig)
     network: NetworkConfig = field(default_factory=NetworkConfig)
     ppo: PPOConfig = field(default_factory=PPOConfig)
+    mmd: MMDConfig = field(default_factory=MMDConfig)  # read with algorithm: mmd only
     pool: PoolConfig = field(default_factory=PoolConfig)
     eval: EvalConfig = field(default_factory=EvalConfig)
     run: RunConfig = field(default_factory=RunConfig)
@@ -229,8 +245,28 @@ def load_config(path: str | Path | None = None, overrides: list[str] | None = No
             nested = {key: nested}
         _merge(config, nested, "")
     check_agents(config, validate(config))
+    check_unused_mmd(config)
     resolve_device(config.run.device)  # a device this machine lacks: refused before any work
     return config
+
+
+def check_unused_mmd(config: Config) -> None:
+    """``mmd`` settings other than the defaults are refused unless ``algorithm`` is ``mmd``:
+    PPO would ignore them. Checked on what a user writes (:func:`load_config`), not on a
+    checkpoint's saved config, which holds every section whatever the algorithm."""
+    if config.algorithm == "mmd":
+        return
+    default = MMDConfig()
+    changed = [
+        f"mmd.{f.name}={getattr(config.mmd, f.name)}"
+        for f in dataclasses.fields(MMDConfig)
+        if getattr(config.mmd, f.name) != getattr(default, f.name)
+    ]
+    if changed:
+        raise ConfigError(
+            f"{', '.join(changed)}: the mmd settings apply to algorithm=mmd only, and this run's "
+            f"algorithm is {config.algorithm}: set algorithm=mmd or drop them"
+        )
 
 
 def check_agents(config: Config, table: DominoEnv) -> None:
@@ -325,6 +361,14 @@ def validate(config: Config) -> DominoEnv:
     """Values that type-check but make no sense, and the env options, checked up front;
     returns the config's table, built to check them."""
     run, ppo = config.run, config.ppo
+    if config.algorithm not in ALGORITHMS:
+        raise ConfigError(f"unknown algorithm {config.algorithm!r}; known: {', '.join(ALGORITHMS)}")
+    if not 0.0 <= config.mmd.magnet_coef < math.inf:
+        raise ConfigError(f"mmd.magnet_coef must be 0 or more, got {config.mmd.magnet_coef}")
+    if config.mmd.magnet_every < 0:
+        raise ConfigError(
+            f"mmd.magnet_every must be 0 (a uniform magnet) or more updates, got {config.mmd.magnet_every}"
+        )
     positive = {
         "run.total_steps": run.total_steps,
         "run.num_envs": run.num_envs,

@@ -288,6 +288,11 @@ class LegalPolicy:
     def entropy(self) -> torch.Tensor:
         return self.dist.entropy()
 
+    def log_probs(self) -> torch.Tensor:
+        """Every slot's log-probability, (rows, widest row); a padding slot's is about -1e8 (its
+        probability is exactly zero)."""
+        return self.dist.logits
+
 
 @dataclass(frozen=True)
 class BoardShape:

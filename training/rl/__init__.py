@@ -3,7 +3,8 @@
 The read path, top to bottom (as CleanRL's ppo.py reads in one file):
 
 1. **config** - :mod:`training.model.config`: :class:`~training.model.config.Config` (its
-   ``network``, ``ppo`` and ``run`` sections), from :func:`~training.model.config.load_config`.
+   ``algorithm``: ``ppo`` or ``mmd``; its ``network``, ``ppo``, ``mmd`` and ``run`` sections),
+   from :func:`~training.model.config.load_config`.
 2. **architecture** - :mod:`training.model.networks`:
    :meth:`Architecture.for_table(env, config.network) <training.model.networks.Architecture.for_table>`
    decides the network's shape for the table; :class:`~training.model.networks.ActorCritic`
@@ -19,10 +20,12 @@ The read path, top to bottom (as CleanRL's ppo.py reads in one file):
 4. **advantages** - :mod:`training.rl.ppo`: :func:`~training.rl.ppo.gae` over the per-seat
    chains, called at the end of ``collect``, which returns a :class:`~training.rl.ppo.Batch`.
 5. **update** - :mod:`training.rl.ppo`: :func:`~training.rl.ppo.update`, the clipped PPO
-   epochs over shuffled minibatches.
+   epochs over shuffled minibatches; ``algorithm: mmd`` adds one marked step, the KL pull
+   toward a magnet policy (magnetic mirror descent).
 6. **train loop** - :mod:`training.rl.train`: :meth:`Trainer.train()
-   <training.rl.train.Trainer.train>`: anneal the learning rate, collect, update, snapshot
-   into the pool, evaluate, log, checkpoint (:mod:`training.model.checkpoint`).
+   <training.rl.train.Trainer.train>`: anneal the learning rate, collect, update, refresh
+   mmd's magnet, snapshot into the pool, evaluate, log, checkpoint
+   (:mod:`training.model.checkpoint`).
 
 Beside the path: :mod:`training.rl.match_value` (rewards of round-trained tables,
 ``run.match_value``) and :mod:`training.rl.distributed` (``--ray``).

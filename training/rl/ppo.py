@@ -2,11 +2,17 @@
 advantages (GAE over per-seat chains), and the clipped update. The networks are in
 :mod:`training.model.networks`; the read path through the whole algorithm is in
 :mod:`training.rl`. Comments marked ``ALGO`` are PPO itself; the rest is plumbing.
+
+``algorithm: mmd`` (magnetic mirror descent, Sokota et al., 2023, in its deep-RL form) is this
+update plus one marked step: ``mmd.magnet_coef`` times the KL of the new policy to a *magnet*
+policy over each row's legal actions (a :data:`Magnet`: a frozen copy of the policy that the
+trainer refreshes every ``mmd.magnet_every`` updates, or :func:`uniform_magnet`).
 """
 
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -72,6 +78,29 @@ def gae(
     return advantages, advantages + values
 
 
+# (observations, masks, global states or None) of a minibatch -> the magnet's log-probabilities
+# in its LegalPolicy's layout: (rows, widest row), each row's legal actions in id order, padded
+Magnet = Callable[[torch.Tensor, torch.Tensor, torch.Tensor | None], torch.Tensor]
+
+
+def uniform_magnet(
+    obs: torch.Tensor, masks: torch.Tensor, states: torch.Tensor | None = None
+) -> torch.Tensor:
+    """The magnet of ``mmd.magnet_every: 0``: uniform play over each row's legal actions
+    (the KL to it is log(#legal) minus the entropy)."""
+    counts = masks.sum(-1)
+    return (-counts.to(torch.float32).log())[:, None].expand(-1, int(counts.max()))
+
+
+def policy_magnet(magnet: ActorCritic) -> Magnet:
+    """A frozen copy of the policy network as a :data:`Magnet`."""
+
+    def log_probs(obs: torch.Tensor, masks: torch.Tensor, states: torch.Tensor | None) -> torch.Tensor:
+        return magnet.legal(obs, masks, states)[0].log_probs()
+
+    return log_probs
+
+
 def update(
     model: ActorCritic,
     optimizer: torch.optim.Optimizer,
@@ -79,9 +108,12 @@ def update(
     batch: Batch,
     cfg: PPOConfig,
     rng: np.random.Generator,
+    magnet: Magnet | None = None,
+    magnet_coef: float = 0.0,
 ) -> dict[str, float]:
     """PPO epochs over shuffled minibatches; returns the statistics to log. The batch moves to
-    the model's device once (``run.device``), the minibatches are cut from it there."""
+    the model's device once (``run.device``), the minibatches are cut from it there. With a
+    ``magnet`` (``algorithm: mmd``) the loss adds ``magnet_coef`` times KL(new policy || magnet)."""
     size = len(batch.actions)
     if size == 0:  # every decision of the rollout was a pool member's
         return {}
@@ -121,8 +153,18 @@ def update(
             else:
                 value_loss = 0.5 * ((new_values - returns) ** 2).mean()
 
-            # ALGO: one gradient step on the total loss (entropy bonus), gradients clipped
+            # ALGO: the total loss (entropy bonus)
             loss = policy_loss - cfg.ent_coef * entropy + cfg.vf_coef * value_loss
+
+            # ALGO (mmd only): the magnet's pull, KL(new policy || magnet) over the legal actions
+            if magnet is not None:
+                log_probs = policy.log_probs()  # (padding slots: probability 0, so they add 0)
+                with torch.no_grad():
+                    magnet_log_probs = magnet(batch.obs[idx], batch.masks[idx], states)
+                magnet_kl = (log_probs.exp() * (log_probs - magnet_log_probs)).sum(-1).mean()
+                loss = loss + magnet_coef * magnet_kl
+
+            # ALGO: one gradient step, gradients clipped
             optimizer.zero_grad()
             loss.backward()
             nn.utils.clip_grad_norm_(model.parameters(), cfg.max_grad_norm)
@@ -133,6 +175,8 @@ def update(
                 "loss/value": value_loss.item(),
                 "loss/entropy": entropy.item(),
             }
+            if magnet is not None:
+                stats["loss/magnet_kl"] = magnet_kl.item()
         if cfg.target_kl and approx_kl > cfg.target_kl:  # ALGO: early stop once the policy moved far
             break
     predicted, target = collected.values.numpy(), collected.returns.numpy()  # (the CPU's copies)

@@ -29,7 +29,7 @@ from training.model.config import Config, ConfigError, config_differences, resol
 from training.model.networks import ActorCritic
 from training.rl import distributed
 from training.rl.collect import CollectorFactory, collector_factory
-from training.rl.ppo import update
+from training.rl.ppo import Magnet, policy_magnet, uniform_magnet, update
 
 # What a run writes in its folder (training, then demo's evaluation and rating, or exploit's
 # result): an earlier run's, and nothing else there, is what --overwrite deletes.
@@ -86,6 +86,11 @@ class Trainer:
         self.collector = (collector or collector_factory(config))(config, self.rngs["collect"])
         self.model = ActorCritic(self.collector.architecture).to(self.device)
         self.optimizer = torch.optim.Adam(self.model.parameters(), lr=config.ppo.learning_rate, eps=1e-5)
+        # algorithm=mmd's moving magnet: a frozen copy of the policy (a deep copy draws no random
+        # numbers), refreshed every mmd.magnet_every updates; None for ppo and a uniform magnet
+        self.magnet: ActorCritic | None = None
+        if config.algorithm == "mmd" and config.mmd.magnet_every:
+            self.magnet = copy.deepcopy(self.model).eval().requires_grad_(False)
         self.iteration = 0
         self.steps = 0
         self.per_iteration = config.run.num_envs * config.run.rollout_steps
@@ -132,7 +137,9 @@ class Trainer:
 
     def payload(self) -> dict[str, Any]:
         """Everything needed to continue exactly from the end of the current iteration (its
-        tensors where the learner holds them: :func:`checkpoint.save` writes CPU copies)."""
+        tensors where the learner holds them: :func:`checkpoint.save` writes CPU copies). An mmd
+        run's moving magnet is saved too (``magnet``); the rest is every run's format."""
+        magnet = {} if self.magnet is None else {"magnet": self.magnet.state_dict()}
         return copy.deepcopy(
             {
                 "model": self.model.state_dict(),
@@ -145,16 +152,23 @@ class Trainer:
                 "steps": self.steps,
                 "collector": self.collector.state_dict(),
                 "rng": checkpoint.rng_states(self.rngs),
+                **magnet,
             }
         )
 
     def _resume(self, path: str | Path) -> Path:
         """Continue from a checkpoint (returns its path). The table, the network, the settings in
         ``KEPT_ON_RESUME`` and the Ray worker count must match; the rest (run length, evaluation
-        games, PPO coefficients) may change, and the run goes on with the new values."""
+        games, PPO coefficients) may change, and the run goes on with the new values; so may the
+        ``mmd`` settings, but not the ``algorithm``."""
         path = checkpoint.resolve(path)
         data = checkpoint.load(path)
         saved: Config = data["config"]
+        if saved.algorithm != self.config.algorithm:
+            raise checkpoint.CheckpointError(
+                f"checkpoint {path} is of a run with algorithm={saved.algorithm}; this run has "
+                f"{self.config.algorithm}: resume it with algorithm={saved.algorithm}"
+            )
         changed = config_differences(saved, self.config, ("env", "network"))
         if changed:
             raise checkpoint.CheckpointError(
@@ -183,6 +197,8 @@ class Trainer:
         try:  # (the saved CPU tensors go to the model's device; the optimizer's follow its parameters)
             self.model.load_state_dict(data["model"])
             self.optimizer.load_state_dict(data["optimizer"])
+            if self.magnet is not None:  # (saved with mmd.magnet_every=0: none; the policy is the start)
+                self.magnet.load_state_dict(data.get("magnet", data["model"]))
             self.collector.load_state_dict(data["collector"], self.model)
             checkpoint.restore_rngs(data["rng"], self.rngs)
         except (KeyError, IndexError, TypeError, ValueError, RuntimeError) as err:
@@ -202,6 +218,18 @@ class Trainer:
         return path
 
     # --- the loop ---------------------------------------------------------------------------
+
+    def magnet_policy(self) -> Magnet | None:
+        """What the update pulls the policy toward: None for ppo; for mmd the frozen magnet, or
+        uniform play over the legal actions (``mmd.magnet_every: 0``)."""
+        if self.config.algorithm != "mmd":
+            return None
+        return uniform_magnet if self.magnet is None else policy_magnet(self.magnet)
+
+    def refresh_magnet(self) -> None:
+        """mmd's moving magnet becomes the current policy (frozen until the next refresh)."""
+        assert self.magnet is not None
+        self.magnet.load_state_dict(self.model.state_dict())
 
     def evaluate(self) -> dict[str, float]:
         """Win rates of the current policy against each opponent on duplicate deals (each deal
@@ -250,9 +278,19 @@ class Trainer:
                         group["lr"] = lr
                 self.model.train()
                 batch, episodes = self.collector.collect(self.model, cfg.run.rollout_steps)
-                stats = update(self.model, self.optimizer, batch=batch, cfg=cfg.ppo, rng=self.rngs["update"])
+                stats = update(
+                    self.model,
+                    self.optimizer,
+                    batch=batch,
+                    cfg=cfg.ppo,
+                    rng=self.rngs["update"],
+                    magnet=self.magnet_policy(),
+                    magnet_coef=cfg.mmd.magnet_coef,
+                )
                 self.iteration += 1
                 self.steps += self.per_iteration
+                if self.magnet is not None and self.iteration % cfg.mmd.magnet_every == 0:
+                    self.refresh_magnet()
                 elapsed = time.perf_counter() - start
                 stats["speed/steps_per_second"] = self.per_iteration / elapsed
                 stats["charts/learning_rate"] = self.optimizer.param_groups[0]["lr"]
