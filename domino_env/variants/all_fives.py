@@ -90,6 +90,9 @@ SPECS = (
         summary="score the open ends whenever they sum to a multiple of 5; first to 250",
         benchmark_tables=({"num_players": 2}, {"num_players": 4, "teams": True}),
         observer=AllFivesObserver,
-        presets={"tiny": {"num_players": 2, "max_pip": 2, "hand_size": 2, "episode": "round"}},
+        presets={
+            "tiny": {"num_players": 2, "max_pip": 2, "hand_size": 2, "episode": "round"},
+            "medium": {"num_players": 2, "max_pip": 3, "hand_size": 3, "episode": "round"},
+        },
     ),
 )

@@ -62,6 +62,10 @@ SPECS = (
         summary="the draw game (or block dominoes): first out wins, penalty pips in hand to 101",
         option_help={"draw": "draw from the boneyard when stuck (False: block dominoes, pass instead)"},
         benchmark_tables=({"num_players": 2}, {"num_players": 4, "teams": True}),
-        presets={"tiny": {"num_players": 2, "max_pip": 2, "hand_size": 2, "draw": False, "episode": "round"}},
+        presets={
+            "tiny": {"num_players": 2, "max_pip": 2, "hand_size": 2, "draw": False, "episode": "round"},
+            "small": {"num_players": 2, "max_pip": 3, "hand_size": 3, "draw": False, "episode": "round"},
+            "medium": {"num_players": 2, "max_pip": 3, "hand_size": 3, "draw": True, "episode": "round"},
+        },
     ),
 )

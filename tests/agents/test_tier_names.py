@@ -208,8 +208,6 @@ def test_every_command_refuses_a_malformed_tier_in_one_line_writing_nothing(
     command: str, name: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     argv, out = commands(name, tmp_path)[command]
-    if command == "exploitability":
-        pytest.importorskip("pyspiel")
     err = refused(capsys, [*argv, "--no-progress"] if command not in ("record", "play") else argv)
     assert ALLOWED in err and repr(name) in err, err
     assert not out.exists()

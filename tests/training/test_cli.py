@@ -89,11 +89,10 @@ def test_without_the_train_extra_the_cli_says_how_to_install_it(missing: str, st
 @pytest.mark.parametrize(
     ("hidden", "args", "extra"),
     [
-        ("pyspiel", ["exploitability", "random", "--variant", "classic", "--preset", "tiny"], "openspiel"),
         ("fastapi", ["serve", "--port", "0"], "serve"),
         ("ray", ["train", str(ROOT / "configs" / "classic.yaml"), "--ray", "1"], "ray"),
     ],
-    ids=["exploitability", "serve", "train-ray"],
+    ids=["serve", "train-ray"],
 )
 def test_a_command_without_its_extra_says_which_and_how_to_install_it(
     hidden: str,

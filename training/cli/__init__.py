@@ -55,7 +55,7 @@ EXTRA_MODULES = {
     "serve": ("fastapi", "uvicorn"),
     "ray": ("ray",),
 }
-COMMAND_EXTRAS = {"exploitability": "openspiel", "serve": "serve"}
+COMMAND_EXTRAS = {"serve": "serve"}
 
 
 def missing_extra(extra: str) -> str | None:

@@ -1,0 +1,616 @@
+"""The whole game tree of one round on a small table, as arrays: every history, every
+information state, and exact best responses, NashConv and CFR+ over them, vectorized.
+
+OpenSpiel's ``exploitability.nash_conv`` walks the game through Python callbacks at every
+node, which is fine for the ``tiny`` tables and hopeless at a million information states.
+Here the tree is walked once, through the rules' own chance points (the deal tile by tile, a
+lot, every draw: the chance nodes of :mod:`domino_env.integrations.openspiel`, one to one),
+into flat arrays in breadth-first order; a policy is then a table ``float64[I, A]`` (a row per
+information state, its legal actions' probabilities) and each pass over the tree is a few
+numpy operations per depth::
+
+    tree = GameTree.build("classic", preset="small")
+    tree.nash_conv(tree.uniform())        # exact NashConv of uniform play
+    profile, curve = tree.cfr_plus(64)    # CFR+'s average policy, and its NashConv as it goes
+
+**Information states.** A seat's information state is everything it saw this round, with
+perfect recall: every move (public), the tiles dealt or drawn into its own hand, and of the
+others' only that a tile was dealt or drawn (a lot's outcome is public). Each node carries,
+per seat, a running hash of that sequence (two independent 61-bit polynomial hashes, so two
+different sequences share both with a chance far below 10^-15 on the largest table allowed);
+two decision nodes are one information state when the seat to move and its hashes agree. It
+is the partition of OpenSpiel's ``information_state_string`` (the tests check NashConv equal
+to OpenSpiel's on every tiny and small table).
+
+**Layout.** Node ``n`` at depth ``d`` lies in ``levels[d]:levels[d+1]``; its children are the
+contiguous nodes ``first[n]:first[n] + count[n]`` of the next depth, in the order of its
+legal actions (or chance outcomes). Information states are numbered depth by depth too, so
+every pass runs from the leaves up (values) or the root down (reach), one depth at a time.
+
+Tables: the line-of-play games whose seats name their own tiles (not Blind, Blind blitz or
+3D dominoes), one round (``episode="round"``), at most :data:`MAX_NODES` nodes.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import time
+from array import array
+from collections.abc import Iterable, Iterator
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from domino_env.registry import preset_options, raw_env, spec
+from domino_env.rules.table import DEAL_TILE, DRAW_TILE, LEADER, LOT, SIDE, START
+
+MAX_NODES = 60_000_000  # about 5 GB of arrays: the largest tree a walk here builds
+CHANCE, TERMINAL = -1, -2  # ``mover`` of a chance node and of a round's end
+_PRIME = (1 << 61) - 1  # the hashes' modulus (a Mersenne prime) and their two multipliers
+_MULTIPLIERS = (0x1F3D5B79A2C4E6F1 % _PRIME, 0x2B7E151628AED2A6 % _PRIME)
+_KINDS = {name: k + 1 for k, name in enumerate((DEAL_TILE, LOT, DRAW_TILE, START, SIDE, LEADER))}
+_PUBLIC = 15  # the seat digit of a chance outcome everybody sees (a lot)
+_RECORDS = ("depth", "parent", "action", "mover", "chance", "key_a", "key_b", "ends", "outcomes")
+
+Keys = tuple[tuple[int, int], ...]  # per seat, its two running hashes
+
+
+class TooLarge(ValueError):
+    """The table's tree has more nodes than the walk allows."""
+
+
+@dataclass(frozen=True)
+class TreeSize:
+    """What a table's tree holds: the numbers a result on it is quoted with."""
+
+    nodes: int
+    histories: int  # terminal histories: whole rounds, deal and moves
+    decisions: int  # decision nodes
+    information_states: int
+    seconds: float  # the time the walk took
+
+    def __str__(self) -> str:
+        return (
+            f"{self.information_states:,} information states, {self.decisions:,} decision nodes, "
+            f"{self.histories:,} histories (walked in {self.seconds:.1f} s)"
+        )
+
+
+@dataclass(frozen=True, eq=False)
+class GameTree:
+    """One round's game tree as arrays (the module docstring says how they are laid out)."""
+
+    variant: str
+    options: dict[str, Any]  # the table's options, a preset resolved
+    num_players: int
+    num_actions: int
+    levels: np.ndarray  # int64[D + 1]
+    mover: np.ndarray  # int8[N]: the seat to move, CHANCE or TERMINAL
+    parent: np.ndarray  # int64[N]: -1 at the root
+    action: np.ndarray  # int64[N]: the action (or chance outcome) on the edge into the node
+    chance: np.ndarray  # float64[N]: the chance of that edge (1 after a decision)
+    first: np.ndarray  # int64[N]: the first child
+    count: np.ndarray  # int64[N]: how many children
+    infoset: np.ndarray  # int64[N]: the information state of a decision node, else -1
+    pair: np.ndarray  # int64[N]: the (state, action) pair of the move into the node, else -1
+    terminals: np.ndarray  # int64[H]: the rounds' ends
+    returns: np.ndarray  # float64[H, P]: each seat's outcome there
+    keys: np.ndarray  # int64[I, 4]: per information state (depth, seat, its two hashes)
+    starts: np.ndarray  # int64[I + 1]: state i's legal (state, action) pairs are starts[i]:starts[i+1]
+    actions: np.ndarray  # int64[M]: each pair's action, in increasing order within its state
+    size: TreeSize
+    _index: dict[tuple[int, ...], int] = field(default_factory=dict, repr=False)
+
+    @property
+    def infoset_seat(self) -> np.ndarray:
+        """int64[I]: the seat each information state belongs to."""
+        return self.keys[:, 1]
+
+    @cached_property
+    def pair_state(self) -> np.ndarray:
+        """int64[M]: the information state of each pair."""
+        return np.repeat(np.arange(len(self.keys)), np.diff(self.starts))
+
+    def legal_actions(self, infoset: int) -> np.ndarray:
+        """The legal actions of one information state, in increasing order."""
+        return self.actions[self.starts[infoset] : self.starts[infoset + 1]]
+
+    def pairs(self, infosets: ArrayLike, actions: ArrayLike) -> np.ndarray:
+        """The pair index of each (information state, action); ValueError if one is illegal."""
+        infosets, actions = np.asarray(infosets, np.int64), np.asarray(actions, np.int64)
+        flat = self.pair_state * self.num_actions + self.actions
+        wanted = infosets * self.num_actions + actions
+        index = np.minimum(np.searchsorted(flat, wanted), len(flat) - 1)
+        if not np.array_equal(flat[index], wanted):
+            bad = np.flatnonzero(flat[index] != wanted)[0]
+            raise ValueError(
+                f"action {actions[bad]} is not legal in information state {infosets[bad]}; "
+                f"legal: {self.legal_actions(int(infosets[bad])).tolist()}"
+            )
+        return index
+
+    # --- building ------------------------------------------------------------------------------
+
+    @classmethod
+    def build(cls, variant: str, max_nodes: int = MAX_NODES, workers: int = 0, **options: Any) -> GameTree:
+        """The tree of one round of ``variant`` with ``options`` (as for ``domino_env.make``, a
+        ``preset`` included), walked by ``workers`` processes (0: one per core; the subtrees
+        of the deal's first tile shared among them); a table it cannot walk raises ValueError
+        (:class:`TooLarge` past ``max_nodes``), saying why."""
+        started = time.perf_counter()
+        options = preset_options(variant, options)
+        rules = _walkable(variant, options)
+        deals = _deals(rules)
+        if deals > max_nodes:  # (each deal ends in a node of its own: refused before any walk)
+            raise TooLarge(
+                f"{variant} with {options}: {deals:,} deals a round, so more than {max_nodes:,} nodes "
+                "(the most a walk takes): use a smaller table (preset small or tiny, or a smaller "
+                "max_pip or hand_size)"
+            )
+        walk = _walk_all(variant, options, max_nodes, workers or os.cpu_count() or 1)
+        walked_depth = np.frombuffer(walk.depth, np.int64)
+        order = np.argsort(walked_depth, kind="stable")  # depth-first -> breadth-first (see below)
+        n = len(order)
+        rank = np.empty(n, np.int64)
+        rank[order] = np.arange(n)
+        depth = walked_depth[order]
+        walked_parent = np.frombuffer(walk.parent, np.int64)[order]
+        parent = np.where(walked_parent >= 0, rank[np.maximum(walked_parent, 0)], -1)
+        del walked_parent
+        # Depth-first, a node's subtree comes before its next sibling's: so at every depth
+        # children keep their parents' order, and each parent's children lie together.
+        mover = np.frombuffer(walk.mover, np.int8)[order]
+        action = np.frombuffer(walk.action, np.int64)[order]
+        decided = np.flatnonzero(mover >= 0)
+        node_keys = np.stack(
+            [
+                depth[decided],
+                mover[decided].astype(np.int64),
+                np.frombuffer(walk.key_a, np.int64)[order[decided]],
+                np.frombuffer(walk.key_b, np.int64)[order[decided]],
+            ],
+            axis=1,
+        )
+        keys, inverse = np.unique(node_keys, axis=0, return_inverse=True)
+        del node_keys
+        infoset = np.full(n, -1, np.int64)
+        infoset[decided] = inverse.ravel()
+        moves = np.arange(1, n)
+        moves = moves[mover[parent[moves]] >= 0]  # the nodes a move leads to
+        flat = np.unique(infoset[parent[moves]] * rules.num_actions + action[moves])
+        pair = np.full(n, -1, np.int64)
+        pair[moves] = np.searchsorted(flat, infoset[parent[moves]] * rules.num_actions + action[moves])
+        starts = np.searchsorted(flat // rules.num_actions, np.arange(len(keys) + 1))
+        return cls(
+            variant=variant,
+            options=options,
+            num_players=rules.num_players,
+            num_actions=rules.num_actions,
+            levels=np.searchsorted(depth, np.arange(depth[-1] + 2)),
+            mover=mover,
+            parent=parent,
+            action=action,
+            chance=np.frombuffer(walk.chance, np.float64)[order],
+            first=np.searchsorted(parent[1:], np.arange(n)) + 1,
+            count=np.bincount(parent[1:], minlength=n).astype(np.int64),
+            infoset=infoset,
+            pair=pair,
+            terminals=rank[np.frombuffer(walk.ends, np.int64)],
+            returns=np.frombuffer(walk.outcomes, np.float64).reshape(-1, rules.num_players).copy(),
+            keys=keys,
+            starts=starts,
+            actions=flat % rules.num_actions,
+            size=TreeSize(
+                nodes=n,
+                histories=len(walk.ends),
+                decisions=len(decided),
+                information_states=len(keys),
+                seconds=time.perf_counter() - started,
+            ),
+        )
+
+    def positions(self, batch: int = 4096) -> Iterator[tuple[np.ndarray, list[Any]]]:
+        """The information states' positions, ``batch`` at a time: their ids, and for each an
+        engine state at the first history of it the walk meets (the seat to move is
+        ``state.current``). A policy read from an agent or a network is asked there. The walk
+        is made again (in one process), so this costs about what :meth:`build` did."""
+        if not self._index:
+            self._index.update(zip(map(tuple, self.keys.tolist()), range(len(self.keys)), strict=True))
+        rules = _walkable(self.variant, dict(self.options))
+        seen = np.zeros(len(self.keys), bool)
+        ids: list[int] = []
+        states: list[Any] = []
+        for key, state in _Walk(rules, MAX_NODES, self.variant).decisions():
+            infoset = self._index[key]
+            if seen[infoset]:
+                continue
+            seen[infoset] = True
+            ids.append(infoset)
+            states.append(state.clone())
+            if len(ids) == batch:
+                yield np.array(ids), states
+                ids, states = [], []
+        if ids:
+            yield np.array(ids), states
+
+    # --- policies: float64[M], a probability per legal (state, action) pair ----------------------
+
+    def uniform(self) -> np.ndarray:
+        """Uniform play: every legal action of an information state equally likely."""
+        return 1.0 / np.diff(self.starts)[self.pair_state]
+
+    def _state_sums(self, per_pair: np.ndarray) -> np.ndarray:
+        """float64[I]: the sum of a per-pair quantity over each state's pairs."""
+        return np.add.reduceat(per_pair, self.starts[:-1])
+
+    def check_policy(self, policy: np.ndarray) -> None:
+        """A policy is float[M]: a distribution over each information state's legal actions,
+        one entry per pair (:attr:`starts`, :attr:`actions`)."""
+        want = len(self.actions)
+        if np.shape(policy) != (want,):
+            raise ValueError(
+                f"a policy is float[{want}]: one probability per legal (information state, action) pair, "
+                f"got shape {np.shape(policy)}"
+            )
+        if np.any(policy < 0):
+            raise ValueError("a policy gives no action a negative probability")
+        if not np.allclose(self._state_sums(policy), 1.0, atol=1e-6):
+            raise ValueError("a policy's probabilities sum to 1 over each information state's legal actions")
+
+    @cached_property
+    def _moves(self) -> np.ndarray:
+        """The nodes a move leads to (not a chance outcome)."""
+        return np.flatnonzero(self.pair >= 0)
+
+    def edges(self, policy: np.ndarray) -> np.ndarray:
+        """float64[N]: the chance of the edge into each node: the chance outcome's, or the
+        policy's probability of the move (1 at the root)."""
+        edge = self.chance.copy()
+        moves = self._moves
+        edge[moves] = policy[self.pair[moves]]
+        return edge
+
+    def reach(self, policy: np.ndarray) -> np.ndarray:
+        """float64[N, P + 1]: per node, the chance of reaching it through everything but seat
+        i's own moves (column i: its counterfactual reach), and through everything (column P)."""
+        p = self.num_players
+        edge = self.edges(policy)
+        reach = np.ones((len(self.mover), p + 1))
+        for d in range(1, len(self.levels) - 1):
+            nodes = slice(self.levels[d], self.levels[d + 1])
+            parent = self.parent[nodes]
+            factor = np.repeat(edge[nodes, None], p + 1, axis=1)
+            by = self.mover[parent]
+            own = np.flatnonzero(by >= 0)
+            factor[own, by[own]] = 1.0  # (a seat's own moves are not in its column)
+            reach[nodes] = reach[parent] * factor
+        return reach
+
+    def _sum_children(self, value: np.ndarray, edge: np.ndarray, d: int) -> bool:
+        """Fill ``value`` at the nodes of depth ``d`` that have children: the sum over those
+        of their value times their edge's chance. False if depth ``d`` has none."""
+        nodes = np.arange(self.levels[d], self.levels[d + 1])
+        inner = nodes[self.count[nodes] > 0]
+        if not len(inner):
+            return False
+        kids = slice(self.levels[d + 1], self.levels[d + 2])
+        weight = edge[kids] if value.ndim == 1 else edge[kids, None]
+        value[inner] = np.add.reduceat(value[kids] * weight, self.first[inner] - self.levels[d + 1], axis=0)
+        return True
+
+    def values(self, policy: np.ndarray) -> np.ndarray:
+        """float64[P]: each seat's expected outcome when every seat plays ``policy``."""
+        return self.reach(policy)[self.terminals, -1] @ self.returns
+
+    def best_response_values(self, policy: np.ndarray, reach: np.ndarray | None = None) -> np.ndarray:
+        """float64[P]: what seat i expects by best-responding to the others' ``policy``: its
+        own play replaced by the best action at each of its information states, chosen from
+        the leaves up (exact, by perfect recall)."""
+        reach = self.reach(policy) if reach is None else reach
+        edge = self.edges(policy)
+        value = np.zeros((len(self.mover), self.num_players))
+        value[self.terminals] = self.returns
+        for d in range(len(self.levels) - 3, -1, -1):
+            below = self.levels[d + 1]
+            kids = slice(below, self.levels[d + 2])
+            if not self._sum_children(value, edge, d):
+                continue
+            by = self.mover[self.parent[kids]]
+            for seat in range(self.num_players):  # a seat's own nodes: its best action instead
+                child = np.flatnonzero(by == seat) + below
+                if len(child):
+                    best = self._best_pairs(child, reach[self.parent[child], seat] * value[child, seat])
+                    chosen = child[best[self.pair[child] - self.pair[child].min()]]
+                    value[self.parent[chosen], seat] = value[chosen, seat]
+        return value[0]
+
+    def _best_pairs(self, child: np.ndarray, weighted: np.ndarray) -> np.ndarray:
+        """For the move nodes ``child`` of one seat at one depth (their states' pairs
+        contiguous) and each one's counterfactual value, a flag per pair of that range: the
+        state's best action (the lowest where several tie)."""
+        pair = self.pair[child]
+        base = pair.min()
+        gain = np.bincount(pair - base, weighted, pair.max() + 1 - base)
+        state = self.pair_state[base : base + len(gain)]
+        local = self.starts[state[0] : state[-1] + 1] - base
+        top = np.maximum.reduceat(gain, local)
+        best = gain == top[state - state[0]]
+        flagged = np.flatnonzero(best)
+        _, first = np.unique(state[flagged], return_index=True)
+        only = np.zeros(len(gain), bool)
+        only[flagged[first]] = True
+        return only
+
+    def nash_conv(self, policy: np.ndarray) -> float:
+        """Exact NashConv: the sum over seats of what a best response to the others gains over
+        ``policy`` (0 at a Nash equilibrium)."""
+        self.check_policy(policy)
+        reach = self.reach(policy)
+        best = self.best_response_values(policy, reach)
+        return float((best - reach[self.terminals, -1] @ self.returns).sum())
+
+    def expected_decisions(self, policy: np.ndarray) -> float:
+        """The mean number of decisions in a round when every seat plays ``policy``."""
+        full = self.reach(policy)[:, -1]
+        return float(full[self.mover >= 0].sum())
+
+    # --- CFR+ ----------------------------------------------------------------------------------
+
+    def cfr_plus(
+        self, iterations: int, marks: Iterable[int] = ()
+    ) -> tuple[np.ndarray, list[tuple[int, float]]]:
+        """CFR+ (regret matching+, alternating updates, linear averaging: OpenSpiel's
+        ``CFRPlusSolver``, the same arithmetic) for ``iterations``; returns its average
+        policy and its NashConv after each iteration in ``marks``."""
+        regret = np.zeros(len(self.actions))
+        total = np.zeros(len(self.actions))
+        policy = self.uniform()
+        moves = self._moves
+        mover = self.mover[self.parent[moves]]
+        curve = []
+        wanted = set(marks)
+        for t in range(1, iterations + 1):
+            for seat in range(self.num_players):
+                edge = self.edges(policy)
+                others, own = self._split_reach(edge, seat)
+                value = np.zeros(len(self.mover))
+                value[self.terminals] = self.returns[:, seat]
+                self._expected(edge, value)
+                mine = moves[mover == seat]
+                above = self.parent[mine]
+                pair = self.pair[mine]
+                regret += np.bincount(pair, others[above] * (value[mine] - value[above]), len(regret))
+                total += np.bincount(pair, t * own[above] * edge[mine], len(total))
+                np.maximum(regret, 0.0, out=regret)
+                policy = self._normalized(regret)
+            if t in wanted:
+                curve.append((t, self.nash_conv(self._normalized(total))))
+        return self._normalized(total), curve
+
+    def _split_reach(self, edge: np.ndarray, seat: int) -> tuple[np.ndarray, np.ndarray]:
+        """Per node, the chance of reaching it through all but ``seat``'s moves, and through
+        ``seat``'s moves only."""
+        others, own = np.ones(len(edge)), np.ones(len(edge))
+        for d in range(1, len(self.levels) - 1):
+            nodes = slice(self.levels[d], self.levels[d + 1])
+            parent = self.parent[nodes]
+            mine = self.mover[parent] == seat
+            others[nodes] = others[parent] * np.where(mine, 1.0, edge[nodes])
+            own[nodes] = own[parent] * np.where(mine, edge[nodes], 1.0)
+        return others, own
+
+    def _expected(self, edge: np.ndarray, value: np.ndarray) -> None:
+        """A seat's expected outcome below each node when everyone plays by ``edge``
+        (``value``: its outcome at the terminals, the rest filled in place)."""
+        for d in range(len(self.levels) - 3, -1, -1):
+            self._sum_children(value, edge, d)
+
+    def _normalized(self, weight: np.ndarray) -> np.ndarray:
+        """Each state's weights (none negative) made a distribution; uniform where all are 0
+        (regret matching of regrets, and the average policy of accumulated ones)."""
+        total = self._state_sums(weight)[self.pair_state]
+        return np.where(total > 0, weight / np.where(total > 0, total, 1.0), self.uniform())
+
+
+# --- the walk ----------------------------------------------------------------------------------
+
+
+def _deals(rules: Any) -> int:
+    """How many different deals a round has (hands as sets)."""
+    left, deals = rules.tile_set.size, 1
+    for _ in range(rules.num_players):
+        deals *= math.comb(left, rules.hand_size)
+        left -= rules.hand_size
+    return deals
+
+
+def _walkable(variant: str, options: dict[str, Any]) -> Any:
+    """The rules of a table the walk can take, or a ValueError saying why not."""
+    env = raw_env(variant, **options)
+    rules = env.rules
+    if spec(variant).table != "chain" or not rules.seats_name_own_tiles or rules.private_action_kinds:
+        raise ValueError(
+            f"the game tree walks the line-of-play games whose seats name their own tiles, not {variant}"
+        )
+    if env.episode != "round":
+        raise ValueError(
+            f"the game tree is one round: {variant} with {options} plays whole matches; add episode=round"
+        )
+    return rules
+
+
+class _Walk:
+    """A depth-first walk of one round through the rules' chance points, each node recorded
+    in compact arrays (in depth-first order; :meth:`GameTree.build` reorders them)."""
+
+    def __init__(self, rules: Any, max_nodes: int, label: str) -> None:
+        self.rules, self.max_nodes, self.label = rules, max_nodes, label
+        self.depth, self.parent, self.action = array("q"), array("q"), array("q")
+        self.mover, self.chance = array("b"), array("d")
+        self.key_a, self.key_b = array("q"), array("q")  # the mover's hashes (0 but at decisions)
+        self.ends, self.outcomes = array("q"), array("d")
+        self.width = max(rules.num_actions, rules.tile_set.size) + 2  # a token's last digit
+
+    def _token(self, kind: int, seat: int, what: int) -> int:
+        return (kind * 16 + seat) * self.width + what + 1
+
+    def _start(self) -> Keys:
+        return tuple((seat + 1, seat + 1) for seat in range(self.rules.num_players))
+
+    @staticmethod
+    def _extend(keys: Keys, tokens: list[int]) -> Keys:
+        m_a, m_b = _MULTIPLIERS
+        return tuple(
+            ((a * m_a + t) % _PRIME, (b * m_b + t) % _PRIME) for (a, b), t in zip(keys, tokens, strict=True)
+        )
+
+    def _after_chance(self, state: Any, child: Any, outcome: int, keys: Keys) -> Keys:
+        """What each seat sees of a chance outcome: a tile dealt or drawn into a hand is named
+        to that hand's seat only (the others see that it went there); anything else (a lot)
+        to all."""
+        kind = _KINDS[state.chance]
+        seats = len(keys)
+        for seat in range(seats):
+            if state.hands[seat] != child.hands[seat]:
+                tokens = [self._token(kind, seat, outcome if s == seat else -1) for s in range(seats)]
+                return self._extend(keys, tokens)
+        return self._extend(keys, [self._token(kind, _PUBLIC, outcome)] * seats)
+
+    def _after_move(self, seat: int, move: int, keys: Keys) -> Keys:
+        return self._extend(keys, [self._token(0, seat, move)] * len(keys))
+
+    def run(self) -> None:
+        self._visit(self.rules.new_match(), -1, 0, -1, 1.0, self._start())
+
+    def run_subtree(self, outcome: int) -> None:
+        """Walk only the subtree of the root's chance ``outcome`` (its nodes' parent -1 standing
+        for the root, their depths counted from it)."""
+        state = self.rules.new_match()
+        child = state.clone()
+        probability = dict(self.rules.chance_outcomes(state))[outcome]
+        self.rules.apply_chance(child, outcome)
+        self._visit(
+            child, -1, 1, outcome, probability, self._after_chance(state, child, outcome, self._start())
+        )
+
+    def arrays(self) -> dict[str, array[Any]]:
+        """What the walk recorded (what a worker sends back)."""
+        return {name: getattr(self, name) for name in _RECORDS}
+
+    def append(self, part: dict[str, array[Any]]) -> None:
+        """Add a subtree walked on its own (:meth:`run_subtree`) below this walk's root."""
+        offset = len(self.depth)
+        parent = np.frombuffer(part["parent"], np.int64)
+        self.parent.frombytes(np.where(parent >= 0, parent + offset, 0).tobytes())
+        self.ends.frombytes((np.frombuffer(part["ends"], np.int64) + offset).tobytes())
+        for name in _RECORDS:
+            if name not in ("parent", "ends"):
+                getattr(self, name).extend(part[name])
+        if len(self.depth) > self.max_nodes:
+            raise self._too_large()
+
+    def _too_large(self) -> TooLarge:
+        return TooLarge(
+            f"{self.label}: the game tree has more than {self.max_nodes:,} nodes (the most a walk "
+            "takes): use a smaller table (preset small or tiny, or a smaller max_pip or hand_size)"
+        )
+
+    def _visit(self, state: Any, parent: int, depth: int, action: int, chance: float, keys: Keys) -> None:
+        node = len(self.depth)
+        if node >= self.max_nodes:
+            raise self._too_large()
+        self.depth.append(depth)
+        self.parent.append(parent)
+        self.action.append(action)
+        self.chance.append(chance)
+        rules = self.rules
+        if state.chance is not None:
+            self.mover.append(CHANCE)
+            self.key_a.append(0)
+            self.key_b.append(0)
+            for outcome, probability in rules.chance_outcomes(state):
+                child = state.clone()
+                rules.apply_chance(child, outcome)
+                self._visit(
+                    child,
+                    node,
+                    depth + 1,
+                    outcome,
+                    probability,
+                    self._after_chance(state, child, outcome, keys),
+                )
+            return
+        if state.round_over:
+            self.mover.append(TERMINAL)
+            self.key_a.append(0)
+            self.key_b.append(0)
+            self.ends.append(node)
+            by_side = rules.outcome(rules.round_keys(state))
+            self.outcomes.extend(float(by_side[side]) for side in rules.side_of)
+            return
+        seat = state.current
+        self.mover.append(seat)
+        self.key_a.append(keys[seat][0])
+        self.key_b.append(keys[seat][1])
+        for move in sorted(state.legal):
+            child = state.clone()
+            rules.apply(child, move)
+            self._visit(child, node, depth + 1, move, 1.0, self._after_move(seat, move, keys))
+
+    def decisions(self) -> Iterator[tuple[tuple[int, ...], Any]]:
+        """Every decision node, depth-first: its key (depth, seat, hashes) and its state."""
+        yield from self._decisions(self.rules.new_match(), 0, self._start())
+
+    def _decisions(self, state: Any, depth: int, keys: Keys) -> Iterator[tuple[tuple[int, ...], Any]]:
+        rules = self.rules
+        if state.chance is not None:
+            for outcome, _ in rules.chance_outcomes(state):
+                child = state.clone()
+                rules.apply_chance(child, outcome)
+                yield from self._decisions(child, depth + 1, self._after_chance(state, child, outcome, keys))
+            return
+        if state.round_over:
+            return
+        seat = state.current
+        yield (depth, seat, *keys[seat]), state
+        for move in sorted(state.legal):
+            child = state.clone()
+            rules.apply(child, move)
+            yield from self._decisions(child, depth + 1, self._after_move(seat, move, keys))
+
+
+def _walk_all(variant: str, options: dict[str, Any], max_nodes: int, workers: int) -> _Walk:
+    """The whole tree's walk, in depth-first order; with more than one worker, the root's
+    subtrees are walked in processes and put together in order."""
+    rules = raw_env(variant, **options).rules
+    label = f"{variant} with {options}"
+    walk = _Walk(rules, max_nodes, label)
+    outcomes = [outcome for outcome, _ in rules.chance_outcomes(rules.new_match())]
+    if workers == 1 or len(outcomes) < 2:
+        walk.run()
+        return walk
+    walk.depth.append(0)  # the root: the deal's first tile
+    walk.parent.append(-1)
+    walk.action.append(-1)
+    walk.chance.append(1.0)
+    walk.mover.append(CHANCE)
+    walk.key_a.append(0)
+    walk.key_b.append(0)
+    tasks = [(variant, options, outcome, max_nodes, label) for outcome in outcomes]
+    with ProcessPoolExecutor(min(workers, len(outcomes))) as pool:
+        for part in pool.map(_walk_subtree, tasks):
+            walk.append(part)
+    return walk
+
+
+def _walk_subtree(task: tuple[str, dict[str, Any], int, int, str]) -> dict[str, array[Any]]:
+    """A worker's share of :func:`_walk_all`: one subtree of the root."""
+    variant, options, outcome, max_nodes, label = task
+    walk = _Walk(raw_env(variant, **options).rules, max_nodes, label)
+    walk.run_subtree(outcome)
+    return walk.arrays()
