@@ -5,13 +5,14 @@ OpenSpiel's ``exploitability.nash_conv`` walks the game through Python callbacks
 node, which is fine for the ``tiny`` tables and hopeless at a million information states.
 Here the tree is walked once, through the rules' own chance points (the deal tile by tile, a
 lot, every draw: the chance nodes of :mod:`domino_env.integrations.openspiel`, one to one),
-into flat arrays in breadth-first order; a policy is then a table ``float64[I, A]`` (a row per
-information state, its legal actions' probabilities) and each pass over the tree is a few
-numpy operations per depth::
+into flat arrays in breadth-first order; a policy is then a vector ``float64[M]``, one
+probability per legal (information state, action) pair (a dense states-by-actions table would
+take gigabytes on the medium tables), and each pass over the tree is a few numpy operations
+per depth::
 
     tree = GameTree.build("classic", preset="small")
-    tree.nash_conv(tree.uniform())        # exact NashConv of uniform play
-    profile, curve = tree.cfr_plus(64)    # CFR+'s average policy, and its NashConv as it goes
+    tree.nash_conv(tree.uniform())                     # exact NashConv of uniform play
+    average, curve = tree.cfr_plus(64, marks=[8, 64])  # CFR+'s average policy, its NashConv
 
 **Information states.** A seat's information state is everything it saw this round, with
 perfect recall: every move (public), the tiles dealt or drawn into its own hand, and of the
@@ -49,7 +50,7 @@ from numpy.typing import ArrayLike
 from domino_env.registry import preset_options, raw_env, spec
 from domino_env.rules.table import DEAL_TILE, DRAW_TILE, LEADER, LOT, SIDE, START
 
-MAX_NODES = 60_000_000  # about 5 GB of arrays: the largest tree a walk here builds
+MAX_NODES = 60_000_000  # the largest tree a walk builds (about 13 GB at the peak; All Fives' medium: 20M)
 CHANCE, TERMINAL = -1, -2  # ``mover`` of a chance node and of a round's end
 _PRIME = (1 << 61) - 1  # the hashes' modulus (a Mersenne prime) and their two multipliers
 _MULTIPLIERS = (0x1F3D5B79A2C4E6F1 % _PRIME, 0x2B7E151628AED2A6 % _PRIME)
@@ -120,10 +121,15 @@ class GameTree:
         """The legal actions of one information state, in increasing order."""
         return self.actions[self.starts[infoset] : self.starts[infoset + 1]]
 
+    @cached_property
+    def _pair_keys(self) -> np.ndarray:
+        """int64[M], increasing: each pair as state * A + action."""
+        return self.pair_state * self.num_actions + self.actions
+
     def pairs(self, infosets: ArrayLike, actions: ArrayLike) -> np.ndarray:
         """The pair index of each (information state, action); ValueError if one is illegal."""
         infosets, actions = np.asarray(infosets, np.int64), np.asarray(actions, np.int64)
-        flat = self.pair_state * self.num_actions + self.actions
+        flat = self._pair_keys
         wanted = infosets * self.num_actions + actions
         index = np.minimum(np.searchsorted(flat, wanted), len(flat) - 1)
         if not np.array_equal(flat[index], wanted):
