@@ -89,18 +89,18 @@ def test_a_stochastic_policy_has_openspiels_nash_conv(table: tuple[GameTree, Any
 @pytest.mark.parametrize("variant", TINY)
 def test_cfr_plus_iterates_as_openspiels(variant: str) -> None:
     tree, game = GameTree.build(variant, preset="tiny"), load_game(variant, preset="tiny")
-    marks = [1, 2, 3, 5, 8]
-    _, curve = tree.cfr_plus(8, marks)
+    marks = [1, 2, 3, 5]
+    _, curve = tree.cfr_plus(5, marks)
     solver = cfr.CFRPlusSolver(game)
     expected = []
-    for iteration in range(1, 9):
+    for iteration in range(1, 6):
         solver.evaluate_and_update_policy()
         if iteration in marks:
             expected.append(
                 (iteration, pytest.approx(exploitability.nash_conv(game, solver.average_policy()), abs=1e-12))
             )
     assert curve == expected
-    assert curve[-1][1] < curve[0][1] / 4
+    assert curve[-1][1] < curve[0][1] / 3
 
 
 def openspiel_histories(game: Any) -> dict[tuple[int, ...], str]:
