@@ -1,6 +1,8 @@
-"""``algorithm``: ppo (the default) and mmd (magnetic mirror descent: PPO plus a KL pull toward a
-magnet policy). The config's refusals, the magnet term against a hand computation, the magnet's
-refreshes, an mmd run that evaluates, and its exact resume."""
+"""``algorithm``: ppo (the default), mmd (magnetic mirror descent: PPO plus a KL pull toward a
+magnet policy) and dmc (Deep Monte Carlo: the logits as Q values regressed on episode returns,
+epsilon-greedy play). The config's refusals, the magnet term against a hand computation, the
+magnet's refreshes, epsilon-greedy acting, Monte Carlo returns, the Q regression, runs that
+evaluate, and their exact resumes."""
 
 from __future__ import annotations
 
@@ -12,13 +14,16 @@ import pytest
 import torch
 
 import training.rl.train as train_module
-from tests.support.training_helpers import acted_batch, tiny_config, write
+from tests.support.training_helpers import acted_batch, resumed_halfway, tiny_config, write
 from training.__main__ import main
 from training.model import checkpoint
 from training.model.config import ConfigError, config_from_dict, load_config
 from training.model.networks import ActorCritic, Architecture
+from training.rl import dmc
 from training.rl.ppo import Batch, policy_magnet, uniform_magnet, update
+from training.rl.rollout import LocalCollector, Transitions
 from training.rl.train import Trainer
+from training.rl.vector_collect import VectorCollector
 
 TINY_TABLE = {"variant": "classic", "options": "{preset: tiny}"}
 
@@ -31,7 +36,7 @@ def test_algorithm_defaults_to_ppo_and_an_unknown_one_is_refused_with_the_known_
     assert load_config(None, ["algorithm=mmd"]).algorithm == "mmd"
     with pytest.raises(ConfigError) as err:
         load_config(None, ["algorithm=foo"])
-    assert str(err.value) == "unknown algorithm 'foo'; known: ppo, mmd"
+    assert str(err.value) == "unknown algorithm 'foo'; known: ppo, mmd, dmc"
 
 
 def test_cli_refuses_an_unknown_algorithm_with_exit_2_and_one_line(
@@ -40,7 +45,7 @@ def test_cli_refuses_an_unknown_algorithm_with_exit_2_and_one_line(
     code = main(["train", "configs/classic_tiny.yaml", "algorithm=foo"])
     out, err = capsys.readouterr()
     assert code == 2 and out == ""
-    assert err == "error: unknown algorithm 'foo'; known: ppo, mmd\n"
+    assert err == "error: unknown algorithm 'foo'; known: ppo, mmd, dmc\n"
 
 
 @pytest.mark.parametrize(
@@ -275,3 +280,187 @@ def test_an_mmd_resume_is_exact(tmp_path: Path) -> None:
         assert a.keys() == b.keys()
         for name in a:
             assert torch.equal(a[name], b[name]), f"{name} differs after resuming"
+
+
+# --- dmc: config ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("overrides", "words"),
+    [
+        (["algorithm=dmc", "dmc.epsilon=1.5"], r"dmc\.epsilon must be in \[0, 1\], got 1\.5"),
+        (["algorithm=dmc", "dmc.epsilon=-0.1"], r"dmc\.epsilon must be in \[0, 1\]"),
+        (["algorithm=dmc", "dmc.eps=0.1"], r"unknown key 'dmc\.eps'; allowed here: epsilon"),
+        (
+            ["dmc.epsilon=0.1"],
+            r"dmc\.epsilon=0\.1: the dmc settings apply to algorithm=dmc only.*algorithm is ppo",
+        ),
+        (
+            ["algorithm=mmd", "dmc.epsilon=0.2"],
+            r"dmc\.epsilon=0\.2: the dmc settings apply to algorithm=dmc only",
+        ),
+        (
+            ["algorithm=dmc", "mmd.magnet_coef=0.1"],
+            r"the mmd settings apply to algorithm=mmd only.*algorithm is dmc",
+        ),
+    ],
+)
+def test_dmc_settings_are_validated(overrides: list[str], words: str) -> None:
+    with pytest.raises(ConfigError, match=words):
+        load_config(None, overrides)
+
+
+def test_dmc_settings_load_and_survive_a_dict_round_trip(tmp_path: Path) -> None:
+    default = load_config(None, ["algorithm=dmc"])
+    assert (default.algorithm, default.dmc.epsilon) == ("dmc", 0.01)  # DouZero's
+    config = load_config(write(tmp_path, "algorithm: dmc\ndmc:\n  epsilon: 0.1\n"))
+    assert config.dmc.epsilon == 0.1 and config_from_dict(config.to_dict()) == config
+    ppo = load_config(None)  # a ppo config written whole holds the default dmc section: accepted
+    assert load_config(write(tmp_path, "dmc: {epsilon: 0.01}\n", "ppo.yaml")) == ppo
+
+
+# --- dmc: epsilon-greedy acting -------------------------------------------------------------
+
+
+def acting_model(epsilon: float | None) -> ActorCritic:
+    torch.manual_seed(0)
+    model = set_logits(ActorCritic(Architecture(6, 5, hidden=[8])), POLICY_LOGITS)
+    model.epsilon = epsilon
+    return model
+
+
+def test_epsilon_0_plays_the_best_legal_action_with_probability_1() -> None:
+    model = acting_model(0.0)
+    masks = np.tile(MASKS, (50, 1))
+    actions, logprobs, _ = model.act(np.zeros((len(masks), 6), dtype=np.float32), masks)
+    best = [max(np.flatnonzero(row), key=lambda a: POLICY_LOGITS[a]) for row in masks]
+    assert (
+        actions.tolist() == best == model.greedy(np.zeros((len(masks), 6), dtype=np.float32), masks).tolist()
+    )
+    assert np.all(logprobs == 0.0)
+    assert model.copy().epsilon == 0.0  # a pool snapshot plays as the policy does
+
+
+def test_epsilon_1_plays_uniformly_over_the_legal_actions_and_never_an_illegal_one() -> None:
+    model = acting_model(1.0)
+    rows = 3000
+    masks = np.tile(MASKS[1:2], (rows, 1))  # legal: 1, 3, 4 (4 the best)
+    actions, logprobs, _ = model.act(np.zeros((rows, 6), dtype=np.float32), masks)
+    counts = np.bincount(actions, minlength=5)
+    assert counts[[0, 2]].tolist() == [0, 0]
+    assert np.all(np.abs(counts[[1, 3, 4]] / rows - 1 / 3) < 0.04), counts
+    assert np.allclose(logprobs, np.log(1 / 3))
+    # mixed rows: every action legal in its row; the logprob is the epsilon-greedy policy's
+    model.epsilon = 0.5
+    masks = np.tile(MASKS, (500, 1))
+    actions, logprobs, _ = model.act(np.zeros((len(masks), 6), dtype=np.float32), masks)
+    assert masks[np.arange(len(masks)), actions].all()
+    legal = masks.sum(1)
+    best = np.array([max(np.flatnonzero(row), key=lambda a: POLICY_LOGITS[a]) for row in masks])
+    expected = np.where(actions == best, 0.5 + 0.5 / legal, 0.5 / legal)
+    assert np.allclose(logprobs, np.log(expected), atol=1e-6)
+
+
+def test_both_collectors_act_epsilon_greedily() -> None:
+    """With dmc.epsilon=0 every learner decision of either collector is the model's greedy one."""
+    for kind, collector in (("local", LocalCollector), ("vector", VectorCollector)):
+        config = tiny_config(None, "algorithm=dmc", "dmc.epsilon=0", f"run.collector={kind}", **TINY_TABLE)
+        made = collector(config, np.random.default_rng(0))
+        model = ActorCritic(made.architecture)
+        model.epsilon = 0.0
+        batch, _ = made.collect(model, 16)
+        assert len(batch.actions) > 0
+        greedy = model.greedy(batch.obs.numpy(), batch.masks.numpy())
+        assert np.array_equal(greedy, batch.actions.numpy()), kind
+
+
+# --- dmc: Monte Carlo returns and the Q regression ------------------------------------------
+
+
+def test_monte_carlo_returns_sum_each_seats_rewards_to_the_episodes_end() -> None:
+    """Two tables of two seats. Table 0: seat 0, seat 1, seat 0 decide; rewards 0.5 (seat 0) after
+    the first move, then (+1, -1) at the end. Table 1: seat 0 decides twice, rewarded 2 in
+    between, and the rollout stops before its episode ends: both left out (no return yet)."""
+    config = tiny_config(None, "algorithm=dmc")
+    chains = Transitions(config, Architecture(3, 4, hidden=[4]), num_envs=2, num_players=2, steps=4)
+    obs, masks = np.zeros((1, 3), dtype=np.float32), np.ones((1, 4), dtype=bool)
+    acted = (np.zeros(1, dtype=np.int64), np.zeros(1, dtype=np.float32), np.zeros(1, dtype=np.float32))
+
+    def decide(table: int, seat: int) -> None:
+        chains.add(np.array([table]), np.array([seat]), obs, masks, acted, None)
+
+    decide(0, 0)  # 0
+    chains.credit(0, [0.5, 0.0])
+    decide(0, 1)  # 1
+    decide(1, 0)  # 2
+    chains.credit(1, [2.0, 0.0])
+    decide(0, 0)  # 3
+    decide(1, 0)  # 4 (table 1 goes on past the rollout)
+    chains.credit(0, [1.0, -1.0])
+    chains.close(0)
+    returns, finished = dmc.monte_carlo_returns(
+        chains.rewards[:5], successor=chains.successor[:5], done=chains.done[:5]
+    )
+    assert finished.tolist() == [True, True, False, True, False]
+    assert returns[finished].tolist() == [0.5 + 1.0, -1.0, 1.0]
+    batch, decisions = chains.batch()
+    assert decisions == 5 and batch.returns.tolist() == [1.5, -1.0, 1.0]  # transitions 0, 1 and 3
+
+
+def test_one_dmc_step_moves_q_toward_the_returns() -> None:
+    torch.manual_seed(0)
+    model = ActorCritic(Architecture(6, 5, hidden=[8]))
+    model.epsilon = 0.3
+    batch = hand_batch(model, MASKS)
+    batch.returns = torch.tensor([1.0, -1.0, 2.0, 0.5])
+
+    def squared_errors() -> torch.Tensor:
+        with torch.no_grad():
+            policy, _ = model.legal(batch.obs, batch.masks)
+            return (policy.logit(batch.actions) - batch.returns) ** 2
+
+    before = squared_errors()
+    cfg = tiny_config().ppo
+    cfg.update_epochs, cfg.num_minibatches, cfg.max_grad_norm = 1, 1, 1e9
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.05)
+    stats = dmc.update(model, optimizer, batch=batch, cfg=cfg, rng=np.random.default_rng(0))
+    assert stats["loss/q"] == pytest.approx(float(before.mean()), rel=1e-5)  # mean((Q(s, a) - G)^2)
+    assert float(squared_errors().mean()) < float(before.mean())
+    # a rollout where no episode finished leaves an empty batch: nothing to learn, nothing logged
+    empty = Batch(**{k: v[:0] for k, v in vars(batch).items() if v is not None})
+    assert dmc.update(model, optimizer, batch=empty, cfg=cfg, rng=np.random.default_rng(0)) == {}
+
+
+# --- dmc: the trainer -----------------------------------------------------------------------
+
+
+def test_a_short_dmc_run_trains_and_its_checkpoint_evaluates(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    seen: list[dict[str, float]] = []
+    real_update = dmc.update
+
+    def spied(*args: Any, **kwargs: Any) -> dict[str, float]:
+        seen.append(real_update(*args, **kwargs))
+        return seen[-1]
+
+    monkeypatch.setattr(dmc, "update", spied)
+    trainer = Trainer(tiny_config(tmp_path, "algorithm=dmc", "pool.snapshot_every=1", **TINY_TABLE))
+    assert trainer.model.epsilon == 0.01
+    before = {k: v.clone() for k, v in trainer.model.state_dict().items()}
+    trainer.train(progress=False)
+    assert len(seen) == 2 and all("loss/q" in stats for stats in seen)
+    assert any(not torch.equal(before[k], v) for k, v in trainer.model.state_dict().items())
+    assert isinstance(trainer.collector, LocalCollector)
+    assert [m.epsilon for m in trainer.collector.pool] == [0.01] * len(trainer.collector.pool)
+    run = trainer.run_dir
+    assert checkpoint.load(run)["config"].algorithm == "dmc"
+    assert main(["evaluate", str(run), "random", "--games", "4", "--no-progress"]) == 0
+    capsys.readouterr()
+
+
+def test_a_dmc_resume_is_exact(tmp_path: Path) -> None:
+    """Four iterations straight against two, a checkpoint and two more in a fresh trainer."""
+    overrides = ["run.total_steps=256", "run.checkpoint_every=2", "algorithm=dmc", "dmc.epsilon=0.2"]
+    straight, resumed = resumed_halfway(tmp_path, overrides, **TINY_TABLE)
+    assert straight.model.epsilon == resumed.model.epsilon == 0.2

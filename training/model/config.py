@@ -75,6 +75,15 @@ class MMDConfig:
 
 
 @dataclass
+class DMCConfig:
+    """Deep Monte Carlo's settings (``algorithm: dmc``; DouZero, Zha et al., 2021): the policy
+    head's logits read as Q(s, a), regressed on the Monte Carlo returns of finished episodes,
+    acting epsilon-greedily on them (:func:`acting_epsilon`)."""
+
+    epsilon: float = 0.01  # the share of decisions played uniformly at random over the legal actions
+
+
+@dataclass
 class PoolConfig:
     share: float = 0.2  # share of games with frozen earlier snapshots in the other seats
     snapshot_every: int = 10  # iterations between snapshots
@@ -116,7 +125,8 @@ class RunConfig:
     device: str = "cpu"
 
 
-ALGORITHMS = ("ppo", "mmd")  # the update's forms (training/rl/ppo.py's update; mmd adds a magnet)
+# the update's forms: training/rl/ppo.py's update (mmd adds a magnet), training/rl/dmc.py's for dmc
+ALGORITHMS = ("ppo", "mmd", "dmc")
 COLLECTORS = ("local", "vector")
 DEVICES = ("cpu", "cuda", "cuda:N", "auto")  # run.device's forms (resolve_device)
 VECTOR_BASELINES = ("random",)  # the pool.baselines the vector collector plays itself (vector_collect.py)
@@ -124,11 +134,14 @@ VECTOR_BASELINES = ("random",)  # the pool.baselines the vector collector plays 
 
 @dataclass
 class Config:
-    algorithm: str = "ppo"  # one of ALGORITHMS: "ppo", or "mmd" (PPO pulled toward a magnet, MMDConfig)
+    # one of ALGORITHMS: "ppo", "mmd" (PPO pulled toward a magnet, MMDConfig) or "dmc" (Deep Monte
+    # Carlo: the logits as Q values regressed on episode returns, epsilon-greedy play, DMCConfig)
+    algorithm: str = "ppo"
     env: EnvConfig = field(default_factory=EnvConfig)
     network: NetworkConfig = field(default_factory=NetworkConfig)
     ppo: PPOConfig = field(default_factory=PPOConfig)
     mmd: MMDConfig = field(default_factory=MMDConfig)  # read with algorithm: mmd only
+    dmc: DMCConfig = field(default_factory=DMCConfig)  # read with algorithm: dmc only
     pool: PoolConfig = field(default_factory=PoolConfig)
     eval: EvalConfig = field(default_factory=EvalConfig)
     run: RunConfig = field(default_factory=RunConfig)
@@ -245,28 +258,40 @@ def load_config(path: str | Path | None = None, overrides: list[str] | None = No
             nested = {key: nested}
         _merge(config, nested, "")
     check_agents(config, validate(config))
-    check_unused_mmd(config)
+    check_unused_sections(config)
     resolve_device(config.run.device)  # a device this machine lacks: refused before any work
     return config
 
 
-def check_unused_mmd(config: Config) -> None:
-    """``mmd`` settings other than the defaults are refused unless ``algorithm`` is ``mmd``:
-    PPO would ignore them. Checked on what a user writes (:func:`load_config`), not on a
-    checkpoint's saved config, which holds every section whatever the algorithm."""
-    if config.algorithm == "mmd":
-        return
-    default = MMDConfig()
-    changed = [
-        f"mmd.{f.name}={getattr(config.mmd, f.name)}"
-        for f in dataclasses.fields(MMDConfig)
-        if getattr(config.mmd, f.name) != getattr(default, f.name)
-    ]
-    if changed:
-        raise ConfigError(
-            f"{', '.join(changed)}: the mmd settings apply to algorithm=mmd only, and this run's "
-            f"algorithm is {config.algorithm}: set algorithm=mmd or drop them"
-        )
+# each algorithm's own section: refused with another algorithm where it differs from the defaults
+ALGORITHM_SECTIONS: dict[str, type[Any]] = {"mmd": MMDConfig, "dmc": DMCConfig}
+
+
+def check_unused_sections(config: Config) -> None:
+    """An algorithm's section (``mmd``, ``dmc``) with settings other than the defaults is refused
+    unless ``algorithm`` is that one: the run would ignore them. Checked on what a user writes
+    (:func:`load_config`), not on a checkpoint's saved config, which holds every section whatever
+    the algorithm."""
+    for name, section in ALGORITHM_SECTIONS.items():
+        if config.algorithm == name:
+            continue
+        default, values = section(), getattr(config, name)
+        changed = [
+            f"{name}.{f.name}={getattr(values, f.name)}"
+            for f in dataclasses.fields(section)
+            if getattr(values, f.name) != getattr(default, f.name)
+        ]
+        if changed:
+            raise ConfigError(
+                f"{', '.join(changed)}: the {name} settings apply to algorithm={name} only, and this "
+                f"run's algorithm is {config.algorithm}: set algorithm={name} or drop them"
+            )
+
+
+def acting_epsilon(config: Config) -> float | None:
+    """How a model trained with ``config`` acts while collecting: None, sampling its policy
+    (ppo, mmd), or the epsilon of epsilon-greedy play on its logits read as Q values (dmc)."""
+    return config.dmc.epsilon if config.algorithm == "dmc" else None
 
 
 def check_agents(config: Config, table: DominoEnv) -> None:
@@ -369,6 +394,8 @@ def validate(config: Config) -> DominoEnv:
         raise ConfigError(
             f"mmd.magnet_every must be 0 (a uniform magnet) or more updates, got {config.mmd.magnet_every}"
         )
+    if not 0.0 <= config.dmc.epsilon <= 1.0:
+        raise ConfigError(f"dmc.epsilon must be in [0, 1], got {config.dmc.epsilon}")
     positive = {
         "run.total_steps": run.total_steps,
         "run.num_envs": run.num_envs,

@@ -267,6 +267,7 @@ class LegalPolicy:
         padded = torch.full((batch, width), MASKED_LOGIT, dtype=logits.dtype, device=device).index_put(
             (rows, slot), logits
         )
+        self.scores = padded  # the logits as the network gave them (dmc reads them as Q values)
         self.dist = Categorical(logits=padded, validate_args=False)
 
     def sample(self) -> tuple[torch.Tensor, torch.Tensor]:
@@ -274,16 +275,40 @@ class LegalPolicy:
         slot = self.dist.sample()
         return self.actions.gather(1, slot[:, None]).squeeze(1), self.dist.log_prob(slot)
 
+    def epsilon_greedy(self, epsilon: float) -> tuple[torch.Tensor, torch.Tensor]:
+        """(actions, their log-probabilities) of epsilon-greedy play on the logits read as Q
+        values (``algorithm: dmc``): with probability ``epsilon`` a uniform legal action, else
+        the best one (:meth:`mode`'s). The log-probability is that policy's: log(1 - epsilon +
+        epsilon / #legal) for the best action, log(epsilon / #legal) for another. Draws two
+        uniforms a row from torch's generator on the logits' device, as :meth:`sample` does."""
+        logits = self.dist.logits
+        counts = (self.actions >= 0).sum(1)
+        explore = torch.rand(len(counts), device=logits.device) < epsilon
+        uniform = (torch.rand(len(counts), device=logits.device) * counts).long().clamp(max=counts - 1)
+        best = logits.argmax(-1)
+        slot = torch.where(explore, uniform, best)
+        share = epsilon / counts.to(logits.dtype)
+        probability = torch.where(slot == best, 1.0 - epsilon + share, share)
+        return self.actions.gather(1, slot[:, None]).squeeze(1), probability.log()
+
     def mode(self) -> torch.Tensor:
         """The most probable legal action of each row (the lowest id among ties)."""
         return self.actions.gather(1, self.dist.logits.argmax(-1, keepdim=True)).squeeze(1)
 
-    def log_prob(self, actions: torch.Tensor) -> torch.Tensor:
-        """Log-probabilities of legal actions (one per row); an illegal one is refused."""
+    def slots(self, actions: torch.Tensor) -> torch.Tensor:
+        """Each row's slot of its action (one per row); an illegal one is refused."""
         found = self.actions == actions[:, None]
         if not bool(found.any(1).all()):
-            raise ValueError("log_prob of an action that is not legal in its row")
-        return self.dist.log_prob(found.int().argmax(1))
+            raise ValueError("an action that is not legal in its row")
+        return found.int().argmax(1)
+
+    def log_prob(self, actions: torch.Tensor) -> torch.Tensor:
+        """Log-probabilities of legal actions (one per row); an illegal one is refused."""
+        return self.dist.log_prob(self.slots(actions))
+
+    def logit(self, actions: torch.Tensor) -> torch.Tensor:
+        """The logits of legal actions (one per row), unnormalised: ``algorithm: dmc``'s Q(s, a)."""
+        return self.scores.gather(1, self.slots(actions)[:, None]).squeeze(1)
 
     def entropy(self) -> torch.Tensor:
         return self.dist.entropy()
@@ -415,6 +440,10 @@ class ActorCritic(nn.Module):
         super().__init__()
         self.architecture = architecture
         obs_size, num_actions, hidden = architecture.obs_size, architecture.num_actions, architecture.hidden
+        # how act() picks: None samples the policy (ppo, mmd); a number is the epsilon of
+        # epsilon-greedy play on the logits read as Q values (dmc: config.acting_epsilon). Not
+        # saved with the weights: the trainer (and each Ray worker) sets it; copy() keeps it
+        self.epsilon: float | None = None
         self.state_size = state_size = architecture.state_size
         self.critic = mlp(state_size, hidden, 1, std=1.0) if state_size else None
         self.outlook = PlayOutlook(architecture.outlook) if architecture.outlook else None
@@ -457,6 +486,7 @@ class ActorCritic(nn.Module):
         """A frozen copy (an opponent-pool snapshot), on this model's device."""
         twin = ActorCritic(self.architecture).to(self.device)
         twin.load_state_dict(self.state_dict())
+        twin.epsilon = self.epsilon  # (a dmc snapshot plays as the policy did: epsilon-greedy)
         return twin.eval()
 
     def logits(self, obs: torch.Tensor, features: torch.Tensor) -> torch.Tensor:
@@ -517,15 +547,17 @@ class ActorCritic(nn.Module):
         self, obs: np.ndarray, mask: np.ndarray, state: np.ndarray | None = None
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Sample actions for a batch: (actions, log-probabilities, values) as numpy arrays;
-        ``state`` feeds only the perfect-information critic's values. The inputs go to the
-        model's :attr:`device` (the sampling draws from that device's generator) and the outputs
-        come back to the CPU (on the CPU neither moves)."""
+        ``state`` feeds only the perfect-information critic's values. With :attr:`epsilon` set
+        (``algorithm: dmc``) the actions are epsilon-greedy on the logits instead
+        (:meth:`LegalPolicy.epsilon_greedy`). The inputs go to the model's :attr:`device` (the
+        sampling draws from that device's generator) and the outputs come back to the CPU (on
+        the CPU neither moves)."""
         device = self.device
         states = None if state is None else torch.from_numpy(state).to(device)
         policy, value = self.legal(
             torch.from_numpy(obs).to(device), torch.from_numpy(mask).to(device).bool(), states
         )
-        action, logprob = policy.sample()
+        action, logprob = policy.sample() if self.epsilon is None else policy.epsilon_greedy(self.epsilon)
         return action.cpu().numpy(), logprob.cpu().numpy(), value.cpu().numpy()
 
     @torch.no_grad()

@@ -40,7 +40,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from training.model.config import Config, ConfigError
+from training.model.config import Config, ConfigError, acting_epsilon
 from training.model.networks import ActorCritic, Architecture
 from training.rl.collect import CollectorFactory, collector_factory
 from training.rl.ppo import Batch
@@ -69,6 +69,7 @@ class RolloutWorker:
         self.rng = np.random.default_rng(seed)
         self.collector = collector_factory(config, lane)(config, self.rng)
         self.model = ActorCritic(self.collector.architecture)
+        self.model.epsilon = acting_epsilon(config)  # (dmc: epsilon-greedy, as the learner's model)
         torch.manual_seed(seed)  # the actions' stream starts here: as a collector seeded alike
 
     def architecture(self) -> Architecture:

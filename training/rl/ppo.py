@@ -179,11 +179,14 @@ def update(
                 stats["loss/magnet_kl"] = magnet_kl.item()
         if cfg.target_kl and approx_kl > cfg.target_kl:  # ALGO: early stop once the policy moved far
             break
-    predicted, target = collected.values.numpy(), collected.returns.numpy()  # (the CPU's copies)
-    variance = float(np.var(target))
     stats["loss/approx_kl"] = approx_kl
     stats["loss/clip_fraction"] = float(np.mean(clip_fractions)) if clip_fractions else 0.0
-    stats["loss/explained_variance"] = (
-        1.0 - float(np.var(target - predicted)) / variance if variance > 0 else 0.0
-    )
+    stats["loss/explained_variance"] = explained_variance(collected)
     return stats
+
+
+def explained_variance(batch: Batch) -> float:
+    """How much of the returns' variance the collected values explain (1: all; 0 or less: none)."""
+    predicted, target = batch.values.numpy(), batch.returns.numpy()  # (the CPU's copies)
+    variance = float(np.var(target))
+    return 1.0 - float(np.var(target - predicted)) / variance if variance > 0 else 0.0

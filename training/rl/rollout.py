@@ -29,6 +29,7 @@ from training.agents import resolve_agent
 from training.matches import win_share
 from training.model.config import Config
 from training.model.networks import ActorCritic, Architecture
+from training.rl.dmc import monte_carlo_returns
 from training.rl.match_value import MatchValue
 from training.rl.ppo import Batch, gae
 
@@ -39,7 +40,8 @@ Opponent = ActorCritic | Agent  # a pool member: a frozen snapshot or a baseline
 class EpisodeStats:
     """Outcomes of finished games, from the learner's side."""
 
-    decisions: int = 0  # the learner's decisions (the batch leaves out the ones still open)
+    # the learner's decisions (the batch leaves out the open ones; for dmc, all of unfinished episodes)
+    decisions: int = 0
     self_play: int = 0
     pool_games: int = 0
     pool_wins: float = 0.0  # the learner side's first places in pool games (a shared one: a fraction)
@@ -141,17 +143,26 @@ class Transitions:
 
     def batch(self) -> tuple[Batch, int]:
         """(the batch, with GAE advantages and returns; the decisions made): the transitions
-        still open (one per seat and table at most) lend their values and stay out of it."""
+        still open (one per seat and table at most) lend their values and stay out of it. For
+        ``algorithm: dmc`` the returns are Monte Carlo returns instead, and only the decisions
+        whose episode ended in this rollout are kept (:func:`training.rl.dmc.monte_carlo_returns`)."""
         count = self.count
-        advantages, returns = gae(
-            self.rewards[:count],
-            self.values[:count],
-            successor=self.successor[:count],
-            done=self.done[:count],
-            gamma=self.config.ppo.gamma,
-            lam=self.config.ppo.gae_lambda,
-        )
-        finished = np.flatnonzero(self.done[:count] | (self.successor[:count] >= 0))
+        rewards, values = self.rewards[:count], self.values[:count]
+        successor, done = self.successor[:count], self.done[:count]
+        if self.config.algorithm == "dmc":
+            returns, kept = monte_carlo_returns(rewards, successor=successor, done=done)
+            advantages = returns - values  # (not read by dmc's update)
+        else:
+            advantages, returns = gae(
+                rewards,
+                values,
+                successor=successor,
+                done=done,
+                gamma=self.config.ppo.gamma,
+                lam=self.config.ppo.gae_lambda,
+            )
+            kept = done | (successor >= 0)
+        finished = np.flatnonzero(kept)
         states = self.states
         batch = Batch(
             obs=torch.from_numpy(self.obs[finished]),

@@ -25,11 +25,11 @@ from domino_env.agents import parse_search_name
 from training.agents import PolicyAgent, resolve_agent
 from training.matches import play_match, whole_deals
 from training.model import checkpoint
-from training.model.config import Config, ConfigError, config_differences, resolve_device
+from training.model.config import Config, ConfigError, acting_epsilon, config_differences, resolve_device
 from training.model.networks import ActorCritic
-from training.rl import distributed
+from training.rl import distributed, dmc
 from training.rl.collect import CollectorFactory, collector_factory
-from training.rl.ppo import Magnet, policy_magnet, uniform_magnet, update
+from training.rl.ppo import Batch, Magnet, policy_magnet, uniform_magnet, update
 
 # What a run writes in its folder (training, then demo's evaluation and rating, or exploit's
 # result): an earlier run's, and nothing else there, is what --overwrite deletes.
@@ -85,6 +85,7 @@ class Trainer:
         }
         self.collector = (collector or collector_factory(config))(config, self.rngs["collect"])
         self.model = ActorCritic(self.collector.architecture).to(self.device)
+        self.model.epsilon = acting_epsilon(config)  # dmc collects epsilon-greedily; else None: sampling
         self.optimizer = torch.optim.Adam(self.model.parameters(), lr=config.ppo.learning_rate, eps=1e-5)
         # algorithm=mmd's moving magnet: a frozen copy of the policy (a deep copy draws no random
         # numbers), refreshed every mmd.magnet_every updates; None for ppo and a uniform magnet
@@ -231,6 +232,23 @@ class Trainer:
         assert self.magnet is not None
         self.magnet.load_state_dict(self.model.state_dict())
 
+    def learn(self, batch: Batch) -> dict[str, float]:
+        """One update of the model on ``batch`` by ``algorithm``: dmc's Q regression
+        (:func:`training.rl.dmc.update`), or PPO's (:func:`training.rl.ppo.update`; mmd's with its
+        magnet). Returns the statistics to log."""
+        cfg = self.config
+        if cfg.algorithm == "dmc":
+            return dmc.update(self.model, self.optimizer, batch=batch, cfg=cfg.ppo, rng=self.rngs["update"])
+        return update(
+            self.model,
+            self.optimizer,
+            batch=batch,
+            cfg=cfg.ppo,
+            rng=self.rngs["update"],
+            magnet=self.magnet_policy(),
+            magnet_coef=cfg.mmd.magnet_coef,
+        )
+
     def evaluate(self) -> dict[str, float]:
         """Win rates of the current policy against each opponent on duplicate deals (each deal
         once per seating), the same deals at every evaluation: the curve's changes are the
@@ -278,15 +296,7 @@ class Trainer:
                         group["lr"] = lr
                 self.model.train()
                 batch, episodes = self.collector.collect(self.model, cfg.run.rollout_steps)
-                stats = update(
-                    self.model,
-                    self.optimizer,
-                    batch=batch,
-                    cfg=cfg.ppo,
-                    rng=self.rngs["update"],
-                    magnet=self.magnet_policy(),
-                    magnet_coef=cfg.mmd.magnet_coef,
-                )
+                stats = self.learn(batch)
                 self.iteration += 1
                 self.steps += self.per_iteration
                 if self.magnet is not None and self.iteration % cfg.mmd.magnet_every == 0:
