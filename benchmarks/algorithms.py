@@ -1,0 +1,376 @@
+"""The algorithm benchmark on solved tables: exact NashConv against experience for every
+training algorithm, several seeds each, aggregated as the IQM with a 95% stratified bootstrap
+band, beside uniform play and CFR+.
+
+    python benchmarks/algorithms.py                      # classic small, ppo and mmd, 5 seeds
+    python benchmarks/algorithms.py --seeds 3 --steps 300000 --algorithms ppo
+    python benchmarks/algorithms.py --preset tiny --config configs/classic_tiny.yaml \\
+        --out docs/assets/algorithms_classic_tiny
+
+Each (algorithm, seed) run trains with the table's config (``--config``, overridden with
+``algorithm=<name>``, ``run.seed=<seed>``, ``run.total_steps=--steps`` and
+``run.out_dir=--runs/<algorithm>``, then any ``--set KEY=VALUE``). Of its checkpoints, about
+``--points`` log-spaced ones (always the last) are measured: the exact NashConv
+(``GameTree.nash_conv``) of the checkpoint's action distribution (the ``"(policy)"`` reading of
+``training.eval.exploitability``) over the table's whole game tree, which is built once, its
+observations read once (``observe_all``), and each checkpoint one batched forward pass
+(``network_policy``). The checkpoints not measured are deleted (``--keep-checkpoints`` keeps
+them). Every point records the decisions played so far (every seat's moves: the checkpoint's
+``steps``) and the wall-clock seconds since the run started (training and the measurements
+before it; measurements are made after training, so this is training time).
+
+Aggregation, per algorithm at the decisions its runs have points at (the runs of one config
+checkpoint at the same decisions; runs that do not are interpolated in log-log onto the first
+run's points inside their common range): the interquartile mean, rliable's IQM,
+``scipy.stats.trim_mean(scores, 0.25)``: the mean after dropping ``floor(n / 4)`` scores at
+each end (5 seeds: the mean of the middle 3; 2 or 3 seeds: the plain mean). The band is the
+95% percentile interval of the IQM over 50,000 stratified bootstrap resamples of the runs
+(rliable's ``get_interval_estimates`` defaults: the runs of each task resampled with
+replacement within the task; here one task, the table). rliable is not a dependency: this is
+that computation written in numpy (:func:`iqm`, :func:`bootstrap_band`), seeded, so the bands
+are reproducible.
+
+Outputs (``--out``, default ``docs/assets/algorithms_<variant>_<preset>``):
+
+* ``<out>.json``: the raw runs in marl-eval's layout (instadeepai/marl-eval's README, "Data
+  Structure for Raw Experiment data")::
+
+      {"<variant>": {"<preset>": {"<algorithm>": {"run_<seed>": {
+          "step_1": {"step_count": <decisions>, "nash_conv": [<value>], "seconds": [<s>]},
+          ...,
+          "step_k": {...},
+          "absolute_metrics": {"nash_conv": [<the last point's value>]}}}}}}
+
+  environment = the variant, task = the preset (or the options as ``k=v,...`` when the table
+  is not a preset), one ``run_<seed>`` per seed, ``step_1`` ... ``step_k`` in order of
+  decisions, each metric a list of one value (NashConv is exact, not a mean over evaluation
+  episodes). The metric is ``nash_conv``, LOWER IS BETTER (0: a Nash equilibrium): marl-eval's
+  tools assume higher is better, so negate it (or plot as is) when using them. ``seconds`` is
+  wall-clock time, not a score. The reference lines (uniform play, CFR+) are in the CSV only:
+  the layout has no place for them.
+* ``<out>.csv``: one row per point: ``algorithm, seed, decisions, iteration, seconds,
+  nash_conv`` (``iteration``: the trainer's iteration of the checkpoint); and the reference
+  rows: ``uniform`` (one row, nash_conv only) and ``cfr+`` (one row per measured CFR+ iteration
+  in ``iteration``, ``seconds`` the CFR+ run's time so far, up to that mark's NashConv).
+* ``<out>.png``: NashConv against decisions, log-log, the IQM line and its band per algorithm
+  and uniform play dotted; CFR+ against its iterations on a second panel.
+
+tqdm counts the runs; a summary table at the end gives each algorithm's final NashConv IQM
+[band], its decisions and minutes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import matplotlib
+import matplotlib.ticker
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt
+import numpy as np
+import torch
+from tqdm import tqdm
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from domino_env.gametree import GameTree  # noqa: E402
+from training.eval.exploitability import log_spaced, network_policy, observe_all  # noqa: E402
+from training.model import checkpoint  # noqa: E402
+from training.model.config import load_config  # noqa: E402
+from training.rl.train import Trainer  # noqa: E402
+
+METRIC = "nash_conv"
+REPS = 50_000  # bootstrap resamples (rliable's default)
+COLUMNS = ("algorithm", "seed", "decisions", "iteration", "seconds", METRIC)
+
+Point = dict[str, Any]  # {"decisions", "iteration", "seconds", "nash_conv"}
+
+
+# --- statistics (rliable's definitions, in numpy) ------------------------------------------------
+
+
+def iqm(scores: np.ndarray, axis: int = -1) -> np.ndarray:
+    """The interquartile mean along ``axis``: rliable's ``aggregate_iqm``,
+    ``scipy.stats.trim_mean(scores, proportiontocut=0.25)``: sorted, ``floor(n / 4)`` dropped at
+    each end, the rest averaged (n = 5: the middle 3; n < 4: the mean)."""
+    ordered = np.sort(np.asarray(scores, float), axis=axis)
+    n = ordered.shape[axis]
+    cut = int(0.25 * n)
+    return np.asarray(np.take(ordered, range(cut, n - cut), axis=axis).mean(axis=axis))
+
+
+def bootstrap_band(
+    scores: np.ndarray, reps: int = REPS, size: float = 0.95, seed: int = 0
+) -> tuple[float, float]:
+    """The ``size`` percentile interval of the IQM of ``scores`` (float[runs, tasks]) over
+    ``reps`` stratified bootstrap resamples: each task's runs drawn with replacement within the
+    task (rliable's ``StratifiedBootstrap``), the IQM taken over all the resampled scores."""
+    scores = np.asarray(scores, float)
+    if scores.ndim == 1:
+        scores = scores[:, None]
+    runs, tasks = scores.shape
+    rng = np.random.default_rng(seed)
+    picks = rng.integers(runs, size=(reps, runs, tasks))
+    resampled = scores[picks, np.arange(tasks)]  # (reps, runs, tasks)
+    values = iqm(resampled.reshape(reps, runs * tasks), axis=1)
+    low, high = np.percentile(values, [100 * (1 - size) / 2, 100 * (1 + size) / 2])
+    return float(low), float(high)
+
+
+def aggregate(runs: dict[int, list[Point]], reps: int = REPS) -> list[dict[str, float]]:
+    """One algorithm's runs (seed -> points) at common decisions: ``decisions``, ``iqm``,
+    ``low``, ``high`` (the band) and ``seconds`` (the mean). Runs logged at the same decisions
+    are taken as they are; otherwise each is interpolated (log-log) onto the first run's
+    points inside the range every run covers."""
+    curves = list(runs.values())
+    if all([p["decisions"] for p in c] == [p["decisions"] for p in curves[0]] for c in curves):
+        xs = np.array([p["decisions"] for p in curves[0]], float)
+        table = np.array([[_at(c, x, METRIC) for x in xs] for c in curves])
+        seconds = np.array([[_at(c, x, "seconds") for x in xs] for c in curves])
+    else:  # runs with different points: log-log interpolation onto the first run's
+        lo = max(c[0]["decisions"] for c in curves)
+        hi = min(c[-1]["decisions"] for c in curves)
+        xs = np.array([p["decisions"] for p in curves[0] if lo <= p["decisions"] <= hi], float)
+        table = np.array([_interpolate(c, xs, METRIC, log=True) for c in curves])
+        seconds = np.array([_interpolate(c, xs, "seconds", log=False) for c in curves])
+    out = []
+    for k, x in enumerate(xs):
+        low, high = bootstrap_band(table[:, k], reps=reps, seed=k)
+        out.append(
+            {
+                "decisions": float(x),
+                "iqm": float(iqm(table[:, k])),
+                "low": low,
+                "high": high,
+                "seconds": float(seconds[:, k].mean()),
+            }
+        )
+    return out
+
+
+def _at(curve: list[Point], decisions: float, key: str) -> float:
+    return float(next(p[key] for p in curve if p["decisions"] == decisions))
+
+
+def _interpolate(curve: list[Point], xs: np.ndarray, key: str, *, log: bool) -> np.ndarray:
+    x = np.log([p["decisions"] for p in curve])
+    y = np.array([p[key] for p in curve], float)
+    if log:
+        return np.exp(np.interp(np.log(xs), x, np.log(np.maximum(y, 1e-12))))
+    return np.interp(np.log(xs), x, y)
+
+
+# --- the runs ------------------------------------------------------------------------------------
+
+
+def measured(iterations: list[int], points: int) -> list[int]:
+    """About ``points`` of the checkpoints' ``iterations``, log-spaced (the nearest one to each
+    mark, no repeats), the first and the last always among them."""
+    if len(iterations) <= points:
+        return list(iterations)
+    its = np.array(iterations, float)
+    marks = np.geomspace(its[0], its[-1], points)
+    chosen = {int(its[np.argmin(np.abs(np.log(its) - np.log(m)))]) for m in marks}
+    return sorted(chosen | {iterations[0], iterations[-1]})
+
+
+def run(
+    algorithm: str,
+    seed: int,
+    args: argparse.Namespace,
+    tree: GameTree,
+    observed: Any,
+) -> list[Point]:
+    """Train one (algorithm, seed) run and measure its log-spaced checkpoints."""
+    overrides = [
+        f"algorithm={algorithm}",
+        f"run.seed={seed}",
+        f"run.total_steps={args.steps}",
+        *args.set,
+    ]
+    config = load_config(args.config, overrides)
+    config.run.out_dir = str(Path(args.runs) / algorithm)  # (a path: set directly, not as YAML)
+    if (config.env.variant, config.env.options.get("preset")) != (args.variant, args.preset):
+        raise SystemExit(
+            f"{args.config} trains on {config.env.variant} {config.env.options}, "
+            f"not the table measured ({args.variant}, preset {args.preset})"
+        )
+    started = time.time()
+    trainer = Trainer(config, overwrite=True)
+    trainer.train(progress=False)
+    paths = {int(p.stem.split("_")[1]): p for p in (trainer.run_dir / "checkpoints").glob("iter_*.pt")}
+    chosen = measured(sorted(paths), args.points)
+    curve = []
+    for it in chosen:
+        path = paths[it]
+        curve.append(
+            {
+                "decisions": int(checkpoint.load(path)["steps"]),
+                "iteration": it,
+                "seconds": path.stat().st_mtime - started,  # when the trainer wrote it
+                METRIC: tree.nash_conv(network_policy(tree, path, observed)),
+            }
+        )
+    if not args.keep_checkpoints:
+        for it, path in paths.items():
+            if it not in chosen:
+                path.unlink()
+    return curve
+
+
+def task_name(tree: GameTree, preset: str | None) -> str:
+    return preset if preset else ",".join(f"{k}={v}" for k, v in tree.options.items())
+
+
+# --- the outputs ---------------------------------------------------------------------------------
+
+
+def marl_eval_json(variant: str, task: str, runs: dict[str, dict[int, list[Point]]]) -> dict[str, Any]:
+    """The raw runs in marl-eval's layout (the module docstring)."""
+    algorithms: dict[str, Any] = {}
+    for algorithm, seeds in runs.items():
+        algorithms[algorithm] = {}
+        for seed, curve in seeds.items():
+            entry: dict[str, Any] = {
+                f"step_{k}": {"step_count": p["decisions"], METRIC: [p[METRIC]], "seconds": [p["seconds"]]}
+                for k, p in enumerate(curve, start=1)
+            }
+            entry["absolute_metrics"] = {METRIC: [curve[-1][METRIC]]}
+            algorithms[algorithm][f"run_{seed}"] = entry
+    return {variant: {task: algorithms}}
+
+
+def csv_rows(
+    runs: dict[str, dict[int, list[Point]]],
+    uniform: float,
+    cfr: list[tuple[int, float]],
+    cfr_seconds: list[float],
+) -> list[dict[str, Any]]:
+    rows: list[dict[str, Any]] = []
+    for algorithm, seeds in runs.items():
+        for seed, curve in seeds.items():
+            rows.extend({"algorithm": algorithm, "seed": seed, **p} for p in curve)
+    rows.append({"algorithm": "uniform", METRIC: uniform})
+    rows.extend(
+        {"algorithm": "cfr+", "iteration": it, "seconds": s, METRIC: v}
+        for (it, v), s in zip(cfr, cfr_seconds, strict=True)
+    )
+    return rows
+
+
+def plot(
+    aggregated: dict[str, list[dict[str, float]]],
+    seeds: int,
+    uniform: float,
+    cfr: list[tuple[int, float]],
+    title: str,
+    path: Path,
+) -> None:
+    fig, (learn, solve) = plt.subplots(1, 2, figsize=(11, 4.4), gridspec_kw={"width_ratios": [3, 2]})
+    for k, (algorithm, curve) in enumerate(aggregated.items()):
+        xs = [p["decisions"] for p in curve]
+        learn.plot(xs, [p["iqm"] for p in curve], color=f"C{k}", label=f"{algorithm} (IQM of {seeds} seeds)")
+        learn.fill_between(
+            xs, [p["low"] for p in curve], [p["high"] for p in curve], color=f"C{k}", alpha=0.2
+        )
+    learn.axhline(uniform, color="grey", linestyle=":", label=f"uniform random: {uniform:.3g}")
+    learn.set_xscale("log")
+    learn.set_yscale("log")
+    learn.set_xlabel("decisions played (every seat)")
+    learn.set_ylabel("NashConv (exact; lower is better)")
+    learn.set_title("learning from play (band: 95% stratified bootstrap)", fontsize="medium")
+    learn.legend(fontsize=8)
+    if cfr:
+        its, values = zip(*cfr, strict=True)
+        solve.plot(its, np.maximum(values, 1e-9), "o-", color="black", label="CFR+ average policy")
+        solve.set_xscale("log", base=2)
+        solve.xaxis.set_major_formatter(matplotlib.ticker.StrMethodFormatter("{x:.0f}"))
+        solve.legend(fontsize=8)
+    solve.axhline(uniform, color="grey", linestyle=":")
+    solve.set_yscale("log")
+    solve.set_xlabel("CFR+ iterations (each walks the whole tree)")
+    solve.set_title("solving the tree", fontsize="medium")
+    fig.suptitle(title)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--variant", default="classic", help="the table's variant (default classic)")
+    parser.add_argument("--preset", default="small", help="the table's preset (default small)")
+    parser.add_argument(
+        "--config", default=None, help="the training config (default configs/<variant>_<preset>.yaml)"
+    )
+    parser.add_argument("--algorithms", nargs="+", default=["ppo", "mmd"], help="default: ppo mmd")
+    parser.add_argument("--seeds", type=int, default=5, help="seeds 1..N of each algorithm (default 5)")
+    parser.add_argument("--steps", type=int, default=1_000_000, help="decisions per run (default 1,000,000)")
+    parser.add_argument("--points", type=int, default=25, help="checkpoints measured per run (default 25)")
+    parser.add_argument("--cfr-iterations", type=int, default=256, help="CFR+ iterations (default 256)")
+    parser.add_argument("--set", nargs="*", default=[], metavar="KEY=VALUE", help="more config overrides")
+    parser.add_argument("--runs", default="runs/algorithms", help="where the runs go")
+    parser.add_argument(
+        "--out", default=None, help="the .json/.csv/.png (default docs/assets/algorithms_...)"
+    )
+    parser.add_argument("--keep-checkpoints", action="store_true", help="keep the checkpoints not measured")
+    parser.add_argument("--reps", type=int, default=REPS, help="bootstrap resamples (default 50,000)")
+    parser.add_argument("--no-progress", action="store_true")
+    args = parser.parse_args(argv)
+    if args.config is None:
+        args.config = ROOT / "configs" / f"{args.variant}_{args.preset}.yaml"
+    torch.set_num_threads(1)
+    started = time.time()
+    options = {"preset": args.preset} if args.preset else {}
+    tree = GameTree.build(args.variant, **options)
+    task = task_name(tree, args.preset)
+    out = Path(args.out or ROOT / "docs" / "assets" / f"algorithms_{args.variant}_{task}")
+    print(f"{args.variant} {task}: {tree.size}", flush=True)
+    observed = observe_all(tree, progress=not args.no_progress)
+    print(f"observations: {observed.nbytes / 2**20:.1f} MiB in {observed.seconds:.1f} s", flush=True)
+    uniform = tree.nash_conv(tree.uniform())
+    cfr_started = time.perf_counter()
+    marks = log_spaced(args.cfr_iterations) if args.cfr_iterations > 0 else []
+    cfr: list[tuple[int, float]] = tree.cfr_plus(args.cfr_iterations, marks)[1] if marks else []
+    cfr_total = time.perf_counter() - cfr_started
+    cfr_seconds = [cfr_total * it / args.cfr_iterations for it, _ in cfr]  # (its time, iterations alike)
+    runs: dict[str, dict[int, list[Point]]] = {a: {} for a in args.algorithms}
+    minutes: dict[str, float] = {}
+    jobs = [(a, s) for a in args.algorithms for s in range(1, args.seeds + 1)]
+    for algorithm, seed in tqdm(jobs, desc="runs", unit=" run", disable=args.no_progress):
+        before = time.time()
+        runs[algorithm][seed] = run(algorithm, seed, args, tree, observed)
+        minutes[algorithm] = minutes.get(algorithm, 0.0) + (time.time() - before) / 60
+    aggregated = {a: aggregate(curves, reps=args.reps) for a, curves in runs.items()}
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.with_suffix(".json").write_text(json.dumps(marl_eval_json(args.variant, task, runs), indent=1) + "\n")
+    with out.with_suffix(".csv").open("w", newline="") as f:
+        writer = csv.DictWriter(f, COLUMNS)
+        writer.writeheader()
+        writer.writerows(csv_rows(runs, uniform, cfr, cfr_seconds))
+    title = f"{args.variant}, preset={task}: {tree.size.information_states:,} information states"
+    plot(aggregated, args.seeds, uniform, cfr, title, out.with_suffix(".png"))
+    print(f"\n{'algorithm':<10} {'final NashConv IQM [95% band]':<34} {'decisions':>10} {'minutes':>8}")
+    for algorithm, curve in aggregated.items():
+        last = curve[-1]
+        band = f"{last['iqm']:.4f} [{last['low']:.4f}, {last['high']:.4f}]"
+        print(f"{algorithm:<10} {band:<34} {int(last['decisions']):>10,} {minutes[algorithm]:>8.1f}")
+    print(f"{'uniform':<10} {uniform:<34.4f}")
+    if cfr:
+        print(f"{'cfr+':<10} {cfr[-1][1]:<34.6f} ({cfr[-1][0]} iterations, {cfr_total:.1f} s)")
+    total = (time.time() - started) / 60
+    written = ", ".join(str(out.with_suffix(s)) for s in (".json", ".csv", ".png"))
+    print(f"written: {written} in {total:.1f} min", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
