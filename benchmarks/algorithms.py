@@ -12,7 +12,8 @@ Each (algorithm, seed) run trains with the table's config (``--config``, overrid
 ``run.out_dir=--runs/<algorithm>``, then any ``--set KEY=VALUE``). Of its checkpoints, about
 ``--points`` log-spaced ones (always the last) are measured: the exact NashConv
 (``GameTree.nash_conv``) of the checkpoint's action distribution (the ``"(policy)"`` reading of
-``training.eval.exploitability``) over the table's whole game tree, which is built once, its
+``training.eval.exploitability``; for ``dmc``, whose network gives Q values, its greedy play,
+the ``"(argmax)"`` reading) over the table's whole game tree, which is built once, its
 observations read once (``observe_all``), and each checkpoint one batched forward pass
 (``network_policy``). The checkpoints not measured are deleted (``--keep-checkpoints`` keeps
 them). Every point records the decisions played so far (every seat's moves: the checkpoint's
@@ -89,6 +90,9 @@ from training.rl.train import Trainer  # noqa: E402
 
 METRIC = "nash_conv"
 REPS = 50_000  # bootstrap resamples (rliable's default)
+# Algorithms measured by their greedy play rather than their action distribution: dmc's
+# network is Q values (its softmax is no policy of its), and it plays argmax Q.
+GREEDY = frozenset({"dmc"})
 COLUMNS = ("algorithm", "seed", "decisions", "iteration", "seconds", METRIC)
 
 Point = dict[str, Any]  # {"decisions", "iteration", "seconds", "nash_conv"}
@@ -216,7 +220,7 @@ def run(
                 "decisions": int(checkpoint.load(path)["steps"]),
                 "iteration": it,
                 "seconds": path.stat().st_mtime - started,  # when the trainer wrote it
-                METRIC: tree.nash_conv(network_policy(tree, path, observed)),
+                METRIC: tree.nash_conv(network_policy(tree, path, observed, greedy=algorithm in GREEDY)),
             }
         )
     if not args.keep_checkpoints:
