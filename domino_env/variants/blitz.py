@@ -73,6 +73,9 @@ SPECS = (
         option_help={"draw": "draw from the boneyard when stuck (False: pass instead)"},
         benchmark_tables=({"num_players": 2}, {"num_players": 4, "teams": True}),
         action_names={"stop": "end the turn"},
-        presets={"tiny": {"num_players": 2, "max_pip": 2, "hand_size": 2, "draw": False, "episode": "round"}},
+        presets={
+            "tiny": {"num_players": 2, "max_pip": 2, "hand_size": 2, "draw": False, "episode": "round"},
+            "small": {"num_players": 2, "max_pip": 3, "hand_size": 3, "draw": False, "episode": "round"},
+        },
     ),
 )

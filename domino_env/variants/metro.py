@@ -286,6 +286,9 @@ SPECS = (
         },
         benchmark_tables=({"num_players": 2}, {"num_players": 3}),
         observer=MetroObserver,
-        presets={"tiny": {"num_players": 2, "max_pip": 2, "hand_size": 2, "episode": "round"}},
+        presets={
+            "tiny": {"num_players": 2, "max_pip": 2, "hand_size": 2, "episode": "round"},
+            "medium": {"num_players": 2, "max_pip": 3, "hand_size": 3, "episode": "round"},
+        },
     ),
 )
