@@ -388,14 +388,10 @@ def validate(config: Config) -> DominoEnv:
     run, ppo = config.run, config.ppo
     if config.algorithm not in ALGORITHMS:
         raise ConfigError(f"unknown algorithm {config.algorithm!r}; known: {', '.join(ALGORITHMS)}")
-    if not 0.0 <= config.mmd.magnet_coef < math.inf:
-        raise ConfigError(f"mmd.magnet_coef must be 0 or more, got {config.mmd.magnet_coef}")
     if config.mmd.magnet_every < 0:
         raise ConfigError(
             f"mmd.magnet_every must be 0 (a uniform magnet) or more updates, got {config.mmd.magnet_every}"
         )
-    if not 0.0 <= config.dmc.epsilon <= 1.0:
-        raise ConfigError(f"dmc.epsilon must be in [0, 1], got {config.dmc.epsilon}")
     positive = {
         "run.total_steps": run.total_steps,
         "run.num_envs": run.num_envs,
@@ -415,14 +411,22 @@ def validate(config: Config) -> DominoEnv:
         raise ConfigError(f"eval.every must be 0 (never) or more iterations, got {config.eval.every}")
     # numbers by their allowed range (NaN fails every comparison, so it is refused too)
     ranges = {
-        "above 0": (lambda v: 0.0 < v < math.inf, ("learning_rate", "clip_coef", "max_grad_norm")),
-        "0 or more": (lambda v: 0.0 <= v < math.inf, ("ent_coef", "vf_coef", "target_kl")),
-        "in [0, 1]": (lambda v: 0.0 <= v <= 1.0, ("gamma", "gae_lambda")),
+        "above 0": (
+            lambda v: 0.0 < v < math.inf,
+            ("ppo.learning_rate", "ppo.clip_coef", "ppo.max_grad_norm"),
+        ),
+        "0 or more": (
+            lambda v: 0.0 <= v < math.inf,
+            ("ppo.ent_coef", "ppo.vf_coef", "ppo.target_kl", "mmd.magnet_coef"),
+        ),
+        "in [0, 1]": (lambda v: 0.0 <= v <= 1.0, ("ppo.gamma", "ppo.gae_lambda", "dmc.epsilon")),
     }
-    for allowed, (fits, ppo_keys) in ranges.items():
-        for name in ppo_keys:
-            if not fits(getattr(ppo, name)):
-                raise ConfigError(f"ppo.{name} must be {allowed}, got {getattr(ppo, name)}")
+    for allowed, (fits, keys) in ranges.items():
+        for key in keys:
+            section, name = key.split(".")
+            value = getattr(getattr(config, section), name)
+            if not fits(value):
+                raise ConfigError(f"{key} must be {allowed}, got {value}")
     if not 0.0 < run.reward_scale < math.inf:
         raise ConfigError(f"run.reward_scale must be above 0, got {run.reward_scale}")
     if config.pool.size < 0:
