@@ -34,7 +34,6 @@ Tables: the line-of-play games whose seats name their own tiles (not Blind, Blin
 
 from __future__ import annotations
 
-import math
 import os
 import time
 from array import array
@@ -151,7 +150,7 @@ class GameTree:
         started = time.perf_counter()
         options = preset_options(variant, options)
         rules = _walkable(variant, options)
-        deals = _deals(rules)
+        deals = rules.num_deals()
         if deals > max_nodes:  # (each deal ends in a node of its own: refused before any walk)
             raise TooLarge(
                 f"{variant} with {options}: {deals:,} deals a round, so more than {max_nodes:,} nodes "
@@ -424,15 +423,6 @@ class GameTree:
 
 
 # --- the walk ----------------------------------------------------------------------------------
-
-
-def _deals(rules: Any) -> int:
-    """How many different deals a round has (hands as sets)."""
-    left, deals = rules.tile_set.size, 1
-    for _ in range(rules.num_players):
-        deals *= math.comb(left, rules.hand_size)
-        left -= rules.hand_size
-    return deals
 
 
 def _walkable(variant: str, options: dict[str, Any]) -> Any:

@@ -44,7 +44,6 @@ agent of the project (``agent(env, observation)``) can act in an OpenSpiel game.
 
 from __future__ import annotations
 
-import math
 import random
 from typing import Any
 
@@ -124,17 +123,8 @@ class DominoGame(pyspiel.Game):
     def num_deals(self) -> int:
         """The different deals of a round (hands as sets, or in order where the order is part of
         the game; a 3D game's start tile, its side and the first player too), before any draw:
-        the least an exact walk of the game tree must cover."""
-        rules = self.rules
-        left = rules.num_tiles if self.grid else rules.tile_set.size
-        deals = 1
-        for _ in range(rules.num_players):
-            ways = math.perm if rules.ordered_hands else math.comb
-            deals *= ways(left, rules.hand_size)
-            left -= rules.hand_size
-        if self.grid:
-            deals *= left * 2 * rules.num_players
-        return deals
+        the least an exact walk of the game tree must cover (``rules.num_deals``)."""
+        return self.rules.num_deals()
 
     def new_initial_state(self) -> DominoState:
         return DominoState(self)

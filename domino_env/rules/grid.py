@@ -312,6 +312,11 @@ class GridRules(TableRules[GridState]):
         a, b = self.tile_set.tiles[self.kind_of[tile]]
         self._begin(state, tile, (b, a) if side else (a, b))
 
+    def num_deals(self) -> int:
+        """The hands from the table's tiles, then the start tile, its side and the first player."""
+        deals, left = self._hand_deals(self.num_tiles)
+        return deals * left * 2 * self.num_players
+
     def chance_outcomes(self, state: GridState) -> list[tuple[int, float]]:
         if state.chance == DEAL_TILE:
             hand = next(h for h in state.hands if h.bit_count() < self.hand_size)

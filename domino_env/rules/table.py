@@ -142,6 +142,20 @@ class TableRules(Generic[StateT]):
 
     # --- chance points -----------------------------------------------------------------------
 
+    def num_deals(self) -> int:
+        """The different deals of a round, before any draw (hands as sets, or in order where
+        the order is part of the game): the least an exact walk of the game tree covers."""
+        return self._hand_deals(self.tile_set.size)[0]
+
+    def _hand_deals(self, tiles: int) -> tuple[int, int]:
+        """(the ways to deal every hand from ``tiles`` tiles, the tiles left over)."""
+        ways = math.perm if self.ordered_hands else math.comb
+        deals = 1
+        for _ in range(self.num_players):
+            deals *= ways(tiles, self.hand_size)
+            tiles -= self.hand_size
+        return deals, tiles
+
     def chance_outcomes(self, state: StateT) -> list[tuple[int, float]]:
         """The outcomes of the chance point ``state`` waits on (``state.chance``) and their
         probabilities: tile ids for a deal or a draw, a seat for a lot. Each table lists its
