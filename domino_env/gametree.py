@@ -157,7 +157,7 @@ class GameTree:
                 "(the most a walk takes): use a smaller table (preset small or tiny, or a smaller "
                 "max_pip or hand_size)"
             )
-        walk = _walk_all(variant, options, max_nodes, workers or os.cpu_count() or 1)
+        walk = _walk_all(variant, options, rules, max_nodes, workers or os.cpu_count() or 1)
         walked_depth = np.frombuffer(walk.depth, np.int64)
         order = np.argsort(walked_depth, kind="stable")  # depth-first -> breadth-first (see below)
         n = len(order)
@@ -580,10 +580,10 @@ class _Walk:
             yield from self._decisions(child, depth + 1, self._after_move(seat, move, keys))
 
 
-def _walk_all(variant: str, options: dict[str, Any], max_nodes: int, workers: int) -> _Walk:
-    """The whole tree's walk, in depth-first order; with more than one worker, the root's
-    subtrees are walked in processes and put together in order."""
-    rules = raw_env(variant, **options).rules
+def _walk_all(variant: str, options: dict[str, Any], rules: Any, max_nodes: int, workers: int) -> _Walk:
+    """The whole tree's walk (``rules``: the table's), in depth-first order; with more than one
+    worker, the root's subtrees are walked in processes (each building the rules from
+    ``variant`` and ``options``) and put together in order."""
     label = f"{variant} with {options}"
     walk = _Walk(rules, max_nodes, label)
     outcomes = [outcome for outcome, _ in rules.chance_outcomes(rules.new_match())]
