@@ -84,6 +84,38 @@ class DMCConfig:
 
 
 @dataclass
+class NFSPConfig:
+    """Neural fictitious self-play's settings (``algorithm: nfsp``; Heinrich and Silver, 2016;
+    the names and defaults of OpenSpiel's ``nfsp.NFSP`` where it has them): a best-response
+    network (Q values, learned by DQN from a replay memory) and the average policy (the
+    checkpoint's network, learned by imitating the best response's own plays, kept in a
+    reservoir). The defaults are a starting point, not tuned."""
+
+    anticipatory: float = 0.1  # each seat plays a whole episode by its best response with this probability
+    epsilon_start: float = 0.06  # the best response's epsilon-greedy exploration, at the run's start
+    epsilon_end: float = 0.001  # ... falling linearly to this at the run's last decision
+    replay_size: int = 200_000  # the RL memory: the newest transitions (circular)
+    reservoir_size: int = 200_000  # the SL memory: a uniform sample of every best-response play
+    batch_size: int = 128  # transitions per gradient step, of each network
+    learn_every: int = 64  # decisions collected per gradient step of each network
+    min_memory: int = 1_000  # neither network learns before its memory holds this many
+    # the Q network's Adam step (OpenSpiel's 0.01 is plain SGD's); the average policy's: ppo.learning_rate
+    rl_learning_rate: float = 1e-3
+    target_every: int = 300  # the Q network's gradient steps between refreshing its target copy
+
+
+@dataclass
+class CFRConfig:
+    """CFR+'s settings (``algorithm: cfr``): tabular CFR+ over the table's whole game tree
+    (``domino_env.gametree``; tables whose tree fits, the ``tiny``, ``small`` and ``medium``
+    presets), its average policy then fitted into the checkpoint's network."""
+
+    iterations: int = 1024  # CFR+ iterations (every checkpoint: a power of two, and the last)
+    fit_epochs: int = 100  # passes over the information states fitting the network to the average policy
+    batch_size: int = 512  # information states per Adam step of the fit (at ppo.learning_rate)
+
+
+@dataclass
 class PoolConfig:
     share: float = 0.2  # share of games with frozen earlier snapshots in the other seats
     snapshot_every: int = 10  # iterations between snapshots
@@ -125,8 +157,9 @@ class RunConfig:
     device: str = "cpu"
 
 
-# the update's forms: training/rl/ppo.py's update (mmd adds a magnet), training/rl/dmc.py's for dmc
-ALGORITHMS = ("ppo", "mmd", "dmc")
+# the update's forms: training/rl/ppo.py's update (mmd adds a magnet), training/rl/dmc.py's for
+# dmc, training/rl/nfsp.py's for nfsp; cfr solves the game tree (training/rl/cfr.py) instead
+ALGORITHMS = ("ppo", "mmd", "dmc", "nfsp", "cfr")
 COLLECTORS = ("local", "vector")
 DEVICES = ("cpu", "cuda", "cuda:N", "auto")  # run.device's forms (resolve_device)
 VECTOR_BASELINES = ("random",)  # the pool.baselines the vector collector plays itself (vector_collect.py)
@@ -134,14 +167,17 @@ VECTOR_BASELINES = ("random",)  # the pool.baselines the vector collector plays 
 
 @dataclass
 class Config:
-    # one of ALGORITHMS: "ppo", "mmd" (PPO pulled toward a magnet, MMDConfig) or "dmc" (Deep Monte
-    # Carlo: the logits as Q values regressed on episode returns, epsilon-greedy play, DMCConfig)
+    # one of ALGORITHMS: "ppo", "mmd" (PPO pulled toward a magnet, MMDConfig), "dmc" (Deep Monte
+    # Carlo: the logits as Q values regressed on episode returns, epsilon-greedy play, DMCConfig),
+    # "nfsp" (neural fictitious self-play, NFSPConfig) or "cfr" (CFR+ on the game tree, CFRConfig)
     algorithm: str = "ppo"
     env: EnvConfig = field(default_factory=EnvConfig)
     network: NetworkConfig = field(default_factory=NetworkConfig)
     ppo: PPOConfig = field(default_factory=PPOConfig)
     mmd: MMDConfig = field(default_factory=MMDConfig)  # read with algorithm: mmd only
     dmc: DMCConfig = field(default_factory=DMCConfig)  # read with algorithm: dmc only
+    nfsp: NFSPConfig = field(default_factory=NFSPConfig)  # read with algorithm: nfsp only
+    cfr: CFRConfig = field(default_factory=CFRConfig)  # read with algorithm: cfr only
     pool: PoolConfig = field(default_factory=PoolConfig)
     eval: EvalConfig = field(default_factory=EvalConfig)
     run: RunConfig = field(default_factory=RunConfig)
@@ -264,7 +300,12 @@ def load_config(path: str | Path | None = None, overrides: list[str] | None = No
 
 
 # each algorithm's own section: refused with another algorithm where it differs from the defaults
-ALGORITHM_SECTIONS: dict[str, type[Any]] = {"mmd": MMDConfig, "dmc": DMCConfig}
+ALGORITHM_SECTIONS: dict[str, type[Any]] = {
+    "mmd": MMDConfig,
+    "dmc": DMCConfig,
+    "nfsp": NFSPConfig,
+    "cfr": CFRConfig,
+}
 
 
 def check_unused_sections(config: Config) -> None:
@@ -403,23 +444,42 @@ def validate(config: Config) -> DominoEnv:
         "pool.snapshot_every": config.pool.snapshot_every,
         "eval.games": config.eval.games,
         "eval.search_games": config.eval.search_games,
+        "nfsp.replay_size": config.nfsp.replay_size,
+        "nfsp.reservoir_size": config.nfsp.reservoir_size,
+        "nfsp.batch_size": config.nfsp.batch_size,
+        "nfsp.learn_every": config.nfsp.learn_every,
+        "nfsp.target_every": config.nfsp.target_every,
+        "cfr.iterations": config.cfr.iterations,
+        "cfr.fit_epochs": config.cfr.fit_epochs,
     }
     for key, value in positive.items():
         if value < 1:
             raise ConfigError(f"{key} must be at least 1, got {value}")
+    if config.nfsp.min_memory < 0:
+        raise ConfigError(f"nfsp.min_memory must be 0 or more transitions, got {config.nfsp.min_memory}")
     if config.eval.every < 0:
         raise ConfigError(f"eval.every must be 0 (never) or more iterations, got {config.eval.every}")
     # numbers by their allowed range (NaN fails every comparison, so it is refused too)
     ranges = {
         "above 0": (
             lambda v: 0.0 < v < math.inf,
-            ("ppo.learning_rate", "ppo.clip_coef", "ppo.max_grad_norm"),
+            ("ppo.learning_rate", "ppo.clip_coef", "ppo.max_grad_norm", "nfsp.rl_learning_rate"),
         ),
         "0 or more": (
             lambda v: 0.0 <= v < math.inf,
             ("ppo.ent_coef", "ppo.vf_coef", "ppo.target_kl", "mmd.magnet_coef"),
         ),
-        "in [0, 1]": (lambda v: 0.0 <= v <= 1.0, ("ppo.gamma", "ppo.gae_lambda", "dmc.epsilon")),
+        "in [0, 1]": (
+            lambda v: 0.0 <= v <= 1.0,
+            (
+                "ppo.gamma",
+                "ppo.gae_lambda",
+                "dmc.epsilon",
+                "nfsp.anticipatory",
+                "nfsp.epsilon_start",
+                "nfsp.epsilon_end",
+            ),
+        ),
     }
     for allowed, (fits, keys) in ranges.items():
         for key in keys:

@@ -21,7 +21,7 @@ import numpy as np
 from training.model.config import Config
 from training.model.networks import ActorCritic, Architecture
 from training.rl.ppo import Batch
-from training.rl.rollout import EpisodeStats, LocalCollector
+from training.rl.rollout import EpisodeStats, Learner, LocalCollector
 from training.rl.vector_collect import VectorCollector
 
 
@@ -38,9 +38,10 @@ class Collector(Protocol):
         """The Ray workers collecting (0: this process); a checkpoint resumes only with as many."""
         ...
 
-    def collect(self, model: ActorCritic, steps: int) -> tuple[Batch, EpisodeStats]:
-        """Play ``steps`` decisions in every environment with ``model``: the learner's
-        transitions, their advantages computed (GAE), and the finished games' outcomes."""
+    def collect(self, model: Learner, steps: int) -> tuple[Batch, EpisodeStats]:
+        """Play ``steps`` decisions in every environment with ``model`` (nfsp: its
+        :class:`~training.rl.nfsp.Player`): the learner's transitions, their advantages
+        computed (GAE), and the finished games' outcomes."""
         ...
 
     def add_snapshot(self, model: ActorCritic) -> None:

@@ -44,7 +44,7 @@ from training.model.config import Config, ConfigError, acting_epsilon
 from training.model.networks import ActorCritic, Architecture
 from training.rl.collect import CollectorFactory, collector_factory
 from training.rl.ppo import Batch
-from training.rl.rollout import EpisodeStats
+from training.rl.rollout import EpisodeStats, Learner
 
 
 def split(total: int, parts: int) -> list[int]:
@@ -124,6 +124,11 @@ class RayCollector:
     def __init__(
         self, config: Config, rng: np.random.Generator, workers: int, address: str | None = None
     ) -> None:
+        if config.algorithm == "nfsp":
+            raise ConfigError(
+                "algorithm=nfsp collects on this machine only (run.collector local or vector): "
+                "its best-response network and each game's modes are not sent to Ray workers; drop --ray"
+            )
         try:
             import ray
         except ImportError:
@@ -166,9 +171,10 @@ class RayCollector:
         # CPU copies: the workers act on the CPU, whatever run.device the learner is on
         return ray.put({k: v.detach().to("cpu", copy=True) for k, v in model.state_dict().items()})
 
-    def collect(self, model: ActorCritic, steps: int) -> tuple[Batch, EpisodeStats]:
+    def collect(self, model: Learner, steps: int) -> tuple[Batch, EpisodeStats]:
         import ray
 
+        assert isinstance(model, ActorCritic)  # (nfsp's Player: refused in __init__)
         weights = self._broadcast(model)
         return merge(ray.get([w.collect.remote(weights, steps) for w in self.workers]))
 

@@ -36,6 +36,14 @@ class Batch:
     advantages: torch.Tensor
     returns: torch.Tensor
     states: torch.Tensor | None = None  # the env's global state: the perfect-information critic's input
+    # algorithm: nfsp's DQN and reservoir (training/rl/nfsp.py), None otherwise: each transition's
+    # own rewards, its episode's end, its seat's next decision (zeros after the end) and whether
+    # the seat played this game by its best response
+    rewards: torch.Tensor | None = None
+    done: torch.Tensor | None = None
+    next_obs: torch.Tensor | None = None
+    next_masks: torch.Tensor | None = None
+    best_response: torch.Tensor | None = None
 
     def to(self, device: torch.device) -> Batch:
         """The batch on ``device`` (itself, every tensor unmoved, where it is there already)."""

@@ -31,9 +31,11 @@ from training.model.config import Config
 from training.model.networks import ActorCritic, Architecture
 from training.rl.dmc import monte_carlo_returns
 from training.rl.match_value import MatchValue
+from training.rl.nfsp import Player
 from training.rl.ppo import Batch, gae
 
 Opponent = ActorCritic | Agent  # a pool member: a frozen snapshot or a baseline
+Learner = ActorCritic | Player  # what the learner's seats act with (nfsp: both its networks)
 
 
 @dataclass
@@ -67,6 +69,34 @@ def pick_opponent(
     return None, side
 
 
+def game_modes(config: Config, num_envs: int, num_players: int) -> np.ndarray | None:
+    """Each table's seats' NFSP modes this game (``algorithm: nfsp``; True: the seat plays it
+    by its best response), to draw with :func:`draw_modes` as games start; None otherwise."""
+    return np.zeros((num_envs, num_players), dtype=bool) if config.algorithm == "nfsp" else None
+
+
+def draw_modes(rng: np.random.Generator, config: Config, modes: np.ndarray | None, e: int) -> None:
+    """Table ``e``'s new game: each seat plays it by its best response with probability
+    ``nfsp.anticipatory`` (NFSP's anticipatory mixture; no draw for other algorithms)."""
+    if modes is not None:
+        modes[e] = rng.random(modes.shape[1]) < config.nfsp.anticipatory
+
+
+def learner_act(
+    model: Learner,
+    obs: np.ndarray,
+    masks: np.ndarray,
+    states: np.ndarray | None,
+    modes: np.ndarray | None,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The learner's (actions, log-probabilities, values) for these rows (``modes``: their
+    seats' NFSP modes, for an nfsp :class:`~training.rl.nfsp.Player`)."""
+    if isinstance(model, Player):
+        assert modes is not None
+        return model.act(obs, masks, states, modes)
+    return model.act(obs, masks, states)
+
+
 def add_to_pool(pool: list[ActorCritic], model: ActorCritic, config: Config) -> None:
     """A frozen copy of ``model`` joins ``pool``, which keeps the newest ``pool.size`` (0: none)."""
     if config.pool.size:
@@ -95,6 +125,7 @@ class Transitions:
         self.rewards = np.zeros(cap, dtype=np.float32)
         self.successor = np.full(cap, -1, dtype=np.int64)
         self.done = np.zeros(cap, dtype=bool)
+        self.best_response = np.zeros(cap, dtype=bool)  # (nfsp: played by the seat's best response)
         self.pending = np.full((num_envs, num_players), -1, dtype=np.int64)  # each seat's open transition
         self.count = 0
 
@@ -106,14 +137,18 @@ class Transitions:
         masks: np.ndarray,
         acted: tuple[np.ndarray, np.ndarray, np.ndarray],
         states: np.ndarray | None,
+        modes: np.ndarray | None = None,
     ) -> None:
-        """The decisions of tables ``rows`` (their seats ``seats``): each seat's last transition
-        links to its new one, which stays open until the seat decides again or the episode ends."""
+        """The decisions of tables ``rows`` (their seats ``seats``; nfsp: their ``modes``): each
+        seat's last transition links to its new one, which stays open until the seat decides
+        again or the episode ends."""
         start = self.count
         self.count += len(rows)
         span = slice(start, self.count)
         if self.states is not None:
             self.states[span] = states
+        if modes is not None:
+            self.best_response[span] = modes
         self.obs[span], self.masks[span] = obs, masks
         self.actions[span], self.logprobs[span], self.values[span] = acted
         new = np.arange(start, self.count)
@@ -164,6 +199,18 @@ class Transitions:
             kept = done | (successor >= 0)
         finished = np.flatnonzero(kept)
         states = self.states
+        nfsp: dict[str, torch.Tensor] = {}
+        if self.config.algorithm == "nfsp":  # (the DQN's next decisions: zeros after the episode's end)
+            following = successor[finished]
+            after = np.where(following >= 0, following, 0)
+            ends = following < 0
+            nfsp = {
+                "rewards": torch.from_numpy(rewards[finished]),
+                "done": torch.from_numpy(ends),
+                "next_obs": torch.from_numpy(np.where(ends[:, None], np.float32(0), self.obs[after])),
+                "next_masks": torch.from_numpy(~ends[:, None] & self.masks[after]),
+                "best_response": torch.from_numpy(self.best_response[finished]),
+            }
         batch = Batch(
             obs=torch.from_numpy(self.obs[finished]),
             masks=torch.from_numpy(self.masks[finished]),
@@ -173,6 +220,7 @@ class Transitions:
             advantages=torch.from_numpy(advantages[finished]),
             returns=torch.from_numpy(returns[finished]),
             states=None if states is None else torch.from_numpy(states[finished]),
+            **nfsp,
         )
         return batch, count
 
@@ -263,6 +311,7 @@ class LocalCollector:
             MatchValue(config.env.variant, config.env.options) if config.run.match_value else None
         )
         self.round_starts: list[tuple[int, tuple[int, ...]]] = [(0, ())] * len(self.envs)
+        self.modes = game_modes(config, len(self.envs), self.num_players)  # nfsp's, per table and seat
         for env in self.envs:
             self._new_game(self.envs.index(env))
 
@@ -275,12 +324,13 @@ class LocalCollector:
         self.opponent[e], self.learner_side[e] = pick_opponent(
             self.rng, members, self.config, self.num_sides, self.learner_side[e]
         )
+        draw_modes(self.rng, self.config, self.modes, e)
 
     def add_snapshot(self, model: ActorCritic) -> None:
         """A frozen copy of ``model`` joins the pool (:func:`add_to_pool`)."""
         add_to_pool(self.pool, model, self.config)
 
-    def collect(self, model: ActorCritic, steps: int) -> tuple[Batch, EpisodeStats]:
+    def collect(self, model: Learner, steps: int) -> tuple[Batch, EpisodeStats]:
         """Play ``steps`` decisions in every environment; returns the learner's transitions."""
         num_envs = len(self.envs)
         chains = Transitions(
@@ -306,9 +356,10 @@ class LocalCollector:
             rows = np.flatnonzero(learner)
             if len(rows):
                 row_states = None if not chains.state_size else np.stack([self.envs[e].state() for e in rows])
-                a, lp, v = model.act(step_obs[rows], step_masks[rows], row_states)
-                chosen[rows] = a
-                chains.add(rows, seats[rows], step_obs[rows], step_masks[rows], (a, lp, v), row_states)
+                modes = None if self.modes is None else self.modes[rows, seats[rows]]
+                acted = learner_act(model, step_obs[rows], step_masks[rows], row_states, modes)
+                chosen[rows] = acted[0]
+                chains.add(rows, seats[rows], step_obs[rows], step_masks[rows], acted, row_states, modes)
             for e in np.flatnonzero(~learner).tolist():
                 opponent = self.opponent[e]
                 if isinstance(opponent, ActorCritic):
@@ -371,6 +422,7 @@ class LocalCollector:
             "learner_side": list(self.learner_side),
             "lengths": list(self.lengths),
             "round_starts": list(self.round_starts),
+            "modes": None if self.modes is None else self.modes.copy(),
         }
 
     def load_state_dict(self, state: dict, model: ActorCritic) -> None:
@@ -384,3 +436,5 @@ class LocalCollector:
         # (a run saved before run.match_value existed: its rounds start where they stand)
         starts = state.get("round_starts") or [(env.round_index, env.side_scores) for env in self.envs]
         self.round_starts = [(r, tuple(scores)) for r, scores in starts]
+        if self.modes is not None and state.get("modes") is not None:
+            self.modes[:] = state["modes"]

@@ -27,9 +27,10 @@ from training.matches import play_match, whole_deals
 from training.model import checkpoint
 from training.model.config import Config, ConfigError, acting_epsilon, config_differences, resolve_device
 from training.model.networks import ActorCritic
-from training.rl import distributed, dmc
+from training.rl import distributed, dmc, nfsp
 from training.rl.collect import CollectorFactory, collector_factory
 from training.rl.ppo import Batch, Magnet, policy_magnet, uniform_magnet, update
+from training.rl.rollout import Learner
 
 # What a run writes in its folder (training, then demo's evaluation and rating, or exploit's
 # result): an earlier run's, and nothing else there, is what --overwrite deletes.
@@ -74,6 +75,8 @@ class Trainer:
         :func:`~training.rl.collect.collector_factory`). The model, its optimizer and the update
         live on ``run.device`` (a device this machine lacks: ConfigError, before anything starts);
         the collectors play on the CPU and act through the model's numpy interface."""
+        if config.algorithm == "cfr":
+            raise ConfigError("algorithm=cfr solves the game tree rather than training here: training.rl.cfr")
         self.config = config
         self.device = resolve_device(config.run.device)
         self.run_dir = Path(config.run.out_dir) / config.run_name
@@ -92,6 +95,10 @@ class Trainer:
         self.magnet: ActorCritic | None = None
         if config.algorithm == "mmd" and config.mmd.magnet_every:
             self.magnet = copy.deepcopy(self.model).eval().requires_grad_(False)
+        # algorithm=nfsp's best response and memories (the model is its average policy)
+        self.nfsp: nfsp.Learner | None = None
+        if config.algorithm == "nfsp":
+            self.nfsp = nfsp.Learner(config, self.model, self.rngs["update"])
         self.iteration = 0
         self.steps = 0
         self.per_iteration = config.run.num_envs * config.run.rollout_steps
@@ -139,8 +146,11 @@ class Trainer:
     def payload(self) -> dict[str, Any]:
         """Everything needed to continue exactly from the end of the current iteration (its
         tensors where the learner holds them: :func:`checkpoint.save` writes CPU copies). An mmd
-        run's moving magnet is saved too (``magnet``); the rest is every run's format."""
-        magnet = {} if self.magnet is None else {"magnet": self.magnet.state_dict()}
+        run's moving magnet is saved too (``magnet``), an nfsp run's best response (``nfsp``:
+        :meth:`training.rl.nfsp.Learner.state_dict`); the rest is every run's format."""
+        extra = {} if self.magnet is None else {"magnet": self.magnet.state_dict()}
+        if self.nfsp is not None:
+            extra["nfsp"] = self.nfsp.state_dict()
         return copy.deepcopy(
             {
                 "model": self.model.state_dict(),
@@ -153,7 +163,7 @@ class Trainer:
                 "steps": self.steps,
                 "collector": self.collector.state_dict(),
                 "rng": checkpoint.rng_states(self.rngs),
-                **magnet,
+                **extra,
             }
         )
 
@@ -200,6 +210,8 @@ class Trainer:
             self.optimizer.load_state_dict(data["optimizer"])
             if self.magnet is not None:  # (saved with mmd.magnet_every=0: none; the policy is the start)
                 self.magnet.load_state_dict(data.get("magnet", data["model"]))
+            if self.nfsp is not None:
+                self.nfsp.load_state_dict(data["nfsp"])
             self.collector.load_state_dict(data["collector"], self.model)
             checkpoint.restore_rngs(data["rng"], self.rngs)
         except (KeyError, IndexError, TypeError, ValueError, RuntimeError) as err:
@@ -232,11 +244,18 @@ class Trainer:
         assert self.magnet is not None
         self.magnet.load_state_dict(self.model.state_dict())
 
+    def acting(self) -> Learner:
+        """What the learner's seats play with: the model, or for nfsp its
+        :class:`~training.rl.nfsp.Player` (the model as the average policy, and the best response)."""
+        return self.model if self.nfsp is None else self.nfsp.player(self.model, self.steps)
+
     def learn(self, batch: Batch) -> dict[str, float]:
         """One update of the model on ``batch`` by ``algorithm``: dmc's Q regression
-        (:func:`training.rl.dmc.update`), or PPO's (:func:`training.rl.ppo.update`; mmd's with its
-        magnet). Returns the statistics to log."""
+        (:func:`training.rl.dmc.update`), nfsp's two networks (:meth:`training.rl.nfsp.Learner.update`),
+        or PPO's (:func:`training.rl.ppo.update`; mmd's with its magnet). Returns the statistics to log."""
         cfg = self.config
+        if self.nfsp is not None:
+            return self.nfsp.update(self.model, self.optimizer, batch)
         if cfg.algorithm == "dmc":
             return dmc.update(self.model, self.optimizer, batch=batch, cfg=cfg.ppo, rng=self.rngs["update"])
         return update(
@@ -295,7 +314,7 @@ class Trainer:
                     for group in self.optimizer.param_groups:
                         group["lr"] = lr
                 self.model.train()
-                batch, episodes = self.collector.collect(self.model, cfg.run.rollout_steps)
+                batch, episodes = self.collector.collect(self.acting(), cfg.run.rollout_steps)
                 stats = self.learn(batch)
                 self.iteration += 1
                 self.steps += self.per_iteration

@@ -60,9 +60,13 @@ from training.rl.match_value import MatchValue
 from training.rl.ppo import Batch
 from training.rl.rollout import (
     EpisodeStats,
+    Learner,
     Opponent,
     Transitions,
     add_to_pool,
+    draw_modes,
+    game_modes,
+    learner_act,
     pick_opponent,
     pool_state,
     record_game,
@@ -107,6 +111,7 @@ class VectorCollector:
             MatchValue(config.env.variant, config.env.options) if config.run.match_value else None
         )
         self.round_start = np.zeros((self.num_envs, table.rules.num_sides), dtype=np.int64)
+        self.modes = game_modes(config, self.num_envs, self.num_players)  # nfsp's, per table and seat
         self._deal(int(rng.integers(2**31)) + lane * LANE)
         for e in range(self.num_envs):
             self._seat(e)
@@ -126,12 +131,13 @@ class VectorCollector:
         self.opponent[e], self.learner_side[e] = pick_opponent(
             self.rng, members, self.config, self.rules.num_sides, int(self.learner_side[e])
         )
+        draw_modes(self.rng, self.config, self.modes, e)
 
     def add_snapshot(self, model: ActorCritic) -> None:
         """A frozen copy of ``model`` joins the pool (:func:`~training.rl.rollout.add_to_pool`)."""
         add_to_pool(self.pool, model, self.config)
 
-    def collect(self, model: ActorCritic, steps: int) -> tuple[Batch, EpisodeStats]:
+    def collect(self, model: Learner, steps: int) -> tuple[Batch, EpisodeStats]:
         """Play ``steps`` decisions at every table; returns the learner's transitions."""
         chains = Transitions(
             self.config, self.architecture, num_envs=self.num_envs, num_players=self.num_players, steps=steps
@@ -145,9 +151,10 @@ class VectorCollector:
             rows = np.flatnonzero(learner)
             if len(rows):
                 states = self.venv.state()[rows] if chains.state_size else None
-                acted = model.act(obs[rows], mask[rows], states)
+                modes = None if self.modes is None else self.modes[rows, seats[rows]]
+                acted = learner_act(model, obs[rows], mask[rows], states, modes)
                 chosen[rows] = acted[0]
-                chains.add(rows, seats[rows], obs[rows], mask[rows], acted, states)
+                chains.add(rows, seats[rows], obs[rows], mask[rows], acted, states, modes)
             groups: dict[int, list[int]] = {}  # the pool member playing each remaining table
             for e in np.flatnonzero(~learner).tolist():
                 groups.setdefault(id(self.opponent[e]), []).append(e)
@@ -218,6 +225,7 @@ class VectorCollector:
             "round_starts": self.round_start.tolist(),
             # the next fresh deal: past every seed a table of this run has played
             "next_base": self.base + (int(self.episodes.max()) + 1) * self.num_envs,
+            "modes": None if self.modes is None else self.modes.copy(),
         }
 
     def load_state_dict(self, state: dict[str, Any], model: ActorCritic) -> None:
@@ -230,6 +238,8 @@ class VectorCollector:
             )
         self.pool, self.opponent = restore_pool(state, model, self.baselines)
         self.learner_side = np.array(state["learner_side"], dtype=np.int64)
+        if self.modes is not None and state.get("modes") is not None:
+            self.modes[:] = state["modes"]
         if "engine" not in state:
             self._deal(int(state["next_base"]))
             return
