@@ -6,6 +6,7 @@ band, beside uniform play and CFR+.
     python benchmarks/algorithms.py --seeds 3 --steps 300000 --algorithms ppo
     python benchmarks/algorithms.py --preset tiny --config configs/classic_tiny.yaml \\
         --out docs/assets/algorithms_classic_tiny
+    python benchmarks/algorithms.py --algorithms ppo cfr --seeds 3 --set cfr.iterations=256
 
 Each (algorithm, seed) run trains with the table's config (``--config``, overridden with
 ``algorithm=<name>``, ``run.seed=<seed>``, ``run.total_steps=--steps`` and
@@ -19,6 +20,17 @@ observations read once (``observe_all``), and each checkpoint one batched forwar
 them). Every point records the decisions played so far (every seat's moves: the checkpoint's
 ``steps``) and the wall-clock seconds since the run started (training and the measurements
 before it; measurements are made after training, so this is training time).
+
+``--algorithms cfr`` (``algorithm=cfr``, :mod:`training.rl.cfr`) plays no games: it runs CFR+
+on the same tree for ``cfr.iterations`` (the config's, or ``--set cfr.iterations=N``;
+``--steps`` is ignored) and fits its average policy into the network at the powers of two and
+the last iteration. Its ``decisions`` are the decision nodes CFR+ has visited (the
+checkpoint's ``steps``: iteration x players x decision nodes, each iteration walking the whole
+tree once per seat), the work in the other algorithms' unit; its points are the fitted
+network's NashConv (the network reads observations, which can alias information states, so it
+stays above the tabular policy's), and each also records the tabular average policy's own
+NashConv (the JSON's ``tabular_nash_conv``, the CSV's ``cfr (tabular)`` rows). The seeds change the
+network's initialisation and minibatches, not CFR+ (deterministic).
 
 Aggregation, per algorithm at the decisions its runs have points at (the runs of one config
 checkpoint at the same decisions; runs that do not are interpolated in log-log onto the first
@@ -38,6 +50,7 @@ Outputs (``--out``, default ``docs/assets/algorithms_<variant>_<preset>``):
 
       {"<variant>": {"<preset>": {"<algorithm>": {"run_<seed>": {
           "step_1": {"step_count": <decisions>, "nash_conv": [<value>], "seconds": [<s>]},
+                                                  # cfr: also "tabular_nash_conv": [<value>]
           ...,
           "step_k": {...},
           "absolute_metrics": {"nash_conv": [<the last point's value>]}}}}}}
@@ -50,7 +63,8 @@ Outputs (``--out``, default ``docs/assets/algorithms_<variant>_<preset>``):
   wall-clock time, not a score. The reference lines (uniform play, CFR+) are in the CSV only:
   the layout has no place for them.
 * ``<out>.csv``: one row per point: ``algorithm, seed, decisions, iteration, seconds,
-  nash_conv`` (``iteration``: the trainer's iteration of the checkpoint); and the reference
+  nash_conv`` (``iteration``: the trainer's iteration of the checkpoint, cfr's CFR+ iteration;
+  a cfr point has a twin row, algorithm ``cfr (tabular)``, its tabular NashConv); and the reference
   rows: ``uniform`` (one row, nash_conv only) and ``cfr+`` (one row per measured CFR+ iteration
   in ``iteration``, ``seconds`` the CFR+ run's time so far, up to that mark's NashConv).
 * ``<out>.png``: NashConv against decisions, log-log, the IQM line and its band per algorithm
@@ -83,6 +97,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from domino_env.gametree import GameTree  # noqa: E402
+from training.cli.train import solve  # noqa: E402
 from training.eval.exploitability import log_spaced, network_policy, observe_all  # noqa: E402
 from training.model import checkpoint  # noqa: E402
 from training.model.config import load_config  # noqa: E402
@@ -93,9 +108,10 @@ REPS = 50_000  # bootstrap resamples (rliable's default)
 # Algorithms measured by their greedy play rather than their action distribution: dmc's
 # network is Q values (its softmax is no policy of its), and it plays argmax Q.
 GREEDY = frozenset({"dmc"})
+TABULAR = "tabular_nash_conv"  # cfr's points: its tabular average policy's NashConv too
 COLUMNS = ("algorithm", "seed", "decisions", "iteration", "seconds", METRIC)
 
-Point = dict[str, Any]  # {"decisions", "iteration", "seconds", "nash_conv"}
+Point = dict[str, Any]  # {"decisions", "iteration", "seconds", "nash_conv"} (cfr: and TABULAR)
 
 
 # --- statistics (rliable's definitions, in numpy) ------------------------------------------------
@@ -208,21 +224,27 @@ def run(
             f"not the table measured ({args.variant}, preset {args.preset})"
         )
     started = time.time()
-    trainer = Trainer(config, overwrite=True)
-    trainer.train(progress=False)
-    paths = {int(p.stem.split("_")[1]): p for p in (trainer.run_dir / "checkpoints").glob("iter_*.pt")}
+    if algorithm == "cfr":  # (the tree and its observations: this table's, read once)
+        run_dir = solve(config, overwrite=True, progress=False, tree=tree, observed=observed).parent.parent
+    else:
+        trainer = Trainer(config, overwrite=True)
+        trainer.train(progress=False)
+        run_dir = trainer.run_dir
+    paths = {int(p.stem.split("_")[1]): p for p in (run_dir / "checkpoints").glob("iter_*.pt")}
     chosen = measured(sorted(paths), args.points)
     curve = []
     for it in chosen:
         path = paths[it]
-        curve.append(
-            {
-                "decisions": int(checkpoint.load(path)["steps"]),
-                "iteration": it,
-                "seconds": path.stat().st_mtime - started,  # when the trainer wrote it
-                METRIC: tree.nash_conv(network_policy(tree, path, observed, greedy=algorithm in GREEDY)),
-            }
-        )
+        data = checkpoint.load(path)
+        point = {
+            "decisions": int(data["steps"]),
+            "iteration": it,
+            "seconds": path.stat().st_mtime - started,  # when the trainer wrote it
+            METRIC: tree.nash_conv(network_policy(tree, path, observed, greedy=algorithm in GREEDY)),
+        }
+        if "tabular" in data.get("nash_conv", {}):  # (cfr's)
+            point[TABULAR] = float(data["nash_conv"]["tabular"])
+        curve.append(point)
     if not args.keep_checkpoints:
         for it, path in paths.items():
             if it not in chosen:
@@ -244,7 +266,12 @@ def marl_eval_json(variant: str, task: str, runs: dict[str, dict[int, list[Point
         algorithms[algorithm] = {}
         for seed, curve in seeds.items():
             entry: dict[str, Any] = {
-                f"step_{k}": {"step_count": p["decisions"], METRIC: [p[METRIC]], "seconds": [p["seconds"]]}
+                f"step_{k}": {
+                    "step_count": p["decisions"],
+                    METRIC: [p[METRIC]],
+                    "seconds": [p["seconds"]],
+                    **({TABULAR: [p[TABULAR]]} if TABULAR in p else {}),
+                }
                 for k, p in enumerate(curve, start=1)
             }
             entry["absolute_metrics"] = {METRIC: [curve[-1][METRIC]]}
@@ -261,7 +288,11 @@ def csv_rows(
     rows: list[dict[str, Any]] = []
     for algorithm, seeds in runs.items():
         for seed, curve in seeds.items():
-            rows.extend({"algorithm": algorithm, "seed": seed, **p} for p in curve)
+            for p in curve:
+                row = {"algorithm": algorithm, "seed": seed, **{k: p[k] for k in COLUMNS[2:]}}
+                rows.append(row)
+                if TABULAR in p:  # (cfr's twin row: the tabular average policy's NashConv)
+                    rows.append({**row, "algorithm": f"{algorithm} (tabular)", METRIC: p[TABULAR]})
     rows.append({"algorithm": "uniform", METRIC: uniform})
     rows.extend(
         {"algorithm": "cfr+", "iteration": it, "seconds": s, METRIC: v}
@@ -288,7 +319,7 @@ def plot(
     learn.axhline(uniform, color="grey", linestyle=":", label=f"uniform random: {uniform:.3g}")
     learn.set_xscale("log")
     learn.set_yscale("log")
-    learn.set_xlabel("decisions played (every seat)")
+    learn.set_xlabel("decisions played (every seat; cfr: decision nodes CFR+ visited)")
     learn.set_ylabel("NashConv (exact; lower is better)")
     learn.set_title("learning from play (band: 95% stratified bootstrap)", fontsize="medium")
     learn.legend(fontsize=8)
@@ -367,6 +398,10 @@ def main(argv: list[str] | None = None) -> int:
         last = curve[-1]
         band = f"{last['iqm']:.4f} [{last['low']:.4f}, {last['high']:.4f}]"
         print(f"{algorithm:<10} {band:<34} {int(last['decisions']):>10,} {minutes[algorithm]:>8.1f}")
+    for algorithm, seeds in runs.items():  # (cfr's: its tabular average policy, beside the network)
+        tabular = [curve[-1][TABULAR] for curve in seeds.values() if TABULAR in curve[-1]]
+        if tabular:
+            print(f"{algorithm + ' (tab.)':<10} {float(np.mean(tabular)):<34.6g} (tabular average policy)")
     print(f"{'uniform':<10} {uniform:<34.4f}")
     if cfr:
         print(f"{'cfr+':<10} {cfr[-1][1]:<34.6f} ({cfr[-1][0]} iterations, {cfr_total:.1f} s)")

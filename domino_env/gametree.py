@@ -372,12 +372,22 @@ class GameTree:
         """CFR+ (regret matching+, alternating updates, linear averaging: OpenSpiel's
         ``CFRPlusSolver``, the same arithmetic) for ``iterations``; returns its average
         policy and its NashConv after each iteration in ``marks``."""
+        wanted = set(marks)
+        average, curve = self._normalized(np.zeros(len(self.actions))), []
+        for t, average in self.cfr_plus_averages(iterations, wanted | {iterations}):
+            if t in wanted:
+                curve.append((t, self.nash_conv(average)))
+        return average, curve
+
+    def cfr_plus_averages(self, iterations: int, marks: Iterable[int]) -> Iterator[tuple[int, np.ndarray]]:
+        """:meth:`cfr_plus`'s run, step by step: after each iteration ``t`` in ``marks`` (up to
+        ``iterations``) it yields ``(t, the average policy so far)``, and goes on when asked
+        for the next (a caller checkpoints along one run instead of running it again)."""
         regret = np.zeros(len(self.actions))
         total = np.zeros(len(self.actions))
         policy = self.uniform()
         moves = self._moves
         mover = self.mover[self.parent[moves]]
-        curve = []
         wanted = set(marks)
         for t in range(1, iterations + 1):
             for seat in range(self.num_players):
@@ -394,8 +404,7 @@ class GameTree:
                 np.maximum(regret, 0.0, out=regret)
                 policy = self._normalized(regret)
             if t in wanted:
-                curve.append((t, self.nash_conv(self._normalized(total))))
-        return self._normalized(total), curve
+                yield t, self._normalized(total)
 
     def _split_reach(self, edge: np.ndarray, seat: int) -> tuple[np.ndarray, np.ndarray]:
         """Per node, the chance of reaching it through all but ``seat``'s moves, and through

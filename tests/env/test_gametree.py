@@ -103,6 +103,18 @@ def test_cfr_plus_iterates_as_openspiels(variant: str) -> None:
     assert curve[-1][1] < curve[0][1] / 3
 
 
+def test_cfr_plus_averages_are_cfr_plus_at_its_marks_in_one_run() -> None:
+    tree = GameTree.build("classic", preset="tiny")
+    marks = [1, 2, 4, 7]
+    stepped = list(tree.cfr_plus_averages(7, [*marks, 9]))  # (a mark past the last: never reached)
+    assert [t for t, _ in stepped] == marks
+    for t, average in stepped:
+        expected, curve = tree.cfr_plus(t, [t])
+        assert np.array_equal(average, expected)  # bitwise: the same arithmetic
+        assert curve == [(t, tree.nash_conv(average))]
+    assert np.array_equal(tree.cfr_plus(0)[0], tree.uniform())
+
+
 def openspiel_histories(game: Any) -> dict[tuple[int, ...], str]:
     """Every decision node of OpenSpiel's walk: its history (chance outcomes and actions) ->
     the information state string of the seat to move."""

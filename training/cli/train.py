@@ -1,14 +1,24 @@
-"""``train``: self-play PPO from a YAML config, on this machine or with Ray actors collecting."""
+"""``train``: self-play PPO from a YAML config, on this machine or with Ray actors collecting;
+``algorithm=cfr`` solves the table's game tree instead (:func:`solve`)."""
 
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 from training.cli.arguments import positive_int
 
+if TYPE_CHECKING:  # (no train-extra import at the top: training.cli's rule)
+    from domino_env.gametree import GameTree
+    from training.eval.exploitability import Observed
+    from training.model.config import Config
+
 
 def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> argparse.ArgumentParser:
-    parser = subparsers.add_parser("train", help="self-play PPO from a YAML config")
+    parser = subparsers.add_parser(
+        "train", help="self-play PPO from a YAML config (algorithm=cfr: CFR+ on the game tree)"
+    )
     parser.add_argument("config", help="a YAML file in configs/")
     parser.add_argument(
         "overrides",
@@ -46,6 +56,8 @@ def run(args: argparse.Namespace) -> int:
     from training.rl.train import Trainer
 
     config = load_config(args.config, args.overrides)
+    if config.algorithm == "cfr":
+        return run_cfr(config, args)
     collector: CollectorFactory | None = None  # run.collector's
     if uses_ray(args):  # each worker runs run.collector's collector
         from training.rl.distributed import ray_collector
@@ -59,3 +71,42 @@ def run(args: argparse.Namespace) -> int:
         trainer.collector.close()  # Ray workers
     print(f"final checkpoint: {path}")
     return 0
+
+
+def run_cfr(config: Config, args: argparse.Namespace) -> int:
+    """``train`` with ``algorithm=cfr``: no rollouts (so neither ``--ray`` nor ``--resume``)."""
+    from training.model.config import ConfigError
+
+    if uses_ray(args):
+        raise ConfigError("algorithm=cfr plays no games: --ray and --ray-address have nothing to collect")
+    if args.resume is not None:
+        raise ConfigError(
+            "algorithm=cfr cannot --resume (its checkpoints hold the fitted network, not CFR+'s "
+            "regrets): start the run over with --overwrite"
+        )
+    path = solve(config, overwrite=args.overwrite, progress=not args.no_progress)
+    print(f"final checkpoint: {path}")
+    return 0
+
+
+def solve(
+    config: Config,
+    *,
+    overwrite: bool = False,
+    progress: bool = True,
+    tree: GameTree | None = None,
+    observed: Observed | None = None,
+) -> Path:
+    """An ``algorithm=cfr`` run (:class:`training.rl.cfr.CFRSolver`), given the tree's
+    observations (``training.eval.exploitability.observe_all``, read here unless ``observed``)
+    and its network reader (``network_policy``); ``tree``: the config's table's, when the caller
+    has it (the benchmark). Returns the final checkpoint."""
+    from training.eval.exploitability import network_policy, observe_all
+    from training.rl.cfr import CFRSolver
+
+    solver = CFRSolver(config, overwrite=overwrite, tree=tree)
+    size = solver.tree.size
+    print(f"solving {config.env.variant} {config.env.options} ({size}) -> {solver.run_dir}")
+    if observed is None:
+        observed = observe_all(solver.tree, progress=progress, env=solver.env)
+    return solver.train(observed, lambda model: network_policy(solver.tree, model, observed), progress)

@@ -451,6 +451,7 @@ def validate(config: Config) -> DominoEnv:
         "nfsp.target_every": config.nfsp.target_every,
         "cfr.iterations": config.cfr.iterations,
         "cfr.fit_epochs": config.cfr.fit_epochs,
+        "cfr.batch_size": config.cfr.batch_size,
     }
     for key, value in positive.items():
         if value < 1:

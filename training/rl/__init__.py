@@ -35,6 +35,9 @@ The read path, top to bottom (as CleanRL's ppo.py reads in one file):
    mmd's magnet, snapshot into the pool, evaluate, log, checkpoint
    (:mod:`training.model.checkpoint`).
 
+``algorithm: cfr`` leaves this path: :class:`training.rl.cfr.CFRSolver` runs tabular CFR+ on the
+table's game tree and fits its average policy into the network at each checkpoint (no games).
+
 Beside the path: :mod:`training.rl.match_value` (rewards of round-trained tables,
 ``run.match_value``) and :mod:`training.rl.distributed` (``--ray``).
 """

@@ -50,6 +50,56 @@ KEPT_ON_RESUME = ("run.num_envs", "run.rollout_steps", "pool.baselines", "eval.o
 EVAL_SEED = 10_000  # the deals of every periodic evaluation
 
 
+def claim_run_dir(
+    run_dir: Path, *, overwrite: bool, source: Path | None = None, resumable: bool = True
+) -> None:
+    """Make ``run_dir`` this run's: as it is when resuming (``source``) a checkpoint of its own,
+    else refused when it holds an earlier run's files (:data:`RUN_FILES`; the refusal offers
+    ``--resume`` where the run is ``resumable``), or with ``overwrite`` emptied of them."""
+    if source is not None and source.resolve().parent.parent == run_dir.resolve():
+        return
+    earlier = [name for name in RUN_FILES if (run_dir / name).exists()]
+    if earlier and source is not None:
+        raise ConfigError(
+            f"{run_dir} already holds another run ({', '.join(earlier)}) than that of {source}: "
+            "continue it under another run.name"
+        )
+    if earlier and not overwrite:
+        resume = f"continue it with --resume {run_dir}, " if resumable else ""
+        raise ConfigError(
+            f"{run_dir} already holds a run ({', '.join(earlier)}); {resume}start it over with "
+            "--overwrite, or choose another run.name"
+        )
+    try:
+        for name in earlier:
+            path = run_dir / name
+            if path.is_dir():
+                shutil.rmtree(path)
+            else:
+                path.unlink()
+        run_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise ConfigError(f"run.out_dir: cannot write the run folder {run_dir} ({err.strerror})") from None
+
+
+def network_payload(
+    model: ActorCritic, optimizer: torch.optim.Optimizer, config: Config, iteration: int, steps: int
+) -> dict[str, Any]:
+    """What every algorithm's checkpoint holds (what ``evaluate`` and the other commands load):
+    the network, its optimizer, the run's config, the network's shape, the iteration and the
+    decisions played (cfr: the decision nodes visited)."""
+    return {
+        "model": model.state_dict(),
+        "optimizer": optimizer.state_dict(),
+        "config": config.to_dict(),
+        "obs_size": model.architecture.obs_size,
+        "num_actions": model.architecture.num_actions,
+        "architecture": model.architecture.to_dict(),
+        "iteration": iteration,
+        "steps": steps,
+    }
+
+
 def evaluation_iterations(every: int, iterations: int) -> set[int]:
     """The iterations after which a run evaluates (0: before the first): none when ``every``
     is 0; else step 0, the log-spaced 1, 4, 16, ... below ``every`` (learning is fastest
@@ -106,42 +156,13 @@ class Trainer:
         self.last_good: dict[str, Any] | None = None
         try:
             source = self._resume(resume) if resume is not None else None
-            self._claim_run_dir(overwrite, source)  # last: nothing is deleted for a run that cannot start
+            # last: nothing is deleted for a run that cannot start
+            claim_run_dir(self.run_dir, overwrite=overwrite, source=source)
         except Exception:
             self.collector.close()  # Ray workers
             raise
 
     # --- checkpoints ------------------------------------------------------------------------
-
-    def _claim_run_dir(self, overwrite: bool, source: Path | None) -> None:
-        """Make the run folder this run's: as it is when resuming a checkpoint of its own, else
-        refused or (``overwrite``) emptied of an earlier run's files."""
-        run_dir = self.run_dir
-        if source is not None and source.resolve().parent.parent == run_dir.resolve():
-            return
-        earlier = [name for name in RUN_FILES if (run_dir / name).exists()]
-        if earlier and source is not None:
-            raise ConfigError(
-                f"{run_dir} already holds another run ({', '.join(earlier)}) than that of {source}: "
-                "continue it under another run.name"
-            )
-        if earlier and not overwrite:
-            raise ConfigError(
-                f"{run_dir} already holds a run ({', '.join(earlier)}); continue it with "
-                f"--resume {run_dir}, start it over with --overwrite, or choose another run.name"
-            )
-        try:
-            for name in earlier:
-                path = run_dir / name
-                if path.is_dir():
-                    shutil.rmtree(path)
-                else:
-                    path.unlink()
-            run_dir.mkdir(parents=True, exist_ok=True)
-        except OSError as err:
-            raise ConfigError(
-                f"run.out_dir: cannot write the run folder {run_dir} ({err.strerror})"
-            ) from None
 
     def payload(self) -> dict[str, Any]:
         """Everything needed to continue exactly from the end of the current iteration (its
@@ -153,14 +174,7 @@ class Trainer:
             extra["nfsp"] = self.nfsp.state_dict()
         return copy.deepcopy(
             {
-                "model": self.model.state_dict(),
-                "optimizer": self.optimizer.state_dict(),
-                "config": self.config.to_dict(),
-                "obs_size": self.model.architecture.obs_size,
-                "num_actions": self.model.architecture.num_actions,
-                "architecture": self.model.architecture.to_dict(),
-                "iteration": self.iteration,
-                "steps": self.steps,
+                **network_payload(self.model, self.optimizer, self.config, self.iteration, self.steps),
                 "collector": self.collector.state_dict(),
                 "rng": checkpoint.rng_states(self.rngs),
                 **extra,
