@@ -1,10 +1,10 @@
-"""Self-play PPO.
+"""Self-play training: PPO, and beside it MMD, DMC and NFSP (and CFR+ on solved tables).
 
 The read path, top to bottom (as CleanRL's ppo.py reads in one file):
 
 1. **config** - :mod:`training.model.config`: :class:`~training.model.config.Config` (its
-   ``algorithm``: ``ppo``, ``mmd`` or ``dmc``; its ``network``, ``ppo``, ``mmd``, ``dmc`` and
-   ``run`` sections),
+   ``algorithm``: ``ppo``, ``mmd``, ``dmc``, ``nfsp`` or ``cfr``; its ``network``, ``ppo``,
+   ``mmd``, ``dmc``, ``nfsp``, ``cfr`` and ``run`` sections),
    from :func:`~training.model.config.load_config`.
 2. **architecture** - :mod:`training.model.networks`:
    :meth:`Architecture.for_table(env, config.network) <training.model.networks.Architecture.for_table>`
@@ -28,7 +28,9 @@ The read path, top to bottom (as CleanRL's ppo.py reads in one file):
    epochs over shuffled minibatches; ``algorithm: mmd`` adds one marked step, the KL pull
    toward a magnet policy (magnetic mirror descent). ``algorithm: dmc``:
    :func:`training.rl.dmc.update`, the Q values (logits) of the stored actions regressed on
-   the returns (Deep Monte Carlo).
+   the returns (Deep Monte Carlo). ``algorithm: nfsp``: :meth:`training.rl.nfsp.Learner.update`,
+   a DQN best response and the model as the average policy imitating it (the collectors act
+   through a :class:`training.rl.nfsp.Player`, each seat by its mode for the game).
 6. **train loop** - :mod:`training.rl.train`: :meth:`Trainer.train()
    <training.rl.train.Trainer.train>`: anneal the learning rate, collect, update
    (:meth:`Trainer.learn <training.rl.train.Trainer.learn>` picks the algorithm's), refresh
