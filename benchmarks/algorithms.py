@@ -71,7 +71,15 @@ Outputs (``--out``, default ``docs/assets/algorithms_<variant>_<preset>``):
   and uniform play dotted; CFR+ against its iterations on a second panel.
 
 tqdm counts the runs; a summary table at the end gives each algorithm's final NashConv IQM
-[band], its decisions and minutes.
+[band], its decisions and minutes (its runs' training time, summed).
+
+``--merge OUTPUT ...`` trains nothing: it reads earlier outputs of the same table (their CSVs,
+which hold every point and the reference lines) and writes them as one output to ``--out``,
+each algorithm from the one output that has it; so algorithms run apart (or by others, in
+this format) are aggregated, pictured and tabled together::
+
+    python benchmarks/algorithms.py --preset medium --merge runs/a.csv runs/b.csv \\
+        --out docs/assets/algorithms_classic_medium
 """
 
 from __future__ import annotations
@@ -79,6 +87,7 @@ from __future__ import annotations
 import argparse
 import csv
 import json
+import math
 import sys
 import time
 from pathlib import Path
@@ -112,6 +121,7 @@ TABULAR = "tabular_nash_conv"  # cfr's points: its tabular average policy's Nash
 COLUMNS = ("algorithm", "seed", "decisions", "iteration", "seconds", METRIC)
 
 Point = dict[str, Any]  # {"decisions", "iteration", "seconds", "nash_conv"} (cfr: and TABULAR)
+Runs = dict[str, dict[int, list[Point]]]  # algorithm -> seed -> its points, in order
 
 
 # --- statistics (rliable's definitions, in numpy) ------------------------------------------------
@@ -339,6 +349,106 @@ def plot(
     plt.close(fig)
 
 
+def report(
+    args: argparse.Namespace,
+    tree: GameTree,
+    task: str,
+    out: Path,
+    runs: dict[str, dict[int, list[Point]]],
+    uniform: float,
+    cfr: list[tuple[int, float]],
+    cfr_seconds: list[float],
+) -> None:
+    """Aggregate the runs, write the JSON, CSV and picture, and print the summary table (an
+    algorithm's minutes: its runs' last points' seconds, summed)."""
+    aggregated = {a: aggregate(curves, reps=args.reps) for a, curves in runs.items()}
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.with_suffix(".json").write_text(json.dumps(marl_eval_json(args.variant, task, runs), indent=1) + "\n")
+    with out.with_suffix(".csv").open("w", newline="") as f:
+        writer = csv.DictWriter(f, COLUMNS)
+        writer.writeheader()
+        writer.writerows(csv_rows(runs, uniform, cfr, cfr_seconds))
+    title = f"{args.variant}, preset={task}: {tree.size.information_states:,} information states"
+    seeds = max(len(curves) for curves in runs.values())
+    plot(aggregated, seeds, uniform, cfr, title, out.with_suffix(".png"))
+    print(f"\n{'algorithm':<10} {'final NashConv IQM [95% band]':<34} {'decisions':>10} {'minutes':>8}")
+    for algorithm, curve in aggregated.items():
+        last = curve[-1]
+        band = f"{last['iqm']:.4f} [{last['low']:.4f}, {last['high']:.4f}]"
+        minutes = sum(points[-1]["seconds"] for points in runs[algorithm].values()) / 60
+        print(f"{algorithm:<10} {band:<34} {int(last['decisions']):>10,} {minutes:>8.1f}")
+    for algorithm, seeds_runs in runs.items():  # (cfr's: its tabular average policy, beside the network)
+        tabular = [curve[-1][TABULAR] for curve in seeds_runs.values() if TABULAR in curve[-1]]
+        if tabular:
+            print(f"{algorithm + ' (tab.)':<10} {float(np.mean(tabular)):<34.6g} (tabular average policy)")
+    print(f"{'uniform':<10} {uniform:<34.4f}")
+    if cfr:
+        print(f"{'cfr+':<10} {cfr[-1][1]:<34.6f} ({cfr[-1][0]} iterations, {cfr_seconds[-1]:.1f} s)")
+    written = ", ".join(str(out.with_suffix(s)) for s in (".json", ".csv", ".png"))
+    print(f"written: {written}", flush=True)
+
+
+def read_results(
+    path: Path,
+) -> tuple[dict[str, dict[int, list[Point]]], float, list[tuple[int, float]], list[float]]:
+    """An earlier output's runs and reference lines from its CSV (:func:`csv_rows`' rows: the
+    runs' points, cfr's tabular twins, uniform play and CFR+), for ``--merge``."""
+    runs: Runs = {}
+    uniform, cfr, cfr_seconds = math.nan, [], []
+    twins: list[dict[str, str]] = []
+    if not path.is_file():
+        raise SystemExit(f"error: {path} does not exist: give an earlier output of this benchmark")
+    with path.open(newline="") as f:
+        for row in csv.DictReader(f):
+            name = row["algorithm"]
+            if name == "uniform":
+                uniform = float(row[METRIC])
+            elif name == "cfr+":
+                cfr.append((int(row["iteration"]), float(row[METRIC])))
+                cfr_seconds.append(float(row["seconds"]))
+            elif name.endswith(" (tabular)"):
+                twins.append(row)
+            else:
+                point: Point = {
+                    "decisions": int(row["decisions"]),
+                    "iteration": int(row["iteration"]),
+                    "seconds": float(row["seconds"]),
+                    METRIC: float(row[METRIC]),
+                }
+                runs.setdefault(name, {}).setdefault(int(row["seed"]), []).append(point)
+    for row in twins:  # (each onto its point: the same algorithm, seed and iteration)
+        curve = runs[row["algorithm"].removesuffix(" (tabular)")][int(row["seed"])]
+        (point,) = [p for p in curve if p["iteration"] == int(row["iteration"])]
+        point[TABULAR] = float(row[METRIC])
+    if math.isnan(uniform):
+        raise SystemExit(f"error: {path} has no uniform row: not an output of this benchmark")
+    return runs, uniform, cfr, cfr_seconds
+
+
+def merge(args: argparse.Namespace, tree: GameTree, task: str, out: Path) -> None:
+    """``--merge``: the runs of earlier outputs of the same table (their CSVs) as one output,
+    each algorithm from the one file that has it; CFR+'s line: the longest."""
+    runs: dict[str, dict[int, list[Point]]] = {}
+    found: dict[str, Path] = {}
+    uniform = tree.nash_conv(tree.uniform())
+    cfr: list[tuple[int, float]] = []
+    cfr_seconds: list[float] = []
+    for path in map(Path, args.merge):
+        theirs, their_uniform, their_cfr, their_seconds = read_results(path.with_suffix(".csv"))
+        if abs(their_uniform - uniform) > 1e-9:
+            raise SystemExit(
+                f"error: {path} is another table's (uniform play's NashConv {their_uniform:.6g}, "
+                f"{args.variant} {task}'s is {uniform:.6g})"
+            )
+        for algorithm, seeds in theirs.items():
+            if algorithm in runs:
+                raise SystemExit(f"error: {algorithm} is in both {found[algorithm]} and {path}: merge one")
+            runs[algorithm], found[algorithm] = seeds, path
+        if len(their_cfr) > len(cfr):
+            cfr, cfr_seconds = their_cfr, their_seconds
+    report(args, tree, task, out, runs, uniform, cfr, cfr_seconds)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--variant", default="classic", help="the table's variant (default classic)")
@@ -359,6 +469,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--keep-checkpoints", action="store_true", help="keep the checkpoints not measured")
     parser.add_argument("--reps", type=int, default=REPS, help="bootstrap resamples (default 50,000)")
     parser.add_argument("--no-progress", action="store_true")
+    parser.add_argument(
+        "--merge",
+        nargs="+",
+        metavar="OUTPUT",
+        help="train nothing: merge earlier outputs of this table (their .csv) into --out",
+    )
     args = parser.parse_args(argv)
     if args.config is None:
         args.config = ROOT / "configs" / f"{args.variant}_{args.preset}.yaml"
@@ -369,6 +485,9 @@ def main(argv: list[str] | None = None) -> int:
     task = task_name(tree, args.preset)
     out = Path(args.out or ROOT / "docs" / "assets" / f"algorithms_{args.variant}_{task}")
     print(f"{args.variant} {task}: {tree.size}", flush=True)
+    if args.merge:
+        merge(args, tree, task, out)
+        return 0
     observed = observe_all(tree, progress=not args.no_progress)
     print(f"observations: {observed.nbytes / 2**20:.1f} MiB in {observed.seconds:.1f} s", flush=True)
     uniform = tree.nash_conv(tree.uniform())
@@ -378,36 +497,11 @@ def main(argv: list[str] | None = None) -> int:
     cfr_total = time.perf_counter() - cfr_started
     cfr_seconds = [cfr_total * it / args.cfr_iterations for it, _ in cfr]  # (its time, iterations alike)
     runs: dict[str, dict[int, list[Point]]] = {a: {} for a in args.algorithms}
-    minutes: dict[str, float] = {}
     jobs = [(a, s) for a in args.algorithms for s in range(1, args.seeds + 1)]
     for algorithm, seed in tqdm(jobs, desc="runs", unit=" run", disable=args.no_progress):
-        before = time.time()
         runs[algorithm][seed] = run(algorithm, seed, args, tree, observed)
-        minutes[algorithm] = minutes.get(algorithm, 0.0) + (time.time() - before) / 60
-    aggregated = {a: aggregate(curves, reps=args.reps) for a, curves in runs.items()}
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.with_suffix(".json").write_text(json.dumps(marl_eval_json(args.variant, task, runs), indent=1) + "\n")
-    with out.with_suffix(".csv").open("w", newline="") as f:
-        writer = csv.DictWriter(f, COLUMNS)
-        writer.writeheader()
-        writer.writerows(csv_rows(runs, uniform, cfr, cfr_seconds))
-    title = f"{args.variant}, preset={task}: {tree.size.information_states:,} information states"
-    plot(aggregated, args.seeds, uniform, cfr, title, out.with_suffix(".png"))
-    print(f"\n{'algorithm':<10} {'final NashConv IQM [95% band]':<34} {'decisions':>10} {'minutes':>8}")
-    for algorithm, curve in aggregated.items():
-        last = curve[-1]
-        band = f"{last['iqm']:.4f} [{last['low']:.4f}, {last['high']:.4f}]"
-        print(f"{algorithm:<10} {band:<34} {int(last['decisions']):>10,} {minutes[algorithm]:>8.1f}")
-    for algorithm, seeds in runs.items():  # (cfr's: its tabular average policy, beside the network)
-        tabular = [curve[-1][TABULAR] for curve in seeds.values() if TABULAR in curve[-1]]
-        if tabular:
-            print(f"{algorithm + ' (tab.)':<10} {float(np.mean(tabular)):<34.6g} (tabular average policy)")
-    print(f"{'uniform':<10} {uniform:<34.4f}")
-    if cfr:
-        print(f"{'cfr+':<10} {cfr[-1][1]:<34.6f} ({cfr[-1][0]} iterations, {cfr_total:.1f} s)")
-    total = (time.time() - started) / 60
-    written = ", ".join(str(out.with_suffix(s)) for s in (".json", ".csv", ".png"))
-    print(f"written: {written} in {total:.1f} min", flush=True)
+    report(args, tree, task, out, runs, uniform, cfr, cfr_seconds)
+    print(f"written in {(time.time() - started) / 60:.1f} min", flush=True)
     return 0
 
 

@@ -84,6 +84,24 @@ def test_tiny_table_two_algorithms_two_seeds(tmp_path: Path, capsys: pytest.Capt
     assert out.with_suffix(".png").stat().st_size > 0
     # the checkpoints measured are kept, the others deleted
     assert len(list((tmp_path / "runs" / "ppo").glob("*/checkpoints/iter_*.pt"))) == 2 * 4
+    # --merge: the output cut in two by algorithm, merged again, is the output (nothing trained)
+    header, *lines = out.with_suffix(".csv").read_text().splitlines(keepends=True)
+    references = [line for line in lines if line.startswith(("uniform,", "cfr+,"))]
+    for algorithm in ("ppo", "mmd"):
+        part = [line for line in lines if line.startswith(f"{algorithm},")]
+        (tmp_path / f"{algorithm}.csv").write_text("".join([header, *part, *references]))
+    merged = tmp_path / "merged"
+    parts = [str(tmp_path / "ppo.csv"), str(tmp_path / "mmd.csv")]
+    assert algorithms.main(["--preset", "tiny", "--merge", *parts, "--out", str(merged), "--reps", "500"]) == 0
+    assert merged.with_suffix(".csv").read_text() == out.with_suffix(".csv").read_text()
+    assert json.loads(merged.with_suffix(".json").read_text()) == data
+    assert "final NashConv IQM" in capsys.readouterr().out
+    with pytest.raises(SystemExit, match="ppo is in both"):
+        algorithms.main(["--preset", "tiny", "--merge", parts[0], parts[0], "--out", str(merged)])
+    with pytest.raises(SystemExit, match="another table's"):
+        algorithms.main(["--preset", "small", "--merge", parts[0], "--out", str(merged)])
+    with pytest.raises(SystemExit, match="does not exist"):
+        algorithms.main(["--preset", "tiny", "--merge", str(tmp_path / "nothing.csv"), "--out", str(merged)])
 
 
 def test_a_config_for_another_table_is_refused(tmp_path: Path) -> None:
