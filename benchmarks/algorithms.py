@@ -32,6 +32,11 @@ stays above the tabular policy's), and each also records the tabular average pol
 NashConv (the JSON's ``tabular_nash_conv``, the CSV's ``cfr (tabular)`` rows). The seeds change the
 network's initialisation and minibatches, not CFR+ (deterministic).
 
+``--algorithms mccfr`` (``algorithm=mccfr``) goes the same way with external-sampling MCCFR for
+``mccfr.iterations`` (checkpoints at the powers of two from 64 and the last): its
+``decisions`` are the decision nodes its sampled traversals touched (a few dozen per traversal),
+and the seed also seeds the sampling.
+
 Aggregation, per algorithm at the decisions its runs have points at (the runs of one config
 checkpoint at the same decisions; runs that do not are interpolated in log-log onto the first
 run's points inside their common range): the interquartile mean, rliable's IQM,
@@ -234,7 +239,7 @@ def run(
             f"not the table measured ({args.variant}, preset {args.preset})"
         )
     started = time.time()
-    if algorithm == "cfr":  # (the tree and its observations: this table's, read once)
+    if algorithm in ("cfr", "mccfr"):  # (the tree and its observations: this table's, read once)
         run_dir = solve(config, overwrite=True, progress=False, tree=tree, observed=observed).parent.parent
     else:
         trainer = Trainer(config, overwrite=True)
@@ -252,7 +257,7 @@ def run(
             "seconds": path.stat().st_mtime - started,  # when the trainer wrote it
             METRIC: tree.nash_conv(network_policy(tree, path, observed, greedy=algorithm in GREEDY)),
         }
-        if "tabular" in data.get("nash_conv", {}):  # (cfr's)
+        if "tabular" in data.get("nash_conv", {}):  # (cfr's and mccfr's)
             point[TABULAR] = float(data["nash_conv"]["tabular"])
         curve.append(point)
     if not args.keep_checkpoints:

@@ -13,6 +13,7 @@ per depth::
     tree = GameTree.build("classic", preset="small")
     tree.nash_conv(tree.uniform())                     # exact NashConv of uniform play
     average, curve = tree.cfr_plus(64, marks=[8, 64])  # CFR+'s average policy, its NashConv
+    average, curve = tree.external_sampling(4096, marks=[4096], seed=1)  # external-sampling MCCFR
 
 **Information states.** A seat's information state is everything it saw this round, with
 perfect recall: every move (public), the tiles dealt or drawn into its own hand, and of the
@@ -26,7 +27,8 @@ to OpenSpiel's on every tiny and small table).
 **Layout.** Node ``n`` at depth ``d`` lies in ``levels[d]:levels[d+1]``; its children are the
 contiguous nodes ``first[n]:first[n] + count[n]`` of the next depth, in the order of its
 legal actions (or chance outcomes). Information states are numbered depth by depth too, so
-every pass runs from the leaves up (values) or the root down (reach), one depth at a time.
+every pass runs from the leaves up (values) or the root down (reach), one depth at a time
+(external-sampling MCCFR's over only the sampled nodes of each depth).
 
 Tables: the line-of-play games whose seats name their own tiles (not Blind, Blind blitz or
 3D dominoes), one round (``episode="round"``), at most :data:`MAX_NODES` nodes.
@@ -386,25 +388,42 @@ class GameTree:
         regret = np.zeros(len(self.actions))
         total = np.zeros(len(self.actions))
         policy = self.uniform()
-        moves = self._moves
-        mover = self.mover[self.parent[moves]]
         wanted = set(marks)
         for t in range(1, iterations + 1):
             for seat in range(self.num_players):
-                edge = self.edges(policy)
-                others, own = self._split_reach(edge, seat)
-                value = np.zeros(len(self.mover))
-                value[self.terminals] = self.returns[:, seat]
-                self._expected(edge, value)
-                mine = moves[mover == seat]
-                above = self.parent[mine]
-                pair = self.pair[mine]
-                regret += np.bincount(pair, others[above] * (value[mine] - value[above]), len(regret))
-                total += np.bincount(pair, t * own[above] * edge[mine], len(total))
+                gain, played = self._counterfactual_regrets(policy, seat, t)
+                regret += gain
+                total += played
                 np.maximum(regret, 0.0, out=regret)
                 policy = self._normalized(regret)
             if t in wanted:
                 yield t, self._normalized(total)
+
+    @cached_property
+    def _move_seat(self) -> np.ndarray:
+        """int8[len(_moves)]: the seat that made each move of :attr:`_moves`."""
+        return self.mover[self.parent[self._moves]]
+
+    def _counterfactual_regrets(
+        self, policy: np.ndarray, seat: int, weight: float = 1.0
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """One exact pass for ``seat`` when everyone plays ``policy``: per pair (float64[M], 0 at
+        the others' pairs), ``seat``'s counterfactual regret (sum over the state's histories of
+        the others' and chance's reach times the action's value minus the node's), and
+        ``weight`` times its own reach times the policy (what CFR+ averages)."""
+        edge = self.edges(policy)
+        others, own = self._split_reach(edge, seat)
+        value = np.zeros(len(self.mover))
+        value[self.terminals] = self.returns[:, seat]
+        self._expected(edge, value)
+        mine = self._moves[self._move_seat == seat]
+        above = self.parent[mine]
+        pair = self.pair[mine]
+        pairs = len(self.actions)
+        return (
+            np.bincount(pair, others[above] * (value[mine] - value[above]), pairs),
+            np.bincount(pair, weight * own[above] * edge[mine], pairs),
+        )
 
     def _split_reach(self, edge: np.ndarray, seat: int) -> tuple[np.ndarray, np.ndarray]:
         """Per node, the chance of reaching it through all but ``seat``'s moves, and through
@@ -427,8 +446,124 @@ class GameTree:
     def _normalized(self, weight: np.ndarray) -> np.ndarray:
         """Each state's weights (none negative) made a distribution; uniform where all are 0
         (regret matching of regrets, and the average policy of accumulated ones)."""
-        total = self._state_sums(weight)[self.pair_state]
-        return np.where(total > 0, weight / np.where(total > 0, total, 1.0), self.uniform())
+        return _shares(weight, self._state_sums(weight)[self.pair_state], self.uniform())
+
+    # --- external-sampling MCCFR ----------------------------------------------------------------
+
+    def external_sampling(
+        self, iterations: int, marks: Iterable[int] = (), seed: int = 0
+    ) -> tuple[np.ndarray, list[tuple[int, int, float]]]:
+        """External-sampling MCCFR (:meth:`external_sampling_averages`) for ``iterations``;
+        returns its average policy and, after each iteration in ``marks``, (iteration,
+        decision nodes touched so far, NashConv of the average policy)."""
+        wanted = set(marks)
+        average, curve = self.uniform(), []
+        for t, average, touched in self.external_sampling_averages(iterations, wanted | {iterations}, seed):
+            if t in wanted:
+                curve.append((t, touched, self.nash_conv(average)))
+        return average, curve
+
+    def external_sampling_averages(
+        self, iterations: int, marks: Iterable[int], seed: int = 0
+    ) -> Iterator[tuple[int, np.ndarray, int]]:
+        """External-sampling Monte Carlo CFR (Lanctot et al., 2009; the update rules of
+        OpenSpiel's ``ExternalSamplingSolver`` with its default, "simple" averaging), step by
+        step: after each iteration ``t`` in ``marks`` (up to ``iterations``) it yields ``(t,
+        the average policy so far, the decision nodes touched so far)``.
+
+        An iteration is one sampled traversal per seat (:meth:`_sampled_traversal`), in seat
+        order, each reading the regret-matching policy of the regrets as the previous one left
+        them (alternating updates, as CFR+). Regrets are plain sums (not floored: regret
+        matching, not CFR+'s); the average policy is the normalized sum of the current policies
+        added at the sampled nodes of the seat after the traverser (OpenSpiel's rule: with two
+        seats, the traverser's opponent, whose nodes are reached with the probability of their
+        own reach, so unweighted sums estimate the reach-weighted average). The random numbers
+        come from ``np.random.default_rng(seed)``: a run is reproducible."""
+        rng = np.random.default_rng(seed)
+        regret = np.zeros(len(self.actions))
+        total = np.zeros(len(self.actions))
+        wanted = set(marks)
+        touched = 0
+        for t in range(1, iterations + 1):
+            for seat in range(self.num_players):
+                touched += self._sampled_traversal(seat, regret, regret, total, rng)
+            if t in wanted:
+                yield t, self._normalized(total), touched
+
+    @cached_property
+    def _terminal_rows(self) -> tuple[np.ndarray, np.ndarray]:
+        """The terminal nodes in increasing order, and each one's row of :attr:`returns`."""
+        order = np.argsort(self.terminals)
+        return self.terminals[order], order
+
+    def _outcomes(self, nodes: np.ndarray, seat: int) -> np.ndarray:
+        """``seat``'s outcome at each of the terminal ``nodes``."""
+        ends, rows = self._terminal_rows
+        return self.returns[rows[np.searchsorted(ends, nodes)], seat]
+
+    def _sampled_traversal(
+        self, seat: int, regret: np.ndarray, gain: np.ndarray, total: np.ndarray, rng: np.random.Generator
+    ) -> int:
+        """One external-sampling traversal for ``seat``, touching only the sampled nodes: from
+        the root down, depth by depth, one outcome of each chance node (by its chance) and one
+        move of each other seat's node (by the regret-matching policy of ``regret``), every
+        move of ``seat``'s; then from the leaves up, each node's sampled value for ``seat`` (at
+        its nodes, the policy's mean over its moves) and, added to ``gain`` at its pairs, each
+        move's value minus its node's (the sampled counterfactual regret: unbiased, the
+        sampling probability cancelling the others' reach). The policy at the sampled nodes of
+        the seat after ``seat`` is added to ``total``. Returns the decision nodes touched."""
+        after = (seat + 1) % self.num_players
+        frontier = np.zeros(1, np.int64)  # the sampled nodes of one depth, in increasing order
+        passes: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
+        touched = 0
+        while len(frontier):
+            mover = self.mover[frontier]
+            touched += int(np.count_nonzero(mover >= 0))
+            inner = np.flatnonzero(mover != TERMINAL)
+            if not len(inner):
+                passes.append((frontier, inner, inner, inner, inner))
+                break
+            count = self.count[frontier[inner]]
+            offsets = np.cumsum(count) - count  # each inner node's children among ``kids``
+            kids = np.repeat(self.first[frontier[inner]] - offsets, count) + np.arange(count.sum())
+            pair = self.pair[kids]
+            moved = pair >= 0
+            positive = np.where(moved, np.maximum(regret[pair], 0.0), 0.0)
+            sums = np.repeat(np.add.reduceat(positive, offsets), count)
+            uniform = 1.0 / np.repeat(count, count)
+            chance = np.where(moved, _shares(positive, sums, uniform), self.chance[kids])  # (of each edge)
+            by = mover[inner]
+            # one child of each node not ``seat``'s, by inverting its cumulative chance
+            cumulative = np.cumsum(chance)
+            within = cumulative - np.repeat(np.concatenate(([0.0], cumulative))[offsets], count)
+            draw = np.repeat(rng.random(len(inner)) * within[offsets + count - 1], count)
+            chosen = offsets + np.minimum(np.add.reduceat(within <= draw, offsets), count - 1)
+            keep = np.repeat(by == seat, count)
+            keep[chosen[by != seat]] = True
+            averaged = np.repeat(by == after, count)
+            np.add.at(total, pair[averaged], chance[averaged])
+            weight = np.where(np.repeat(by == seat, count), chance, 1.0)[keep]
+            kept = np.add.reduceat(keep, offsets)
+            passes.append((frontier, inner, pair[keep], weight, kept))
+            frontier = kids[keep]
+        value = np.zeros(0)
+        for nodes, inner, pair, weight, kept in reversed(passes):
+            here = np.zeros(len(nodes))
+            ends = np.flatnonzero(self.mover[nodes] == TERMINAL)
+            here[ends] = self._outcomes(nodes[ends], seat)
+            if len(inner):
+                starts = np.cumsum(kept) - kept
+                here[inner] = np.add.reduceat(weight * value, starts)
+                mine = np.repeat(self.mover[nodes[inner]] == seat, kept)
+                np.add.at(gain, pair[mine], (value - np.repeat(here[inner], kept))[mine])
+            value = here
+        return touched
+
+
+def _shares(weight: np.ndarray, total: np.ndarray, uniform: np.ndarray) -> np.ndarray:
+    """Each weight over its state's (or node's) ``total`` where that is positive, else
+    ``uniform``: regret matching, and an average policy from its accumulated weights."""
+    return np.where(total > 0, weight / np.where(total > 0, total, 1.0), uniform)
 
 
 # --- the walk ----------------------------------------------------------------------------------

@@ -92,7 +92,9 @@ def test_tiny_table_two_algorithms_two_seeds(tmp_path: Path, capsys: pytest.Capt
         (tmp_path / f"{algorithm}.csv").write_text("".join([header, *part, *references]))
     merged = tmp_path / "merged"
     parts = [str(tmp_path / "ppo.csv"), str(tmp_path / "mmd.csv")]
-    assert algorithms.main(["--preset", "tiny", "--merge", *parts, "--out", str(merged), "--reps", "500"]) == 0
+    assert (
+        algorithms.main(["--preset", "tiny", "--merge", *parts, "--out", str(merged), "--reps", "500"]) == 0
+    )
     assert merged.with_suffix(".csv").read_text() == out.with_suffix(".csv").read_text()
     assert json.loads(merged.with_suffix(".json").read_text()) == data
     assert "final NashConv IQM" in capsys.readouterr().out
@@ -133,3 +135,17 @@ def test_runs_are_aggregated_at_common_decisions() -> None:
     assert points[-1]["iqm"] == pytest.approx((0.1 + 0.05) / 2)  # both runs log 300
     between = 0.2 * 0.5 ** (np.log(200 / 150) / np.log(225 / 150))  # run 2 at 200, log-log
     assert points[1]["iqm"] == pytest.approx((0.2 + between) / 2)
+
+
+def test_mccfr_runs_through_the_solver_with_its_tabular_nash_conv(tmp_path: Path) -> None:
+    out = tmp_path / "bench"
+    args = ["--preset", "tiny", "--algorithms", "mccfr", "--seeds", "1", "--cfr-iterations", "0"]
+    args += ["--set", "mccfr.iterations=256", "mccfr.fit_epochs=5", "network.hidden=[16]"]
+    assert algorithms.main([*args, "--runs", str(tmp_path / "runs"), "--out", str(out), "--no-progress"]) == 0
+    points = json.loads(out.with_suffix(".json").read_text())["classic"]["tiny"]["mccfr"]["run_1"]
+    steps = [points[f"step_{k}"] for k in (1, 2, 3)]  # iterations 64, 128, 256: the nodes touched
+    assert [s["step_count"] for s in steps] == sorted(s["step_count"] for s in steps)
+    assert steps[-1]["step_count"] < 256 * 2 * 334  # (sampled: below the whole tree's)
+    assert all(algorithms.TABULAR in s for s in steps)
+    rows = list(csv.DictReader(out.with_suffix(".csv").open()))
+    assert {r["algorithm"] for r in rows} >= {"mccfr", "mccfr (tabular)", "uniform"}

@@ -242,3 +242,67 @@ def test_a_best_response_never_does_worse_than_the_policy(variant: str, seed: in
 def test_a_full_table_is_refused_at_once_with_its_deals() -> None:
     with pytest.raises(TooLarge, match="137,680,171,200 deals a round, so more than 60,000,000 nodes"):
         GameTree.build("classic", num_players=2, episode="round")
+
+
+# --- external-sampling MCCFR ---------------------------------------------------------------------
+
+
+def random_policy(tree: GameTree, seed: int) -> np.ndarray:
+    """A valid policy with every action's probability drawn at random (none zero)."""
+    weights = np.random.default_rng(seed).exponential(size=len(tree.actions)) + 0.05
+    return weights / np.add.reduceat(weights, tree.starts[:-1])[tree.pair_state]
+
+
+@pytest.mark.parametrize("seat", [0, 1])
+def test_sampled_regrets_are_unbiased_estimates_of_the_counterfactual_regrets(seat: int) -> None:
+    tree = TREES.setdefault("all_fives", GameTree.build("all_fives", preset="tiny", workers=1))
+    policy = random_policy(tree, seed=seat)
+    exact, _ = tree._counterfactual_regrets(policy, seat)
+    samples = 3000
+    rng = np.random.default_rng(7)
+    draws = np.zeros((samples, len(tree.actions)))
+    total = np.zeros(len(tree.actions))
+    for k in range(samples):  # (regret matching of the policy itself is the policy)
+        tree._sampled_traversal(seat, policy, draws[k], total, rng)
+    mine = tree.infoset_seat[tree.pair_state] == seat
+    assert not draws[:, ~mine].any()  # only the traverser's regrets
+    mean, spread = draws.mean(0), draws.std(0, ddof=1)
+    single = (np.diff(tree.starts) == 1)[tree.pair_state]  # (no regret either way, up to rounding)
+    assert np.abs(draws[:, single]).max() < 1e-12 and np.abs(exact[single]).max() < 1e-12
+    varies = spread > 1e-9  # (the rest: one legal action, or states too rare to be sampled here)
+    assert varies.sum() > 100
+    error = (mean - exact)[varies] / (spread[varies] / np.sqrt(samples))  # in standard errors
+    # unbiased: each pair's mean within 5 standard errors of the exact counterfactual regret
+    # (the largest of 138 deviations: 2.8), their mean square about 1 (0.9 and 1.1)
+    assert np.abs(error).max() < 5 and np.mean(error**2) < 2
+    # ... which the sample tells from another policy's regrets (a mean square of hundreds)
+    wrong, _ = tree._counterfactual_regrets(tree.uniform(), seat)
+    assert np.mean(((mean - wrong)[varies] / (spread[varies] / np.sqrt(samples))) ** 2) > 50
+    # the next seat's average-policy sums: its policy at its sampled nodes, nothing elsewhere
+    other = tree.infoset_seat[tree.pair_state] == 1 - seat
+    assert total[other].sum() > 0 and not total[~other].any()
+
+
+@pytest.mark.parametrize("variant", ["classic", "all_fives"])
+def test_external_sampling_gets_far_below_uniform_play(variant: str) -> None:
+    tree = GameTree.build(variant, preset="tiny", workers=1)
+    iterations = 2048
+    average, curve = tree.external_sampling(iterations, [iterations], seed=1)
+    tree.check_policy(average)
+    ((t, touched, value),) = curve
+    assert t == iterations and value == tree.nash_conv(average)
+    assert value < tree.nash_conv(tree.uniform()) / 5  # (classic 0.0008 of 0.022, all_fives 0.04 of 0.29)
+    # each traversal touches a sample: far fewer decision nodes than the tree's, per seat
+    assert touched < iterations * tree.num_players * tree.size.decisions / 10
+
+
+def test_external_sampling_repeats_with_its_seed() -> None:
+    tree = GameTree.build("classic", preset="tiny", workers=1)
+    runs = [list(tree.external_sampling_averages(64, [16, 64], seed)) for seed in (3, 3, 4)]
+    assert [t for t, _, _ in runs[0]] == [16, 64]
+    for (_, same, touched), (_, again, touched_again) in zip(runs[0], runs[1], strict=True):
+        assert np.array_equal(same, again) and touched == touched_again  # bitwise
+    assert not np.array_equal(runs[0][-1][1], runs[2][-1][1])
+    # the touched counts grow with the iterations, each below the whole tree's per iteration
+    (_, _, early), (_, _, late) = runs[0]
+    assert 0 < early < late < 64 * tree.num_players * tree.size.decisions

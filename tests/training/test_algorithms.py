@@ -36,7 +36,7 @@ def test_algorithm_defaults_to_ppo_and_an_unknown_one_is_refused_with_the_known_
     assert load_config(None, ["algorithm=mmd"]).algorithm == "mmd"
     with pytest.raises(ConfigError) as err:
         load_config(None, ["algorithm=foo"])
-    assert str(err.value) == "unknown algorithm 'foo'; known: ppo, mmd, dmc, nfsp, cfr"
+    assert str(err.value) == "unknown algorithm 'foo'; known: ppo, mmd, dmc, nfsp, cfr, mccfr"
 
 
 def test_cli_refuses_an_unknown_algorithm_with_exit_2_and_one_line(
@@ -45,7 +45,7 @@ def test_cli_refuses_an_unknown_algorithm_with_exit_2_and_one_line(
     code = main(["train", "configs/classic_tiny.yaml", "algorithm=foo"])
     out, err = capsys.readouterr()
     assert code == 2 and out == ""
-    assert err == "error: unknown algorithm 'foo'; known: ppo, mmd, dmc, nfsp, cfr\n"
+    assert err == "error: unknown algorithm 'foo'; known: ppo, mmd, dmc, nfsp, cfr, mccfr\n"
 
 
 @pytest.mark.parametrize(

@@ -23,6 +23,7 @@ from training.eval.exploitability import network_policy, observe_all
 from training.model import checkpoint
 from training.model.config import ConfigError, load_config
 from training.rl.cfr import CFRSolver, checkpoint_iterations
+from training.rl.train import Trainer
 
 ITERATIONS = 16
 TINY_CFR = ["algorithm=cfr", f"cfr.iterations={ITERATIONS}", "cfr.fit_epochs=60", "network.hidden=[32]"]
@@ -52,6 +53,8 @@ def test_checkpoint_iterations_are_the_powers_of_two_and_the_last() -> None:
     assert checkpoint_iterations(16) == [1, 2, 4, 8, 16]
     assert checkpoint_iterations(20) == [1, 2, 4, 8, 16, 20]
     assert checkpoint_iterations(0) == []
+    assert checkpoint_iterations(300, first=64) == [64, 128, 256, 300]  # (mccfr's: from 2**6)
+    assert checkpoint_iterations(20, first=64) == [20]
 
 
 def test_a_run_writes_every_checkpoint_in_the_common_format(solved: tuple[Path, str], tree: GameTree) -> None:
@@ -122,7 +125,8 @@ def test_a_table_without_a_game_tree_is_refused_in_one_line(
 def test_unknown_algorithms_are_still_refused(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["train", "configs/classic_tiny.yaml", "algorithm=cfrr"]) == 2
     err = capsys.readouterr().err
-    assert err.startswith("error: unknown algorithm 'cfrr'; known: ") and "cfr" in err.split("known: ")[1]
+    assert err.startswith("error: unknown algorithm 'cfrr'; known: ")
+    assert {"cfr", "mccfr"} <= set(err.split("known: ")[1].strip().split(", "))
     assert err.count("\n") == 1
 
 
@@ -159,3 +163,71 @@ def test_overwrite_starts_over_and_seeds_repeat(tmp_path: Path, capsys: pytest.C
     for name, weights in first["model"].items():  # the same seed: the same network
         assert np.array_equal(weights.numpy(), again["model"][name].numpy())
     capsys.readouterr()
+
+
+# --- algorithm=mccfr: external-sampling MCCFR, the same run folder and checkpoints -----------------
+
+MCCFR_ITERATIONS = 1024
+TINY_MCCFR = [
+    "algorithm=mccfr",
+    f"mccfr.iterations={MCCFR_ITERATIONS}",
+    "mccfr.fit_epochs=60",
+    "network.hidden=[32]",
+]
+
+
+@pytest.fixture(scope="module")
+def sampled(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    """One mccfr run on the tiny table, through the CLI: its run folder and what it printed."""
+    out_dir = tmp_path_factory.mktemp("mccfr")
+    printed = io.StringIO()
+    args = ["train", "configs/classic_tiny.yaml", *TINY_MCCFR, f"run.out_dir={json.dumps(str(out_dir))}"]
+    with contextlib.redirect_stdout(printed):
+        assert main([*args, "--no-progress"]) == 0
+    return out_dir / "classic-1", printed.getvalue()
+
+
+def test_an_mccfr_run_checkpoints_its_fitted_average_policy(
+    sampled: tuple[Path, str], tree: GameTree
+) -> None:
+    run_dir, printed = sampled
+    folder = run_dir / "checkpoints"
+    marks = (64, 128, 256, 512, 1024)  # the powers of two from 2**6, and the last
+    assert sorted(p.name for p in folder.iterdir()) == [*(f"iter_{t:05d}.pt" for t in marks), "latest.pt"]
+    assert printed.splitlines()[-1] == f"final checkpoint: {folder / 'iter_01024.pt'}"
+    assert "iteration 1024: NashConv tabular" in printed
+    data = checkpoint.load(folder / "latest.pt")
+    assert {"model", "optimizer", "config", "architecture", "iteration", "steps", "rng", "nash_conv"} <= set(
+        data
+    )
+    assert data["config"].algorithm == "mccfr" and data["iteration"] == MCCFR_ITERATIONS
+    # steps: the decision nodes the sampled traversals touched, the run's own (seed run.seed)
+    stepped = list(tree.external_sampling_averages(MCCFR_ITERATIONS, marks, seed=1))
+    for t, average, touched in stepped:
+        saved = checkpoint.load(folder / f"iter_{t:05d}.pt")
+        assert saved["steps"] == touched and saved["nash_conv"]["tabular"] == tree.nash_conv(average)
+    assert data["steps"] < MCCFR_ITERATIONS * tree.num_players * tree.size.decisions / 10
+    # the fitted network: well below uniform play (0.0222; the tabular policy: 0.0016)
+    observed = observe_all(tree, progress=False)
+    fitted = tree.nash_conv(network_policy(tree, run_dir, observed))
+    assert fitted < tree.nash_conv(tree.uniform()) / 4
+    assert data["nash_conv"]["network"] == pytest.approx(fitted, rel=1e-9, abs=1e-12)
+
+
+def test_mccfr_is_refused_where_cfr_is(
+    sampled: tuple[Path, str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run_dir, _ = sampled
+    args = ["train", "configs/classic_tiny.yaml", *TINY_MCCFR, f"run.out_dir={json.dumps(str(tmp_path))}"]
+    assert main([*args, "--resume", str(run_dir)]) == 2
+    assert capsys.readouterr().err.startswith("error: algorithm=mccfr cannot --resume")
+    ray = argparse.Namespace(ray=2, ray_address=None, resume=None, overwrite=False, no_progress=True)
+    with pytest.raises(ConfigError, match="algorithm=mccfr plays no games: --ray"):
+        run_cfr(load_config("configs/classic_tiny.yaml", TINY_MCCFR), ray)
+    with pytest.raises(ConfigError, match="algorithm=mccfr solves the game tree rather than training here"):
+        Trainer(load_config("configs/classic_tiny.yaml", ["algorithm=mccfr"]))
+    with pytest.raises(ConfigError, match="the mccfr settings apply to algorithm=mccfr only"):
+        load_config("configs/classic_tiny.yaml", ["algorithm=cfr", "mccfr.iterations=8"])
+    with pytest.raises(ConfigError, match=r"mccfr\.iterations must be at least 1, got 0"):
+        load_config("configs/classic_tiny.yaml", ["algorithm=mccfr", "mccfr.iterations=0"])
+    assert load_config("configs/classic_tiny.yaml", ["algorithm=mccfr"]).mccfr.iterations == 2**17

@@ -1,5 +1,5 @@
 """``train``: self-play PPO from a YAML config, on this machine or with Ray actors collecting;
-``algorithm=cfr`` solves the table's game tree instead (:func:`solve`)."""
+``algorithm=cfr`` and ``algorithm=mccfr`` solve the table's game tree instead (:func:`solve`)."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ if TYPE_CHECKING:  # (no train-extra import at the top: training.cli's rule)
 
 def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> argparse.ArgumentParser:
     parser = subparsers.add_parser(
-        "train", help="self-play PPO from a YAML config (algorithm=cfr: CFR+ on the game tree)"
+        "train", help="self-play PPO from a YAML config (algorithm=cfr or mccfr: CFR on the game tree)"
     )
     parser.add_argument("config", help="a YAML file in configs/")
     parser.add_argument(
@@ -51,12 +51,12 @@ def uses_ray(args: argparse.Namespace) -> bool:
 
 
 def run(args: argparse.Namespace) -> int:
-    from training.model.config import load_config
+    from training.model.config import TREE_ALGORITHMS, load_config
     from training.rl.collect import CollectorFactory
     from training.rl.train import Trainer
 
     config = load_config(args.config, args.overrides)
-    if config.algorithm == "cfr":
+    if config.algorithm in TREE_ALGORITHMS:
         return run_cfr(config, args)
     collector: CollectorFactory | None = None  # run.collector's
     if uses_ray(args):  # each worker runs run.collector's collector
@@ -74,15 +74,17 @@ def run(args: argparse.Namespace) -> int:
 
 
 def run_cfr(config: Config, args: argparse.Namespace) -> int:
-    """``train`` with ``algorithm=cfr``: no rollouts (so neither ``--ray`` nor ``--resume``)."""
+    """``train`` with ``algorithm=cfr`` or ``mccfr``: no rollouts (so neither ``--ray`` nor
+    ``--resume``)."""
     from training.model.config import ConfigError
 
+    name = config.algorithm
     if uses_ray(args):
-        raise ConfigError("algorithm=cfr plays no games: --ray and --ray-address have nothing to collect")
+        raise ConfigError(f"algorithm={name} plays no games: --ray and --ray-address have nothing to collect")
     if args.resume is not None:
         raise ConfigError(
-            "algorithm=cfr cannot --resume (its checkpoints hold the fitted network, not CFR+'s "
-            "regrets): start the run over with --overwrite"
+            f"algorithm={name} cannot --resume (its checkpoints hold the fitted network, not the "
+            "solver's regrets): start the run over with --overwrite"
         )
     path = solve(config, overwrite=args.overwrite, progress=not args.no_progress)
     print(f"final checkpoint: {path}")
@@ -97,7 +99,7 @@ def solve(
     tree: GameTree | None = None,
     observed: Observed | None = None,
 ) -> Path:
-    """An ``algorithm=cfr`` run (:class:`training.rl.cfr.CFRSolver`), given the tree's
+    """An ``algorithm=cfr`` or ``mccfr`` run (:class:`training.rl.cfr.CFRSolver`), given the tree's
     observations (``training.eval.exploitability.observe_all``, read here unless ``observed``)
     and its network reader (``network_policy``); ``tree``: the config's table's, when the caller
     has it (the benchmark). Returns the final checkpoint."""

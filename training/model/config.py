@@ -116,6 +116,15 @@ class CFRConfig:
 
 
 @dataclass
+class MCCFRConfig(CFRConfig):
+    """External-sampling MCCFR's settings (``algorithm: mccfr``): CFR's, an iteration being
+    one sampled traversal per seat (``GameTree.external_sampling_averages``) rather than a
+    pass over the whole tree, so many more of them."""
+
+    iterations: int = 2**17  # traversals per seat (checkpoints: the powers of two from 64, and the last)
+
+
+@dataclass
 class PoolConfig:
     share: float = 0.2  # share of games with frozen earlier snapshots in the other seats
     snapshot_every: int = 10  # iterations between snapshots
@@ -158,8 +167,9 @@ class RunConfig:
 
 
 # the update's forms: training/rl/ppo.py's update (mmd adds a magnet), training/rl/dmc.py's for
-# dmc, training/rl/nfsp.py's for nfsp; cfr solves the game tree (training/rl/cfr.py) instead
-ALGORITHMS = ("ppo", "mmd", "dmc", "nfsp", "cfr")
+# dmc, training/rl/nfsp.py's for nfsp; cfr and mccfr solve the game tree (training/rl/cfr.py) instead
+ALGORITHMS = ("ppo", "mmd", "dmc", "nfsp", "cfr", "mccfr")
+TREE_ALGORITHMS = ("cfr", "mccfr")  # the ones that solve the game tree rather than play games
 COLLECTORS = ("local", "vector")
 DEVICES = ("cpu", "cuda", "cuda:N", "auto")  # run.device's forms (resolve_device)
 VECTOR_BASELINES = ("random",)  # the pool.baselines the vector collector plays itself (vector_collect.py)
@@ -169,7 +179,8 @@ VECTOR_BASELINES = ("random",)  # the pool.baselines the vector collector plays 
 class Config:
     # one of ALGORITHMS: "ppo", "mmd" (PPO pulled toward a magnet, MMDConfig), "dmc" (Deep Monte
     # Carlo: the logits as Q values regressed on episode returns, epsilon-greedy play, DMCConfig),
-    # "nfsp" (neural fictitious self-play, NFSPConfig) or "cfr" (CFR+ on the game tree, CFRConfig)
+    # "nfsp" (neural fictitious self-play, NFSPConfig), "cfr" (CFR+ on the game tree, CFRConfig)
+    # or "mccfr" (external-sampling Monte Carlo CFR on the game tree, MCCFRConfig)
     algorithm: str = "ppo"
     env: EnvConfig = field(default_factory=EnvConfig)
     network: NetworkConfig = field(default_factory=NetworkConfig)
@@ -178,6 +189,7 @@ class Config:
     dmc: DMCConfig = field(default_factory=DMCConfig)  # read with algorithm: dmc only
     nfsp: NFSPConfig = field(default_factory=NFSPConfig)  # read with algorithm: nfsp only
     cfr: CFRConfig = field(default_factory=CFRConfig)  # read with algorithm: cfr only
+    mccfr: MCCFRConfig = field(default_factory=MCCFRConfig)  # read with algorithm: mccfr only
     pool: PoolConfig = field(default_factory=PoolConfig)
     eval: EvalConfig = field(default_factory=EvalConfig)
     run: RunConfig = field(default_factory=RunConfig)
@@ -305,6 +317,7 @@ ALGORITHM_SECTIONS: dict[str, type[Any]] = {
     "dmc": DMCConfig,
     "nfsp": NFSPConfig,
     "cfr": CFRConfig,
+    "mccfr": MCCFRConfig,
 }
 
 
@@ -452,6 +465,9 @@ def validate(config: Config) -> DominoEnv:
         "cfr.iterations": config.cfr.iterations,
         "cfr.fit_epochs": config.cfr.fit_epochs,
         "cfr.batch_size": config.cfr.batch_size,
+        "mccfr.iterations": config.mccfr.iterations,
+        "mccfr.fit_epochs": config.mccfr.fit_epochs,
+        "mccfr.batch_size": config.mccfr.batch_size,
     }
     for key, value in positive.items():
         if value < 1:

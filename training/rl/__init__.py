@@ -3,8 +3,8 @@
 The read path, top to bottom (as CleanRL's ppo.py reads in one file):
 
 1. **config** - :mod:`training.model.config`: :class:`~training.model.config.Config` (its
-   ``algorithm``: ``ppo``, ``mmd``, ``dmc``, ``nfsp`` or ``cfr``; its ``network``, ``ppo``,
-   ``mmd``, ``dmc``, ``nfsp``, ``cfr`` and ``run`` sections),
+   ``algorithm``: ``ppo``, ``mmd``, ``dmc``, ``nfsp``, ``cfr`` or ``mccfr``; its ``network``,
+   ``ppo``, ``mmd``, ``dmc``, ``nfsp``, ``cfr``, ``mccfr`` and ``run`` sections),
    from :func:`~training.model.config.load_config`.
 2. **architecture** - :mod:`training.model.networks`:
    :meth:`Architecture.for_table(env, config.network) <training.model.networks.Architecture.for_table>`
@@ -39,6 +39,8 @@ The read path, top to bottom (as CleanRL's ppo.py reads in one file):
 
 ``algorithm: cfr`` leaves this path: :class:`training.rl.cfr.CFRSolver` runs tabular CFR+ on the
 table's game tree and fits its average policy into the network at each checkpoint (no games).
+``algorithm: mccfr`` leaves it the same way: the same solver class runs external-sampling Monte
+Carlo CFR (``GameTree.external_sampling_averages``) on the tree instead of CFR+.
 
 Beside the path: :mod:`training.rl.match_value` (rewards of round-trained tables,
 ``run.match_value``) and :mod:`training.rl.distributed` (``--ray``).

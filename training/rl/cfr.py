@@ -1,7 +1,9 @@
 """``algorithm: cfr``: tabular CFR+ over the table's whole game tree, its average policy fitted
-into the checkpoint's network.
+into the checkpoint's network; ``algorithm: mccfr``: the same with external-sampling Monte Carlo
+CFR instead of CFR+.
 
     python -m training train configs/classic_small.yaml algorithm=cfr
+    python -m training train configs/classic_small.yaml algorithm=mccfr
 
 No games are played. The table's one-round game tree (:class:`domino_env.gametree.GameTree`:
 every history and information state, as arrays) is solved by CFR+
@@ -41,6 +43,15 @@ updates), so ``steps = iteration x players x decision nodes``, the work in the o
 algorithms' unit (a decision) and the honest x axis of ``benchmarks/algorithms.py``. The
 checkpoint also holds ``nash_conv``: {``tabular``, ``network``}.
 
+**algorithm: mccfr** runs external-sampling MCCFR (:meth:`GameTree.external_sampling_averages`:
+Lanctot et al. 2009, OpenSpiel's ``ExternalSamplingSolver``'s updates, seeded by ``run.seed``)
+for ``mccfr.iterations`` (default 2**17), an iteration being one sampled traversal per seat,
+and fits as above (``mccfr.fit_epochs``, ``mccfr.batch_size``) at the powers of two from 2**6
+(:data:`FIRST_MCCFR_CHECKPOINT`: earlier averages are a few dozen sampled traversals, not worth
+a fit) and the last. Its ``steps`` are the decision nodes its traversals touched so far (the
+sampled ones: a few dozen per traversal, not iterations x players x decision nodes), the same
+unit as CFR+'s.
+
 The tree's observations and a network's policy over the tree are read by
 ``training.eval.exploitability`` (``observe_all``, ``network_policy``), a layer above this
 one: the caller passes them in (:meth:`CFRSolver.train`'s ``observed`` and ``read_policy``;
@@ -51,7 +62,7 @@ starts over, in seconds on the small tables.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -63,7 +74,7 @@ from tqdm import tqdm
 from domino_env import raw_env
 from domino_env.gametree import GameTree
 from training.model import checkpoint
-from training.model.config import Config, ConfigError, resolve_device
+from training.model.config import TREE_ALGORITHMS, Config, ConfigError, resolve_device
 from training.model.networks import ActorCritic, Architecture
 from training.rl.train import claim_run_dir, network_payload
 
@@ -82,10 +93,13 @@ class Observations(Protocol):
 PolicyReader = Callable[[ActorCritic], np.ndarray]  # a network's policy over the tree, float64[M]
 
 
-def checkpoint_iterations(iterations: int) -> list[int]:
-    """The CFR+ iterations a run checkpoints after: the powers of two up to ``iterations``, and
-    ``iterations`` itself."""
-    return [t for t in range(1, iterations + 1) if t & (t - 1) == 0 or t == iterations]
+FIRST_MCCFR_CHECKPOINT = 2**6  # mccfr's first checkpoint (when it runs that many iterations)
+
+
+def checkpoint_iterations(iterations: int, first: int = 1) -> list[int]:
+    """The iterations a run checkpoints after: the powers of two from ``first`` up to
+    ``iterations``, and ``iterations`` itself."""
+    return [t for t in range(1, iterations + 1) if (t & (t - 1) == 0 and t >= first) or t == iterations]
 
 
 def build_tree(config: Config) -> GameTree:
@@ -97,21 +111,23 @@ def build_tree(config: Config) -> GameTree:
     except ValueError as err:
         reason = " ".join(str(err).split())
         raise ConfigError(
-            "algorithm=cfr solves the table's whole game tree, which only one round of a small "
-            f"line-of-play table has (env.options preset: tiny, small or medium): {reason}"
+            f"algorithm={config.algorithm} solves the table's whole game tree, which only one round "
+            f"of a small line-of-play table has (env.options preset: tiny, small or medium): {reason}"
         ) from None
 
 
 class CFRSolver:
-    """One ``algorithm: cfr`` run: the tree, the network and its optimizer, the run folder."""
+    """One ``algorithm: cfr`` or ``algorithm: mccfr`` run: the tree, the network and its
+    optimizer, the run folder."""
 
     def __init__(self, config: Config, *, overwrite: bool = False, tree: GameTree | None = None) -> None:
         """``tree``: the config's table's, when the caller has built it already. The run folder
         is refused when it holds an earlier run unless ``overwrite`` (its files deleted first,
         last of all: nothing is deleted for a run that cannot start)."""
-        if config.algorithm != "cfr":
-            raise ConfigError(f"CFRSolver runs algorithm=cfr, not {config.algorithm}")
+        if config.algorithm not in TREE_ALGORITHMS:
+            raise ConfigError(f"CFRSolver runs algorithm=cfr or mccfr, not {config.algorithm}")
         self.config = config
+        self.settings = config.cfr if config.algorithm == "cfr" else config.mccfr  # (its section)
         self.device = resolve_device(config.run.device)
         self.run_dir = Path(config.run.out_dir) / config.run_name
         torch.set_num_threads(config.run.torch_threads)
@@ -147,19 +163,35 @@ class CFRSolver:
             raise ValueError("the observations' action masks are not the tree's legal actions")
         return pairs, real
 
+    def checkpoint_iterations(self) -> list[int]:
+        """The iterations this run checkpoints after (:func:`checkpoint_iterations`)."""
+        first = FIRST_MCCFR_CHECKPOINT if self.config.algorithm == "mccfr" else 1
+        return checkpoint_iterations(self.settings.iterations, first)
+
+    def averages(self, marks: set[int]) -> Iterator[tuple[int, np.ndarray, int]]:
+        """The solver's run: after each iteration in ``marks``, (the iteration, its average
+        policy, the decision nodes visited so far: the checkpoint's ``steps``)."""
+        tree, iterations = self.tree, self.settings.iterations
+        if self.config.algorithm == "mccfr":
+            yield from tree.external_sampling_averages(iterations, marks, self.config.run.seed)
+            return
+        for t, average in tree.cfr_plus_averages(iterations, marks):
+            yield t, average, t * self.steps_per_iteration
+
     def fit(self, observed: Observations, target: np.ndarray) -> float:
-        """``cfr.fit_epochs`` passes of Adam over every information state (``target``:
-        float[N, W], each row's distribution by slot), minimising the mean cross-entropy from
-        the target to the network's legal distribution; returns the last pass's mean loss."""
-        cfg, model = self.config, self.model
+        """``cfr.fit_epochs`` (or ``mccfr.fit_epochs``) passes of Adam over every information
+        state (``target``: float[N, W], each row's distribution by slot), minimising the mean
+        cross-entropy from the target to the network's legal distribution; returns the last
+        pass's mean loss."""
+        model = self.model
         device = self.device
         obs = torch.from_numpy(observed.obs).to(device)
         mask = torch.from_numpy(observed.mask).to(device).bool()
         goal = torch.from_numpy(target).to(device, torch.float32)
-        size = min(cfg.cfr.batch_size, len(goal))
+        size = min(self.settings.batch_size, len(goal))
         model.train()
         loss_sum, rows = 0.0, 0
-        for _ in range(cfg.cfr.fit_epochs):
+        for _ in range(self.settings.fit_epochs):
             order = torch.from_numpy(self.rng.permutation(len(goal))).to(device)
             loss_sum, rows = 0.0, 0
             for start in range(0, len(order), size):
@@ -201,23 +233,25 @@ class CFRSolver:
         return path
 
     def train(self, observed: Observations, read_policy: PolicyReader, progress: bool = True) -> Path:
-        """Run CFR+ and checkpoint its fitted average policy at :func:`checkpoint_iterations`;
-        returns the last checkpoint. ``observed``: every information state's observation and
-        mask; ``read_policy``: a network's policy over the tree from them (``network_policy``)."""
-        tree, iterations = self.tree, self.config.cfr.iterations
+        """Run CFR+ (or MCCFR) and checkpoint its fitted average policy at
+        :meth:`checkpoint_iterations`; returns the last checkpoint. ``observed``: every
+        information state's observation and mask; ``read_policy``: a network's policy over the
+        tree from them (``network_policy``)."""
+        tree, iterations = self.tree, self.settings.iterations
         pairs, real = self.targets(observed)
         writer = SummaryWriter(str(self.run_dir / "tb"))
-        bar = tqdm(total=iterations, unit="it", desc="CFR+", disable=not progress)
+        label = "CFR+" if self.config.algorithm == "cfr" else "MCCFR"
+        bar = tqdm(total=iterations, unit="it", desc=label, disable=not progress)
         path = self.run_dir / "checkpoints" / "latest.pt"
         started = time.perf_counter()
-        saved = set(checkpoint_iterations(iterations))
+        saved = set(self.checkpoint_iterations())
         shown = range(0, iterations + 1, max(1, iterations // 100))  # (the bar's: about 1% apart)
         try:
-            for t, average in tree.cfr_plus_averages(iterations, saved.union(shown)):
+            for t, average, steps in self.averages(saved.union(shown)):
                 bar.update(t - bar.n)
                 if t not in saved:
                     continue
-                self.iteration, self.steps = t, t * self.steps_per_iteration
+                self.iteration, self.steps = t, steps
                 bar.set_postfix_str("fitting", refresh=True)
                 loss = self.fit(observed, np.where(real, average[pairs], 0.0))
                 fitted = read_policy(self.model)

@@ -25,7 +25,14 @@ from domino_env.agents import parse_search_name
 from training.agents import PolicyAgent, resolve_agent
 from training.matches import play_match, whole_deals
 from training.model import checkpoint
-from training.model.config import Config, ConfigError, acting_epsilon, config_differences, resolve_device
+from training.model.config import (
+    TREE_ALGORITHMS,
+    Config,
+    ConfigError,
+    acting_epsilon,
+    config_differences,
+    resolve_device,
+)
 from training.model.networks import ActorCritic
 from training.rl import distributed, dmc, nfsp
 from training.rl.collect import CollectorFactory, collector_factory
@@ -125,8 +132,11 @@ class Trainer:
         :func:`~training.rl.collect.collector_factory`). The model, its optimizer and the update
         live on ``run.device`` (a device this machine lacks: ConfigError, before anything starts);
         the collectors play on the CPU and act through the model's numpy interface."""
-        if config.algorithm == "cfr":
-            raise ConfigError("algorithm=cfr solves the game tree rather than training here: training.rl.cfr")
+        if config.algorithm in TREE_ALGORITHMS:
+            raise ConfigError(
+                f"algorithm={config.algorithm} solves the game tree rather than training here: "
+                "training.rl.cfr"
+            )
         self.config = config
         self.device = resolve_device(config.run.device)
         self.run_dir = Path(config.run.out_dir) / config.run_name
