@@ -334,9 +334,9 @@ def plot(
     learn.axhline(uniform, color="grey", linestyle=":", label=f"uniform random: {uniform:.3g}")
     learn.set_xscale("log")
     learn.set_yscale("log")
-    learn.set_xlabel("decisions played (every seat; cfr: decision nodes CFR+ visited)")
+    learn.set_xlabel("decisions played (every seat; cfr, mccfr: decision nodes visited)")
     learn.set_ylabel("NashConv (exact; lower is better)")
-    learn.set_title("learning from play (band: 95% stratified bootstrap)", fontsize="medium")
+    learn.set_title("against experience (band: 95% stratified bootstrap)", fontsize="medium")
     learn.legend(fontsize=8)
     if cfr:
         its, values = zip(*cfr, strict=True)

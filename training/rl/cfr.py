@@ -76,7 +76,7 @@ from domino_env.gametree import GameTree
 from training.model import checkpoint
 from training.model.config import TREE_ALGORITHMS, Config, ConfigError, resolve_device
 from training.model.networks import ActorCritic, Architecture
-from training.rl.train import claim_run_dir, network_payload
+from training.rl.train import claim_run_dir, network_payload, save_checkpoint
 
 FLOOR = 1e-12  # a network probability below this counts as this in the fit's reported KL
 
@@ -224,14 +224,6 @@ class CFRSolver:
             "nash_conv": dict(self.nash_conv),
         }
 
-    def save(self) -> Path:
-        folder = self.run_dir / "checkpoints"
-        path = folder / f"iter_{self.iteration:05d}.pt"
-        payload = self.payload()
-        checkpoint.save(path, payload)
-        checkpoint.save(folder / "latest.pt", payload)
-        return path
-
     def train(self, observed: Observations, read_policy: PolicyReader, progress: bool = True) -> Path:
         """Run CFR+ (or MCCFR) and checkpoint its fitted average policy at
         :meth:`checkpoint_iterations`; returns the last checkpoint. ``observed``: every
@@ -266,7 +258,7 @@ class CFRSolver:
                 }
                 for key, value in stats.items():
                     writer.add_scalar(key, value, self.steps)
-                path = self.save()
+                path = save_checkpoint(self.run_dir, self.payload())
                 bar.set_postfix_str(f"NashConv tabular {stats['nash_conv/tabular']:.3g}", refresh=False)
                 bar.write(
                     f"iteration {t}: NashConv tabular {stats['nash_conv/tabular']:.6g}, "

@@ -107,6 +107,16 @@ def network_payload(
     }
 
 
+def save_checkpoint(run_dir: Path, payload: dict[str, Any]) -> Path:
+    """Write ``payload`` as the run's ``checkpoints/iter_NNNNN.pt`` (its iteration) and as
+    ``latest.pt``; returns the first."""
+    folder = run_dir / "checkpoints"
+    path = folder / f"iter_{payload['iteration']:05d}.pt"
+    checkpoint.save(path, payload)
+    checkpoint.save(folder / "latest.pt", payload)
+    return path
+
+
 def evaluation_iterations(every: int, iterations: int) -> set[int]:
     """The iterations after which a run evaluates (0: before the first): none when ``every``
     is 0; else step 0, the log-spaced 1, 4, 16, ... below ``every`` (learning is fastest
@@ -248,11 +258,7 @@ class Trainer:
         return path
 
     def save(self, payload: dict[str, Any]) -> Path:
-        folder = self.run_dir / "checkpoints"
-        path = folder / f"iter_{payload['iteration']:05d}.pt"
-        checkpoint.save(path, payload)
-        checkpoint.save(folder / "latest.pt", payload)
-        return path
+        return save_checkpoint(self.run_dir, payload)
 
     # --- the loop ---------------------------------------------------------------------------
 
