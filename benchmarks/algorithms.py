@@ -114,7 +114,7 @@ from domino_env.gametree import GameTree  # noqa: E402
 from training.cli.train import solve  # noqa: E402
 from training.eval.exploitability import log_spaced, network_policy, observe_all  # noqa: E402
 from training.model import checkpoint  # noqa: E402
-from training.model.config import load_config  # noqa: E402
+from training.model.config import ALGORITHMS, load_config  # noqa: E402
 from training.rl.train import Trainer  # noqa: E402
 
 METRIC = "nash_conv"
@@ -316,9 +316,14 @@ def csv_rows(
     return rows
 
 
+def label(seeds: int) -> str:
+    """How a line's seeds are named in the legend."""
+    return "1 seed" if seeds == 1 else f"IQM of {seeds} seeds"
+
+
 def plot(
     aggregated: dict[str, list[dict[str, float]]],
-    seeds: int,
+    seeds: dict[str, int],
     uniform: float,
     cfr: list[tuple[int, float]],
     title: str,
@@ -327,7 +332,8 @@ def plot(
     fig, (learn, solve) = plt.subplots(1, 2, figsize=(11, 4.4), gridspec_kw={"width_ratios": [3, 2]})
     for k, (algorithm, curve) in enumerate(aggregated.items()):
         xs = [p["decisions"] for p in curve]
-        learn.plot(xs, [p["iqm"] for p in curve], color=f"C{k}", label=f"{algorithm} (IQM of {seeds} seeds)")
+        name = f"{algorithm} ({label(seeds[algorithm])})"
+        learn.plot(xs, [p["iqm"] for p in curve], color=f"C{k}", label=name)
         learn.fill_between(
             xs, [p["low"] for p in curve], [p["high"] for p in curve], color=f"C{k}", alpha=0.2
         )
@@ -374,7 +380,7 @@ def report(
         writer.writeheader()
         writer.writerows(csv_rows(runs, uniform, cfr, cfr_seconds))
     title = f"{args.variant}, preset={task}: {tree.size.information_states:,} information states"
-    seeds = max(len(curves) for curves in runs.values())
+    seeds = {algorithm: len(curves) for algorithm, curves in runs.items()}
     plot(aggregated, seeds, uniform, cfr, title, out.with_suffix(".png"))
     print(f"\n{'algorithm':<10} {'final NashConv IQM [95% band]':<34} {'decisions':>10} {'minutes':>8}")
     for algorithm, curve in aggregated.items():
@@ -451,7 +457,9 @@ def merge(args: argparse.Namespace, tree: GameTree, task: str, out: Path) -> Non
             runs[algorithm], found[algorithm] = seeds, path
         if len(their_cfr) > len(cfr):
             cfr, cfr_seconds = their_cfr, their_seconds
-    report(args, tree, task, out, runs, uniform, cfr, cfr_seconds)
+    known = {name: k for k, name in enumerate(ALGORITHMS)}  # (the trainer's order: stable colours)
+    ordered = dict(sorted(runs.items(), key=lambda item: known.get(item[0], len(known))))
+    report(args, tree, task, out, ordered, uniform, cfr, cfr_seconds)
 
 
 def main(argv: list[str] | None = None) -> int:
