@@ -104,16 +104,15 @@ its own Generator) is the kernel's own. ``observing = False`` skips the observat
 then has no columns) where only masks are read; :meth:`legal_points` gives what each legal play
 scores at once (All Fives' count), as the rules' ``immediate_points``.
 
-**Deals** are the scalar rules' own: each table keeps its scalar env's numpy Generator, seeded
-at each episode as ``DominoEnv.reset`` seeds it (``seeding.np_random``: :func:`pcg64_states`
-runs numpy's SeedSequence hash for all the new episodes at once and is checked against numpy
-at construction), and at a round's start the rules shuffle the tiles with it
+**Deals** are the scalar rules' own: each table keeps its scalar env's numpy Generator (as
+arrays: :mod:`domino_env.vector.dealing`), seeded at each episode as ``DominoEnv.reset`` seeds
+it (``seeding.np_random``), and at a round's start the rules shuffle the tiles with it
 (``shuffled_tiles``); the hands are the shuffle's first tiles, a hand after another, the
 boneyard the rest in draw order (``deal_in_order``). The leader of a round that opens by the
 rules' ``opens`` holds the first dealt tile of ``opens.order`` and must lead it (``opening``);
 with no order (All Fives' first round) a lot draws it from the same Generator after the
-shuffle, as ``rules.resolve`` does. That is the only Python per table, once a round; an
-ordinary step is whole-array numpy.
+shuffle, as ``rules.resolve`` does. The dealer replays numpy's algorithms on many tables at
+once, each table's next deal drawn ahead, so a step is whole-array numpy.
 """
 
 from __future__ import annotations
@@ -123,7 +122,6 @@ from operator import attrgetter
 from typing import Any, ClassVar
 
 import numpy as np
-from gymnasium.utils import seeding
 
 from domino_env.core.line import CLOSED, OPEN, Spinner
 from domino_env.core.state import State
@@ -141,64 +139,9 @@ from domino_env.rules.parts import (
 from domino_env.rules.places import PlacesRules
 from domino_env.rules.table import TableRules
 from domino_env.vector.base import Info, VectorEnv, base_seed, checked_actions, episode_seed
+from domino_env.vector.dealing import Dealer
 
 _TIE_KEY = 1 << 32  # a round's key: the winner's side first, then the score change
-
-
-# numpy's SeedSequence and PCG64 seeding constants (numpy/random/bit_generator.pyx, pcg64.h)
-_INIT_A, _MULT_A, _INIT_B, _MULT_B = 0x43B0D7E5, 0x931E8875, 0x8B51F9DD, 0x58F38DED
-_MIX_L, _MIX_R, _MASK32, _MASK128 = 0xCA01F9DD, 0x4973F715, 0xFFFFFFFF, (1 << 128) - 1
-_PCG_MULT = (2549297995355413924 << 64) + 4865540595714422341
-
-
-def _hash_constants() -> list[tuple[int, int]]:
-    """The hash constant before and after each of ``mix_entropy``'s 16 hashmix calls (they
-    never depend on the entropy)."""
-    out, constant = [], _INIT_A
-    for _ in range(16):
-        after = constant * _MULT_A & _MASK32
-        out.append((constant, after))
-        constant = after
-    return out
-
-
-_HASH = _hash_constants()
-
-
-def pcg64_states(seeds: np.ndarray) -> list[tuple[int, int]]:
-    """``(state, inc)`` of ``np.random.PCG64(np.random.SeedSequence(seed))`` for each seed
-    (uint64[K]): what gymnasium's ``seeding.np_random`` seeds, the SeedSequence hash run on
-    all K seeds at once (a seed below 2**64 is two 32-bit entropy words, the pool's other two
-    zero). The kernel checks it against numpy at construction."""
-    u32 = np.uint32
-    words = [(seeds & _MASK32).astype(u32), (seeds >> np.uint64(32)).astype(u32)]
-    words += [np.zeros(len(seeds), u32)] * 2
-    calls = iter(_HASH)
-
-    def hashmix(value: np.ndarray) -> np.ndarray:
-        before, after = next(calls)
-        value = (value ^ u32(before)) * u32(after)
-        return value ^ (value >> u32(16))
-
-    with np.errstate(over="ignore"):  # (uint32 arithmetic wraps, as numpy's C does)
-        pool = [hashmix(word) for word in words]
-        for src in range(4):
-            for dst in range(4):
-                if src != dst:
-                    mixed = u32(_MIX_L) * pool[dst] - u32(_MIX_R) * hashmix(pool[src])
-                    pool[dst] = mixed ^ (mixed >> u32(16))
-        constant, state = _INIT_B, []
-        for i in range(8):  # generate_state(4, uint64): 8 words, little-endian pairs
-            value = pool[i % 4] ^ u32(constant)
-            constant = constant * _MULT_B & _MASK32
-            value = value * u32(constant)
-            state.append((value ^ (value >> u32(16))).astype(np.uint64))
-    halves = [(state[2 * j] | (state[2 * j + 1] << np.uint64(32))).tolist() for j in range(4)]
-    out = []
-    for high, low, seq_high, seq_low in zip(*halves, strict=True):  # pcg64_srandom_r
-        inc = (((seq_high << 64) | seq_low) << 1 | 1) & _MASK128
-        out.append((((inc + ((high << 64) | low)) * _PCG_MULT + inc) & _MASK128, inc))
-    return out
 
 
 def _spread(masks: np.ndarray) -> np.ndarray:
@@ -598,16 +541,9 @@ class ChainKernel(VectorEnv):
         self._seat_base, self._side_base, self._end_base = self._rows * n, self._rows * D, self._rows * S
         self._sides = np.arange(D)
         self._base = 0
-        # Each table's scalar env's np_random (a PCG64 Generator, reseeded at each episode).
-        self._rngs = [np.random.Generator(np.random.PCG64(0)) for _ in range(B)]
-        # Seed them by pcg64_states where it agrees with numpy here (else seeding.np_random).
-        probe_seeds = [0, 1, 12345, (1 << 64) - 1]
-        self._fast_seeding = all(
-            seeding.np_random(seed)[0].bit_generator.state["state"] == {"state": state, "inc": inc}
-            for seed, (state, inc) in zip(
-                probe_seeds, pcg64_states(np.asarray(probe_seeds, np.uint64)), strict=True
-            )
-        )
+        # Each table's scalar env's np_random (a PCG64 Generator, reseeded at each episode),
+        # as arrays, its next deal drawn ahead.
+        self._dealer = Dealer(B, T, rules.shuffled_tiles, n, self._needs_lot, bool(self._every_round))
         self._mask: np.ndarray | None = None
         self._line: tuple[np.ndarray, ...] | None = None  # the places line of every table, this step
         if self._places:
@@ -736,7 +672,7 @@ class ChainKernel(VectorEnv):
             **self._snapshot_header(),
             "base": self._base,
             "arrays": {name: getattr(self, name).copy() for name in self._state_names},
-            "rngs": [rng.bit_generator.state for rng in self._rngs],
+            "rngs": [self._dealer.streams.state(i) for i in range(self.num_envs)],
         }
 
     def restore(self, snapshot: dict[str, Any]) -> tuple[np.ndarray, np.ndarray, Info]:
@@ -758,8 +694,9 @@ class ChainKernel(VectorEnv):
             raise ValueError("the snapshot's random states are not PCG64 states")
         for name in self._state_names:  # (in place: the flat views stay views)
             np.copyto(getattr(self, name), arrays[name])
-        for rng, state in zip(self._rngs, rngs, strict=True):
-            rng.bit_generator.state = state
+        for i, state in enumerate(rngs):
+            self._dealer.streams.set_state(i, state)
+        self._dealer.forget()
         self._base = int(snapshot["base"])
         self._line = None
         obs, mask = self._outputs()
@@ -1165,6 +1102,29 @@ class ChainKernel(VectorEnv):
         self.round_outcome[tables] = outcome
         return outcome
 
+    def _needs_lot(self, orders: np.ndarray, opens: np.ndarray) -> np.ndarray:
+        """Which deals (int64[K, T], where ``opens``) draw the leader by lot: an opening round
+        with no tile of the rules' opening order dealt (or no order)."""
+        if self._opening_rank is None:
+            return opens.copy()
+        dealt = orders[:, : self.num_players * self._hand_size]
+        return opens & (self._opening_rank[dealt].min(axis=1) >= self._T)
+
+    def _seeds(self, tables: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
+        """The seed of each of ``tables``' episode (``episode_seed``, read where it is a new
+        one) and every table's next episode's seed (None where one would not fit int64)."""
+        B, base = self.num_envs, self._base
+        if base + (int(self.episodes.max()) + 2) * B >= 1 << 63:
+            return np.array(
+                [
+                    episode_seed(base, i, k, B)
+                    for i, k in zip(tables.tolist(), self.episodes[tables].tolist(), strict=True)
+                ],
+                object,
+            ), None
+        seeds = base + self._rows + self.episodes * B
+        return seeds[tables], seeds + B
+
     def _outcome(self, keys: np.ndarray) -> np.ndarray:
         """Per side, the rules' outcome of ``keys`` (larger is better): rank k of D pays
         1 - 2(k-1)/(D-1), ties sharing the mean rank."""
@@ -1173,48 +1133,18 @@ class ChainKernel(VectorEnv):
         rank = better + (tied + 1) / 2
         return 1.0 - 2.0 * (rank - 1) / (keys.shape[1] - 1)
 
-    def _seed(self, tables: list[int], seeds: list[int]) -> None:
-        """Seed each table's Generator with its seed, as ``seeding.np_random(seed)`` would."""
-        rngs = self._rngs
-        if not self._fast_seeding or max(seeds) >= 1 << 64:
-            for i, seed in zip(tables, seeds, strict=True):
-                rngs[i] = seeding.np_random(seed)[0]
-            return
-        for i, (state, inc) in zip(tables, pcg64_states(np.asarray(seeds, np.uint64)), strict=True):
-            rngs[i].bit_generator.state = {
-                "bit_generator": "PCG64",
-                "state": {"state": state, "inc": inc},
-                "has_uint32": 0,
-                "uinteger": 0,
-            }
-
-    def _shuffled(self, tables: np.ndarray, fresh: np.ndarray) -> np.ndarray:
-        """int64[len(tables), T]: each table's new deal, shuffled by its own Generator (those of
-        a new episode, ``fresh``, first seeded as ``DominoEnv.reset`` seeds them:
-        ``seeding.np_random``)."""
-        rngs, shuffled = self._rngs, self.rules.shuffled_tiles
-        if fresh.size:
-            base, B, which = self._base, self.num_envs, fresh.tolist()
-            self._seed(
-                which,
-                [
-                    episode_seed(base, i, k, B)
-                    for i, k in zip(which, self.episodes[fresh].tolist(), strict=True)
-                ],
-            )
-        orders: list[int] = []
-        for i in tables.tolist():
-            orders += shuffled(rngs[i])  # (one flat list: numpy reads it at twice the speed)
-        return np.array(orders, np.int64).reshape(len(tables), self._T)
-
     def _deal(self, tables: np.ndarray, new_match: np.ndarray) -> None:
         """Deal the next round of ``tables`` (a new episode where ``new_match``) as the scalar
         env does: the rules shuffle the tiles with the table's own Generator (a new episode's
         seeded as ``DominoEnv.reset`` seeds it), the hands are the shuffle's first tiles, a
         hand after another, the boneyard the rest, drawn in that order (``deal_in_order``);
-        then the opening, a lot drawn from the same Generator where it is by lot."""
+        then the opening, a lot drawn from the same Generator where it is by lot (the
+        :class:`~domino_env.vector.dealing.Dealer` draws both)."""
         fresh = tables[new_match]
-        order = self.order[tables] if self.redealing else self._shuffled(tables, fresh)
+        if self.redealing:
+            order, lots = self.order[tables], None
+        else:
+            order, lots = self._dealer.deal(tables, new_match, *self._seeds(tables))
         n, size = self.num_players, self._hand_size
         dealt = order[:, : n * size]
         self.hands[tables] = self._bit[dealt].reshape(len(tables), n, size).sum(axis=2)  # (distinct bits)
@@ -1222,11 +1152,10 @@ class ChainKernel(VectorEnv):
         self.drawn[tables] = n * size
         # The opening (``opening``): a new match's round, or every round where the rules say so,
         # is led by the holder of the first dealt tile of ``opens.order``, which it must lead;
-        # with none dealt (or no order) a lot draws the leader. A later round's leader is the
-        # one the last round named (``leads_next``), leading any tile.
+        # with none dealt (or no order) a lot draws the leader (``_needs_lot``). A later round's
+        # leader is the one the last round named (``leads_next``), leading any tile.
         leader, required = self.leader[tables], np.full(len(tables), -1, np.int64)
         opens = new_match | self._every_round
-        lot = opens.copy()
         if self._opening_rank is not None and opens.any():
             ranks = self._opening_rank[dealt[opens]]
             first = ranks.argmin(axis=1)
@@ -1234,10 +1163,8 @@ class ChainKernel(VectorEnv):
             at = np.flatnonzero(opens)
             required[at[named]] = dealt[at[named], first[named]]
             leader[at[named]] = first[named] // size
-            lot[at[named]] = False
-        if not self.redealing:  # (redealt: the last leader leads again)
-            for k in np.flatnonzero(lot).tolist():  # (after the shuffle, as rules.resolve draws it)
-                leader[k] = int(self._rngs[tables[k]].integers(n))
+        if lots is not None:  # (redealt: the last leader leads again)
+            leader = np.where(lots >= 0, lots, leader)
         self.current[tables] = self.leader[tables] = leader
         self.required[tables] = required
         self.played[tables] = 0

@@ -379,14 +379,34 @@ def test_writing_into_a_returned_mask_changes_no_rule(backend: str) -> None:
 @settings(max_examples=30, deadline=None)
 @given(seeds=st.lists(st.integers(min_value=0, max_value=2**64 - 1), min_size=1, max_size=8))
 def test_the_kernels_batched_seeding_is_numpys(seeds: list[int]) -> None:
-    """The chain kernel's SeedSequence hash over many seeds at once (a fast path) gives each
-    seed the PCG64 state gymnasium's ``seeding.np_random`` gives it (the plain path)."""
-    from domino_env.vector.chain import pcg64_states
+    """The dealer's SeedSequence hash over many seeds at once (a fast path) gives each seed the
+    PCG64 state gymnasium's ``seeding.np_random`` gives it (the plain path)."""
+    from domino_env.vector.dealing import Streams
 
-    fast = pcg64_states(np.asarray(seeds, dtype=np.uint64))
-    for seed, (state, inc) in zip(seeds, fast, strict=True):
-        plain = seeding.np_random(seed)[0].bit_generator.state["state"]
-        assert (state, inc) == (plain["state"], plain["inc"])
+    fast = Streams.seeded(np.asarray(seeds, dtype=np.uint64))
+    for k, seed in enumerate(seeds):
+        assert fast.state(k) == seeding.np_random(seed)[0].bit_generator.state
+
+
+# Wide enough that the dealer draws deals ahead in arrays (not numpy row by row): new
+# episodes only, a lot after the shuffle, next rounds of matches, an opening every round, and
+# seeds past int64 (numpy's Generators again).
+WIDE_TABLES: list[tuple[str, dict[str, Any], int]] = [
+    ("classic", {"num_players": 2, "episode": "round"}, 0),
+    ("all_fives", {"num_players": 2, "episode": "match", "reward": "points"}, 0),
+    ("cross", {"num_players": 4, "episode": "match", "reward": "points"}, 0),
+    ("osel", {"num_players": 3, "episode": "match", "reward": "outcome"}, 0),
+    ("all_fives", {"num_players": 2, "episode": "round"}, 2**63 - 100),
+]
+
+
+WIDE_IDS = [f"{name}-seed{seed}" for name, _, seed in WIDE_TABLES]
+
+
+@pytest.mark.parametrize(("name", "options", "seed"), WIDE_TABLES, ids=WIDE_IDS)
+def test_a_wide_batch_deals_exactly_the_scalar_deals(name: str, options: dict[str, Any], seed: int) -> None:
+    ended, rounds = play_both(name, options, "kernel", num_envs=64, steps=90, seed=seed)
+    assert ended + rounds > 64, "too few deals after the first: the deals drawn ahead went untested"
 
 
 # --- snapshots -----------------------------------------------------------------------------------
