@@ -125,6 +125,19 @@ class MCCFRConfig(CFRConfig):
 
 
 @dataclass
+class DistillConfig:
+    """Search distilled into the policy (expert iteration; ``algorithm: ppo`` or ``mmd``, the
+    local collector): on a share of the learner's decisions the policy-guided search
+    (``training.agents.guided``, guided by the policy as it plays) also decides, and the update
+    adds ``coef`` times the cross-entropy of the policy to that choice. The games are played by
+    the policy as before; the search only labels."""
+
+    share: float = 0.0  # the learner's decisions the search labels (0: off)
+    worlds: int = 8  # the guided search's sampled worlds a label
+    coef: float = 1.0  # the weight of the cross-entropy to the search's choice in the loss
+
+
+@dataclass
 class PoolConfig:
     share: float = 0.2  # share of games with frozen earlier snapshots in the other seats
     snapshot_every: int = 10  # iterations between snapshots
@@ -170,6 +183,7 @@ class RunConfig:
 # dmc, training/rl/nfsp.py's for nfsp; cfr and mccfr solve the game tree (training/rl/cfr.py) instead
 ALGORITHMS = ("ppo", "mmd", "dmc", "nfsp", "cfr", "mccfr")
 TREE_ALGORITHMS = ("cfr", "mccfr")  # the ones that solve the game tree rather than play games
+DISTILLING = ("ppo", "mmd")  # the ones whose update takes the search's labels (distill)
 COLLECTORS = ("local", "vector")
 DEVICES = ("cpu", "cuda", "cuda:N", "auto")  # run.device's forms (resolve_device)
 VECTOR_BASELINES = ("random",)  # the pool.baselines the vector collector plays itself (vector_collect.py)
@@ -190,6 +204,7 @@ class Config:
     nfsp: NFSPConfig = field(default_factory=NFSPConfig)  # read with algorithm: nfsp only
     cfr: CFRConfig = field(default_factory=CFRConfig)  # read with algorithm: cfr only
     mccfr: MCCFRConfig = field(default_factory=MCCFRConfig)  # read with algorithm: mccfr only
+    distill: DistillConfig = field(default_factory=DistillConfig)  # ppo and mmd, share > 0 only
     pool: PoolConfig = field(default_factory=PoolConfig)
     eval: EvalConfig = field(default_factory=EvalConfig)
     run: RunConfig = field(default_factory=RunConfig)
@@ -397,6 +412,11 @@ def check_collector(config: Config, kind: str | None = None) -> None:
         raise ConfigError(f"run.collector must be one of {', '.join(COLLECTORS)}, got {run.collector!r}")
     if (kind or run.collector) != "vector":
         return
+    if config.distill.share > 0:
+        raise ConfigError(
+            "distill.share needs run.collector=local: the search it distills reads each table's "
+            "scalar game, which a batched engine does not have"
+        )
     others = [name for name in config.pool.baselines if name not in VECTOR_BASELINES]
     if others:
         raise ConfigError(
@@ -468,6 +488,7 @@ def validate(config: Config) -> DominoEnv:
         "mccfr.iterations": config.mccfr.iterations,
         "mccfr.fit_epochs": config.mccfr.fit_epochs,
         "mccfr.batch_size": config.mccfr.batch_size,
+        "distill.worlds": config.distill.worlds,
     }
     for key, value in positive.items():
         if value < 1:
@@ -484,7 +505,7 @@ def validate(config: Config) -> DominoEnv:
         ),
         "0 or more": (
             lambda v: 0.0 <= v < math.inf,
-            ("ppo.ent_coef", "ppo.vf_coef", "ppo.target_kl", "mmd.magnet_coef"),
+            ("ppo.ent_coef", "ppo.vf_coef", "ppo.target_kl", "mmd.magnet_coef", "distill.coef"),
         ),
         "in [0, 1]": (
             lambda v: 0.0 <= v <= 1.0,
@@ -495,6 +516,7 @@ def validate(config: Config) -> DominoEnv:
                 "nfsp.anticipatory",
                 "nfsp.epsilon_start",
                 "nfsp.epsilon_end",
+                "distill.share",
             ),
         ),
     }
@@ -520,6 +542,11 @@ def validate(config: Config) -> DominoEnv:
         raise ConfigError(f"network.hidden must list positive layer sizes, got {config.network.hidden}")
     if run.num_envs * run.rollout_steps < ppo.num_minibatches:
         raise ConfigError("run.num_envs * run.rollout_steps must be at least ppo.num_minibatches")
+    if config.distill.share > 0 and config.algorithm not in DISTILLING:
+        raise ConfigError(
+            f"distill.share: search is distilled into the update of {' and '.join(DISTILLING)} only, "
+            f"and this run's algorithm is {config.algorithm}: set distill.share=0 or change algorithm"
+        )
     check_collector(config)
     check_device(run.device)
     if config.eval.episode not in ("match", "round"):

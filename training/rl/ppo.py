@@ -44,6 +44,8 @@ class Batch:
     next_obs: torch.Tensor | None = None
     next_masks: torch.Tensor | None = None
     best_response: torch.Tensor | None = None
+    # distill.share > 0: the guided search's choice at the rows it labelled, -1 at the others
+    targets: torch.Tensor | None = None
 
     def to(self, device: torch.device) -> Batch:
         """The batch on ``device`` (itself, every tensor unmoved, where it is there already)."""
@@ -118,10 +120,13 @@ def update(
     rng: np.random.Generator,
     magnet: Magnet | None = None,
     magnet_coef: float = 0.0,
+    distill_coef: float = 0.0,
 ) -> dict[str, float]:
     """PPO epochs over shuffled minibatches; returns the statistics to log. The batch moves to
     the model's device once (``run.device``), the minibatches are cut from it there. With a
-    ``magnet`` (``algorithm: mmd``) the loss adds ``magnet_coef`` times KL(new policy || magnet)."""
+    ``magnet`` (``algorithm: mmd``) the loss adds ``magnet_coef`` times KL(new policy || magnet);
+    with the search's labels (``batch.targets``, ``distill``) ``distill_coef`` times the
+    cross-entropy of the policy to the search's choice over the labelled rows."""
     size = len(batch.actions)
     if size == 0:  # every decision of the rollout was a pool member's
         return {}
@@ -172,6 +177,16 @@ def update(
                 magnet_kl = (log_probs.exp() * (log_probs - magnet_log_probs)).sum(-1).mean()
                 loss = loss + magnet_coef * magnet_kl
 
+            # ALGO (distill only): the policy pulled toward the search's choice where it labelled
+            labelled = None
+            if batch.targets is not None:
+                targets = batch.targets[idx]
+                labelled = targets >= 0
+                if bool(labelled.any()):  # (an unlabelled row asks for its own action: a legal one)
+                    chosen = torch.where(labelled, targets, batch.actions[idx])
+                    distill_loss = -policy.log_prob(chosen)[labelled].mean()
+                    loss = loss + distill_coef * distill_loss
+
             # ALGO: one gradient step, gradients clipped
             optimizer.zero_grad()
             loss.backward()
@@ -185,11 +200,15 @@ def update(
             }
             if magnet is not None:
                 stats["loss/magnet_kl"] = magnet_kl.item()
+            if labelled is not None and bool(labelled.any()):
+                stats["loss/distill"] = distill_loss.item()
         if cfg.target_kl and approx_kl > cfg.target_kl:  # ALGO: early stop once the policy moved far
             break
     stats["loss/approx_kl"] = approx_kl
     stats["loss/clip_fraction"] = float(np.mean(clip_fractions)) if clip_fractions else 0.0
     stats["loss/explained_variance"] = explained_variance(collected)
+    if batch.targets is not None:
+        stats["distill/labels"] = float((batch.targets >= 0).sum())
     return stats
 
 

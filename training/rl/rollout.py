@@ -26,6 +26,7 @@ import torch
 from domino_env import DominoEnv, raw_env
 from domino_env.agents import Agent
 from training.agents import resolve_agent
+from training.agents.guided import GuidedSearchAgent
 from training.matches import win_share
 from training.model.config import Config
 from training.model.networks import ActorCritic, Architecture
@@ -126,6 +127,7 @@ class Transitions:
         self.successor = np.full(cap, -1, dtype=np.int64)
         self.done = np.zeros(cap, dtype=bool)
         self.best_response = np.zeros(cap, dtype=bool)  # (nfsp: played by the seat's best response)
+        self.targets = np.full(cap, -1, dtype=np.int64)  # (distill: the search's choice; -1: none)
         self.pending = np.full((num_envs, num_players), -1, dtype=np.int64)  # each seat's open transition
         self.count = 0
 
@@ -138,10 +140,12 @@ class Transitions:
         acted: tuple[np.ndarray, np.ndarray, np.ndarray],
         states: np.ndarray | None,
         modes: np.ndarray | None = None,
+        targets: np.ndarray | None = None,
     ) -> None:
-        """The decisions of tables ``rows`` (their seats ``seats``; nfsp: their ``modes``): each
-        seat's last transition links to its new one, which stays open until the seat decides
-        again or the episode ends."""
+        """The decisions of tables ``rows`` (their seats ``seats``; nfsp: their ``modes``;
+        distill: the search's ``targets``, -1 where it did not label): each seat's last
+        transition links to its new one, which stays open until the seat decides again or the
+        episode ends."""
         start = self.count
         self.count += len(rows)
         span = slice(start, self.count)
@@ -149,6 +153,8 @@ class Transitions:
             self.states[span] = states
         if modes is not None:
             self.best_response[span] = modes
+        if targets is not None:
+            self.targets[span] = targets
         self.obs[span], self.masks[span] = obs, masks
         self.actions[span], self.logprobs[span], self.values[span] = acted
         new = np.arange(start, self.count)
@@ -220,6 +226,7 @@ class Transitions:
             advantages=torch.from_numpy(advantages[finished]),
             returns=torch.from_numpy(returns[finished]),
             states=None if states is None else torch.from_numpy(states[finished]),
+            targets=torch.from_numpy(self.targets[finished]) if self.config.distill.share > 0 else None,
             **nfsp,
         )
         return batch, count
@@ -340,6 +347,7 @@ class LocalCollector:
         step_masks = np.zeros((num_envs, self.num_actions), dtype=bool)
         stats = EpisodeStats()
         seat_of = {agent: seat for seat, agent in enumerate(self.envs[0].possible_agents)}
+        search = self._teacher(model)
         for _ in range(steps):
             seats = np.array([seat_of[env.agent_selection] for env in self.envs])
             for e, env in enumerate(self.envs):
@@ -359,7 +367,10 @@ class LocalCollector:
                 modes = None if self.modes is None else self.modes[rows, seats[rows]]
                 acted = learner_act(model, step_obs[rows], step_masks[rows], row_states, modes)
                 chosen[rows] = acted[0]
-                chains.add(rows, seats[rows], step_obs[rows], step_masks[rows], acted, row_states, modes)
+                targets = None if search is None else self._label(search, rows, step_obs, step_masks)
+                chains.add(
+                    rows, seats[rows], step_obs[rows], step_masks[rows], acted, row_states, modes, targets
+                )
             for e in np.flatnonzero(~learner).tolist():
                 opponent = self.opponent[e]
                 if isinstance(opponent, ActorCritic):
@@ -384,6 +395,26 @@ class LocalCollector:
                     self._new_game(e)
         batch, stats.decisions = chains.batch()
         return batch, stats
+
+    def _teacher(self, model: Learner) -> GuidedSearchAgent | None:
+        """The search that labels this rollout's decisions (``distill.share`` > 0): guided by
+        the policy as it plays, seeded from the collection's random stream."""
+        distill = self.config.distill
+        if distill.share <= 0:
+            return None
+        assert isinstance(model, ActorCritic)  # (ppo or mmd: validate refuses the others)
+        return GuidedSearchAgent(model, distill.worlds, seed=int(self.rng.integers(2**63)))
+
+    def _label(
+        self, search: GuidedSearchAgent, rows: np.ndarray, obs: np.ndarray, masks: np.ndarray
+    ) -> np.ndarray:
+        """The search's choice at each of ``rows`` it labels (each with probability
+        ``distill.share``), -1 at the others."""
+        targets = np.full(len(rows), -1, dtype=np.int64)
+        for k in np.flatnonzero(self.rng.random(len(rows)) < self.config.distill.share).tolist():
+            e = int(rows[k])
+            targets[k] = search(self.envs[e], {"observation": obs[e], "action_mask": masks[e]})
+        return targets
 
     def _end_round(self, e: int, over: bool, chains: Transitions) -> None:
         """Close every seat's last transition of env ``e``'s round that just ended, rewarded by

@@ -296,6 +296,7 @@ class Trainer:
             rng=self.rngs["update"],
             magnet=self.magnet_policy(),
             magnet_coef=cfg.mmd.magnet_coef,
+            distill_coef=cfg.distill.coef,
         )
 
     def evaluate(self) -> dict[str, float]:
