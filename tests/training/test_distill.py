@@ -12,7 +12,7 @@ import pytest
 import torch
 
 import domino_env
-from tests.support.training_helpers import tiny_config
+from tests.support.training_helpers import resumed_halfway, tiny_config
 from training.__main__ import main
 from training.agents.guided import GuidedSearchAgent
 from training.model import checkpoint
@@ -123,3 +123,9 @@ def test_a_distilling_run_trains_and_its_checkpoint_loads(tmp_path: Path) -> Non
     assert code == 0
     data = checkpoint.load(tmp_path / "classic-1" / "checkpoints" / "latest.pt")
     assert data["config"].distill.share == 0.2 and data["steps"] >= 256
+
+
+def test_a_distilling_run_resumes_exactly(tmp_path: Path) -> None:
+    """The search's seed comes from the collection's random stream, which the checkpoint keeps."""
+    overrides = ["distill.share=0.3", "distill.worlds=2", "run.total_steps=256", "run.checkpoint_every=2"]
+    resumed_halfway(tmp_path, overrides, "classic", "{num_players: 2, episode: round}")
