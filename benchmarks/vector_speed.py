@@ -2,6 +2,7 @@
 
     python benchmarks/vector_speed.py [--sizes 1 16 256 4096 16384] [--variants classic blind]
                                       [--seconds 1] [--repeats 3] [--scalar-max 4096] [--csv PATH]
+                                      [--plot PATH]
 
 For each variant (default: every variant whose standard table has a kernel, and the first one
 without) it plays ``domino_env.vector.make(name, B, episode="round")`` at each batch size B on
@@ -99,6 +100,7 @@ def main() -> None:
         "--scalar-max", type=positive_int, default=4096, help="largest B on the scalar backend (default 4096)"
     )
     parser.add_argument("--csv", type=Path, help="also write the rows to this CSV file")
+    parser.add_argument("--plot", type=Path, help="also draw the rows (a PNG): x scalar against B")
     args = parser.parse_args()
     header = ("variant", "table", "backend", "B", "decisions/s", "x scalar")
     print(f"{header[0]:<12} {header[1]:<18} {header[2]:<8} {header[3]:>6} {header[4]:>12} {header[5]:>9}")
@@ -120,6 +122,36 @@ def main() -> None:
         with args.csv.open("w", newline="") as file:
             csv.writer(file).writerows([header, *rows])
         print(f"wrote {args.csv}")
+    if args.plot:
+        plot(rows, args.plot)
+        print(f"wrote {args.plot}")
+
+
+def plot(rows: list[tuple[Any, ...]], path: Path) -> None:
+    """Each variant's rate over its scalar env's (``x scalar``) against B, one line a backend,
+    log-log, the scalar env at 1."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7.5, 4.5))
+    for k, name in enumerate(dict.fromkeys(row[0] for row in rows)):
+        for on_scalars, style in ((False, "-o"), (True, ":x")):
+            mine = [r for r in rows if r[0] == name and r[2] != "env" and (r[2] == "scalar") == on_scalars]
+            if mine:
+                xs, ys = [r[3] for r in mine], [r[5] for r in mine]
+                ax.plot(xs, ys, style, color=f"C{k}", label=f"{name} ({mine[0][2]})")
+    ax.axhline(1.0, color="grey", linewidth=0.8)
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xlabel("tables in the batch (B)")
+    ax.set_ylabel("decisions/s over the scalar env's")
+    ax.set_title("domino_env.vector: random play with observations, one core")
+    ax.legend(fontsize=7, ncol=2)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
 
 
 if __name__ == "__main__":
