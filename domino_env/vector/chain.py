@@ -104,15 +104,16 @@ its own Generator) is the kernel's own. ``observing = False`` skips the observat
 then has no columns) where only masks are read; :meth:`legal_points` gives what each legal play
 scores at once (All Fives' count), as the rules' ``immediate_points``.
 
-**Deals** are the scalar rules' own: each table keeps its scalar env's numpy Generator (as
-arrays: :mod:`domino_env.vector.dealing`), seeded at each episode as ``DominoEnv.reset`` seeds
-it (``seeding.np_random``), and at a round's start the rules shuffle the tiles with it
-(``shuffled_tiles``); the hands are the shuffle's first tiles, a hand after another, the
-boneyard the rest in draw order (``deal_in_order``). The leader of a round that opens by the
-rules' ``opens`` holds the first dealt tile of ``opens.order`` and must lead it (``opening``);
-with no order (All Fives' first round) a lot draws it from the same Generator after the
-shuffle, as ``rules.resolve`` does. The dealer replays numpy's algorithms on many tables at
-once, each table's next deal drawn ahead, so a step is whole-array numpy.
+**Deals** are the scalar rules' own: each table keeps its scalar env's numpy Generator, seeded
+at each episode as ``DominoEnv.reset`` seeds it (``seeding.np_random``), and at a round's start
+the rules shuffle the tiles with it (``shuffled_tiles``); the hands are the shuffle's first
+tiles, a hand after another, the boneyard the rest in draw order (``deal_in_order``). The
+leader of a round that opens by the rules' ``opens`` holds the first dealt tile of
+``opens.order`` and must lead it (``opening``); with no order (All Fives' first round) a lot
+draws it from the same Generator after the shuffle, as ``rules.resolve`` does. The
+:class:`~domino_env.vector.dealing.Dealer` draws new episodes' deals for many tables at once in
+arrays (numpy's algorithms replayed, drawn ahead), and a match's next rounds with the table's
+own Generator.
 """
 
 from __future__ import annotations
@@ -541,8 +542,7 @@ class ChainKernel(VectorEnv):
         self._seat_base, self._side_base, self._end_base = self._rows * n, self._rows * D, self._rows * S
         self._sides = np.arange(D)
         self._base = 0
-        # Each table's scalar env's np_random (a PCG64 Generator, reseeded at each episode),
-        # as arrays, its next deal drawn ahead.
+        # Each table's scalar env's np_random (a PCG64 Generator, reseeded at each episode).
         self._dealer = Dealer(B, T, rules.shuffled_tiles, n, self._needs_lot, bool(self._every_round))
         self._mask: np.ndarray | None = None
         self._line: tuple[np.ndarray, ...] | None = None  # the places line of every table, this step
@@ -672,7 +672,7 @@ class ChainKernel(VectorEnv):
             **self._snapshot_header(),
             "base": self._base,
             "arrays": {name: getattr(self, name).copy() for name in self._state_names},
-            "rngs": [self._dealer.streams.state(i) for i in range(self.num_envs)],
+            "rngs": [self._dealer.state(i) for i in range(self.num_envs)],
         }
 
     def restore(self, snapshot: dict[str, Any]) -> tuple[np.ndarray, np.ndarray, Info]:
@@ -695,8 +695,7 @@ class ChainKernel(VectorEnv):
         for name in self._state_names:  # (in place: the flat views stay views)
             np.copyto(getattr(self, name), arrays[name])
         for i, state in enumerate(rngs):
-            self._dealer.streams.set_state(i, state)
-        self._dealer.forget()
+            self._dealer.set_state(i, state)
         self._base = int(snapshot["base"])
         self._line = None
         obs, mask = self._outputs()

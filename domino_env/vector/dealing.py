@@ -3,20 +3,23 @@
 The scalar env seeds a numpy Generator (PCG64) for each episode (``seeding.np_random(seed)``),
 shuffles the tile ids with it (``rules.shuffled_tiles``: ``Generator.shuffle``) and, where the
 first leader is by lot, draws the lot from it (``Generator.integers``); a match's later rounds
-go on with the same Generator. Done one table at a time in Python, that was about half of a
-batched Classic step. Here each table's Generator is six words in arrays (numpy's PCG64 state:
-the 128-bit state and increment, and the buffered half of a 64-bit draw), and numpy's own
-algorithms are replayed on them in array operations: SeedSequence's hash, the PCG64 step and
-its XSL-RR output, ``Generator.shuffle``'s Fisher-Yates with masked rejection, and Lemire's
-bounded integers for the lot.
+go on with the same Generator. Seeding a Generator and shuffling with it, one table at a time
+in Python, was about 40% of a batched Classic step where every episode is one round. Here a new
+episode's Generator is six words in arrays (numpy's PCG64 state: the 128-bit state and
+increment, and the buffered half of a 64-bit draw), and numpy's own algorithms are replayed on
+them in array operations: SeedSequence's hash, the PCG64 step and its XSL-RR output,
+``Generator.shuffle``'s Fisher-Yates with masked rejection, and Lemire's bounded integers for
+the lot.
 
-An array operation pays off only over many tables, and a step deals few. But a table's stream
-never depends on the play: a new episode's deal is fixed by its seed, and a match's next round
-by the stream as the last deal left it. So a table's next deal is drawn ahead, and when a
-table needs one that is not drawn yet, every table's missing next deal is drawn at once. A
-handful of rows (a small batch), a seed past 2**64, or a stream a shuffle overran (the arrays
-hold a fixed number of draws) go through numpy's Generator itself, which is the plain path the
-arrays must equal (checked at construction: where they differ, every row takes it).
+An array operation pays off only over many tables, and a step deals few. But a new episode's
+deal is fixed by its seed, whatever the play: so every table's next episode's deal is drawn
+ahead, and when a table needs one that is not drawn yet, every table's missing one is drawn at
+once. A match's next round goes on from the stream its last deal left; those come one table at
+a time, too few at once for the arrays, so the table's own numpy Generator draws them (set
+from the arrays the first time). A handful of new episodes (a small batch), a seed past 2**63,
+or a stream a shuffle overran (the arrays hold a fixed number of draws) go through numpy's
+Generator too, the plain path the arrays must equal (checked at construction: where they
+differ, every deal takes it).
 """
 
 from __future__ import annotations
@@ -241,16 +244,22 @@ def _draw_plain(
     lot_size: int,
     opens: np.ndarray,
     needs_lot: LotRule,
-) -> tuple[np.ndarray, np.ndarray, Streams]:
-    """:func:`_draw` by numpy's Generators themselves, one row at a time."""
+) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`_draw`'s orders and lots by numpy's Generators themselves, one row at a time
+    (each Generator moves past them)."""
     orders = np.array([shuffle(rng) for rng in generators], np.int64).reshape(len(generators), -1)
     lots = np.full(len(generators), -1, np.int64)
     for k in np.flatnonzero(needs_lot(orders, opens)).tolist() if lot_size > 1 else ():
         lots[k] = int(generators[k].integers(lot_size))
-    after = Streams(len(generators))
+    return orders, lots
+
+
+def _states(generators: list[np.random.Generator]) -> Streams:
+    """The Generators' states as :class:`Streams`."""
+    out = Streams(len(generators))
     for k, rng in enumerate(generators):
-        after.set_state(k, rng.bit_generator.state)
-    return orders, lots, after
+        out.set_state(k, rng.bit_generator.state)
+    return out
 
 
 LotRule = Callable[[np.ndarray, np.ndarray], np.ndarray]
@@ -276,36 +285,42 @@ class Dealer:
     ) -> None:
         self.num_envs, self.num_tiles, self.lot_size = num_envs, num_tiles, lot_size
         self._shuffle, self._needs_lot, self._every_round = shuffle, needs_lot, every_round
-        self.streams = Streams(num_envs)
-        # Each table's next deal, drawn ahead: a new episode's (by its seed: -1 none) and a
-        # match's next round (from the stream as it stands).
+        # Each table's Generator: in arrays after a new episode's deal, in its own numpy
+        # Generator (``_live``) once a next round has been drawn from it.
+        self._streams = Streams(num_envs)
+        self._generators = [np.random.Generator(np.random.PCG64(0)) for _ in range(num_envs)]
+        self._live = np.zeros(num_envs, bool)
+        # Each table's next episode's deal, drawn ahead (by its seed: -1 none).
         self._fresh = _Ahead(num_envs, num_tiles)
         self._fresh_seed = np.full(num_envs, -1, np.int64)
-        self._next = _Ahead(num_envs, num_tiles)
-        self._next_ready = np.zeros(num_envs, bool)
         self._arrays = self._arrays_agree()
 
     def _arrays_agree(self) -> bool:
-        """Whether the arrays deal as numpy does here (a few seeds, every kind of deal)."""
-        seeds = np.array([0, 1, 12345, (1 << 64) - 1], u64)
+        """Whether the arrays deal new episodes as numpy does here (a few seeds, a lot after
+        each shuffle), leaving each Generator's state as numpy leaves it."""
+        seeds = np.array([0, 1, 12345, (1 << 63) - 1], u64)
         opens = np.ones(len(seeds), bool)
-        streams = Streams.seeded(seeds)
+        orders, lots, after, overrun = _draw(
+            Streams.seeded(seeds), self.num_tiles, self.lot_size, opens, self._needs_lot
+        )
         generators = [seeding.np_random(int(seed))[0] for seed in seeds]
-        for _ in range(2):  # a new match's deal, then a next round's
-            orders, lots, streams, overrun = _draw(
-                streams, self.num_tiles, self.lot_size, opens, self._needs_lot
-            )
-            plain = _draw_plain(generators, self._shuffle, self.lot_size, opens, self._needs_lot)
-            if overrun.any() or not (np.array_equal(orders, plain[0]) and np.array_equal(lots, plain[1])):
-                return False
-            if any(streams.state(k) != plain[2].state(k) for k in range(len(seeds))):
-                return False
-            opens = np.full(len(seeds), self._every_round)
-        return True
+        plain = _draw_plain(generators, self._shuffle, self.lot_size, opens, self._needs_lot)
+        same = np.array_equal(orders, plain[0]) and np.array_equal(lots, plain[1])
+        states = _states(generators)
+        return bool(same and not overrun.any()) and all(
+            after.state(k) == states.state(k) for k in range(len(seeds))
+        )
 
-    def forget(self) -> None:
-        """The streams changed under the dealer (a restore): no next round is drawn."""
-        self._next_ready[:] = False
+    def state(self, table: int) -> dict[str, Any]:
+        """Table ``table``'s Generator state, as numpy's ``bit_generator.state``."""
+        if self._live[table]:
+            return dict(self._generators[table].bit_generator.state)
+        return self._streams.state(table)
+
+    def set_state(self, table: int, state: Mapping[str, Any]) -> None:
+        """Put back a state :meth:`state` gave (a restore)."""
+        self._streams.set_state(table, state)
+        self._live[table] = False
 
     def deal(
         self, tables: np.ndarray, fresh: np.ndarray, seeds: np.ndarray, next_seeds: np.ndarray | None
@@ -313,93 +328,66 @@ class Dealer:
         """The deals of ``tables`` (int64[K], distinct): a new episode's where ``fresh`` (its
         Generator seeded by ``seeds``, read there), else the next round of the table's match;
         returns the orders int64[K, T] and the lots int64[K] (-1: none), and moves each table's
-        stream past them. ``next_seeds`` (int64[B], or None where unknown) is every table's
+        Generator past them. ``next_seeds`` (int64[B], or None where unknown) is every table's
         next episode's seed, so that the deals drawn ahead are the ones they will need."""
-        fresh_rows, next_rows = tables[fresh], tables[~fresh]
-        fresh_seeds = seeds[fresh]
-        lacking_fresh = self._fresh_seed[fresh_rows] != fresh_seeds
-        lacking_next = ~self._next_ready[next_rows]
-        if lacking_fresh.any() or lacking_next.any():
-            self._draw_ahead(
-                tables,
-                fresh_rows[lacking_fresh],
-                fresh_seeds[lacking_fresh],
-                next_rows[lacking_next],
-                next_seeds,
-            )
         orders = np.empty((len(tables), self.num_tiles), np.int64)
         lots = np.empty(len(tables), np.int64)
-        for where, rows, ahead in ((fresh, fresh_rows, self._fresh), (~fresh, next_rows, self._next)):
-            orders[where], lots[where] = ahead.orders[rows], ahead.lots[rows]
-            self.streams.put(rows, ahead.after.take(rows))
-        self._fresh_seed[fresh_rows] = -1
-        self._next_ready[tables] = False
+        rows, row_seeds = tables[fresh], seeds[fresh]
+        if rows.size:
+            lacking = self._fresh_seed[rows] != row_seeds
+            if lacking.any():
+                self._draw_ahead(tables, rows[lacking], row_seeds[lacking], next_seeds)
+            orders[fresh], lots[fresh] = self._fresh.orders[rows], self._fresh.lots[rows]
+            self._streams.put(rows, self._fresh.after.take(rows))
+            self._fresh_seed[rows] = -1
+            self._live[rows] = False
+        rows = tables[~fresh]
+        if rows.size:  # (a match's next round)
+            generators = []
+            for table in rows.tolist():
+                if not self._live[table]:
+                    self._generators[table].bit_generator.state = self._streams.state(table)
+                    self._live[table] = True
+                generators.append(self._generators[table])
+            opens = np.full(len(rows), self._every_round)
+            orders[~fresh], lots[~fresh] = _draw_plain(
+                generators, self._shuffle, self.lot_size, opens, self._needs_lot
+            )
         return orders, lots
 
     def _draw_ahead(
-        self,
-        tables: np.ndarray,
-        fresh_rows: np.ndarray,
-        seeds: np.ndarray,
-        next_rows: np.ndarray,
-        next_seeds: np.ndarray | None,
+        self, tables: np.ndarray, rows: np.ndarray, seeds: np.ndarray, next_seeds: np.ndarray | None
     ) -> None:
-        """Draw the missing deals that ``tables`` need now (new episodes' ``fresh_rows`` by
-        ``seeds``, matches' next rounds at ``next_rows``) and, while at it, every other table's
-        missing next deal: its next episode's (by ``next_seeds``) and, in matches of several
-        rounds, its match's next round."""
-        busy = np.zeros(self.num_envs, bool)
-        busy[tables] = True
+        """Draw the new episodes' deals that ``rows`` (of ``tables``, dealt now) lack, by
+        ``seeds``, and, while at it, every other table's next episode's (by ``next_seeds``)."""
         if next_seeds is not None:
+            busy = np.zeros(self.num_envs, bool)
+            busy[tables] = True
             idle = np.flatnonzero(~busy & (self._fresh_seed != next_seeds) & (next_seeds >= 0))
-            fresh_rows, seeds = np.concatenate([fresh_rows, idle]), np.concatenate([seeds, next_seeds[idle]])
-        if next_rows.size:  # (only a match of several rounds asks for a next round)
-            next_rows = np.concatenate([next_rows, np.flatnonzero(~busy & ~self._next_ready)])
-        self._fill(self._fresh, fresh_rows, None, seeds)
-        self._fresh_seed[fresh_rows] = np.where(seeds < 1 << 63, seeds, -1)  # (-1: not kept)
-        self._fill(self._next, next_rows, self.streams.take(next_rows), None)
-        self._next_ready[next_rows] = True
-
-    def _fill(
-        self, ahead: _Ahead, rows: np.ndarray, streams: Streams | None, seeds: np.ndarray | None
-    ) -> None:
-        """Draw the deals of ``rows`` from ``streams`` (a match's next rounds) or from new
-        streams seeded by ``seeds`` (new episodes) into ``ahead``."""
-        if not rows.size:
-            return
-        opens = np.full(len(rows), self._every_round if streams is not None else True)
+            rows, seeds = np.concatenate([rows, idle]), np.concatenate([seeds, next_seeds[idle]])
+        fits = seeds < 1 << 63  # (int64 seeds fit; larger ones come as Python ints)
         plain = np.ones(len(rows), bool)
         if self._arrays and len(rows) >= _FEWEST:
-            fits = np.ones(len(rows), bool) if seeds is None else seeds < 1 << 63
-            if seeds is not None:
-                streams = Streams.seeded(np.where(fits, seeds, 0))
-            assert streams is not None
+            opens = np.ones(len(rows), bool)
+            streams = Streams.seeded(np.where(fits, seeds, 0))
             orders, lots, after, overrun = _draw(
                 streams, self.num_tiles, self.lot_size, opens, self._needs_lot
             )
-            ahead.orders[rows], ahead.lots[rows] = orders, lots
-            ahead.after.put(rows, after)
+            self._fresh.orders[rows], self._fresh.lots[rows] = orders, lots
+            self._fresh.after.put(rows, after)
             plain = overrun | ~fits
         slow = np.flatnonzero(plain)
         if slow.size:
-            generators = []
-            for k in slow.tolist():
-                if seeds is not None:
-                    generators.append(seeding.np_random(int(seeds[k]))[0])
-                else:
-                    assert streams is not None
-                    rng = np.random.Generator(np.random.PCG64())
-                    rng.bit_generator.state = streams.state(k)
-                    generators.append(rng)
-            orders, lots, after = _draw_plain(
-                generators, self._shuffle, self.lot_size, opens[slow], self._needs_lot
-            )
-            ahead.orders[rows[slow]], ahead.lots[rows[slow]] = orders, lots
-            ahead.after.put(rows[slow], after)
+            generators = [seeding.np_random(int(seeds[k]))[0] for k in slow.tolist()]
+            opens = np.ones(len(slow), bool)
+            orders, lots = _draw_plain(generators, self._shuffle, self.lot_size, opens, self._needs_lot)
+            self._fresh.orders[rows[slow]], self._fresh.lots[rows[slow]] = orders, lots
+            self._fresh.after.put(rows[slow], _states(generators))
+        self._fresh_seed[rows] = np.where(fits, seeds, -1)  # (-1: not kept)
 
 
 class _Ahead:
-    """Deals drawn ahead, one a table: the order, the lot and the stream after them."""
+    """New episodes' deals drawn ahead, one a table: the order, the lot and the stream after them."""
 
     def __init__(self, num_envs: int, num_tiles: int) -> None:
         self.orders = np.zeros((num_envs, num_tiles), np.int64)

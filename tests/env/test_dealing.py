@@ -61,7 +61,7 @@ def play_rounds(num_envs: int, num_tiles: int, lot_size: int, every_round: bool,
             want_lot = int(rng.integers(lot_size)) if drew else -1
             assert orders[k].tolist() == want, f"table {table}: shuffle differs"
             assert int(lots[k]) == want_lot, f"table {table}: lot differs"
-            assert dealer.streams.state(table) == rng.bit_generator.state, f"table {table}: state differs"
+            assert dealer.state(table) == rng.bit_generator.state, f"table {table}: state differs"
             compared += 1
 
     first = np.asarray(seeds, dtype=object if max(seeds) >= 1 << 63 else np.int64)
