@@ -13,6 +13,7 @@ import torch
 
 from domino_env import vector
 from tests.support.training_helpers import resumed_halfway, tiny_config
+from training.agents.loader import PolicyAgent
 from training.model import checkpoint
 from training.model.config import ConfigError, load_config
 from training.model.networks import ActorCritic
@@ -178,6 +179,38 @@ def test_the_random_baseline_plays_legal_moves_that_never_enter_the_batch() -> N
     assert stats.pool_games and not stats.self_play
 
 
+@pytest.mark.parametrize("sample", [False, True])
+def test_a_trained_policy_among_the_baselines_moves_as_it_plays_alone(tmp_path: Path, sample: bool) -> None:
+    """A checkpoint in ``pool.baselines`` plays its tables in one forward pass a step, each move
+    the one its agent would make at that table alone (greedy, or sampled from its own stream)."""
+    trainer = Trainer(tiny_config(tmp_path))  # (a real checkpoint of this table: two iterations)
+    trainer.train(progress=False)
+    checkpoint_path = str(trainer.run_dir / "checkpoints" / "latest.pt")
+    config = tiny_config(None, "pool.share=1.0", "pool.size=0", f"pool.baselines=[{checkpoint_path}]")
+    collector = VectorCollector(config, np.random.default_rng(0), backend="scalar")
+    agent = collector.baselines[checkpoint_path]
+    assert isinstance(agent, PolicyAgent)
+    agent.sample = sample
+    twin = PolicyAgent(agent.model, sample=sample)
+    twin.rng.setstate(agent.rng.getstate())
+    moved: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+    moves = agent.moves
+
+    def spying(obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        chosen = moves(obs, masks)
+        moved.append((obs, masks, chosen))
+        return chosen
+
+    agent.moves = spying  # type: ignore[method-assign]
+    _, stats = collector.collect(ActorCritic(collector.architecture), 20)
+    assert moved and sum(len(c) for _, _, c in moved) + stats.decisions == 20 * config.run.num_envs
+    for obs, masks, chosen in moved:
+        rows = zip(obs, masks, strict=True)
+        # (a policy reads only its observation: no env)
+        alone = [twin(None, {"observation": o, "action_mask": m}) for o, m in rows]  # type: ignore[arg-type]
+        assert chosen.tolist() == alone
+
+
 def test_random_moves_are_uniform_over_the_legal_actions() -> None:
     collector = VectorCollector(tiny_config(None, "pool.baselines=[random]"), np.random.default_rng(0))
     mask = np.zeros((4000, 6), bool)
@@ -192,7 +225,7 @@ def test_random_moves_are_uniform_over_the_legal_actions() -> None:
         (["run.collector=ray"], "run.collector must be one of local, vector"),
         (
             ["run.collector=vector", "pool.baselines=[random, greedy]"],
-            r"seats only the baseline random in pool\.baselines, not \['greedy'\].*run\.collector=local",
+            r"seats only random and trained policies .* not \['greedy'\].*run\.collector=local",
         ),
     ],
 )
@@ -214,7 +247,7 @@ def test_the_vector_collector_takes_match_value_and_the_random_baseline() -> Non
 
 def test_a_vector_collector_refuses_baselines_whatever_run_collector_says() -> None:
     config = tiny_config(None, "pool.baselines=[greedy]")  # run.collector: local
-    with pytest.raises(ConfigError, match=r"seats only the baseline random"):
+    with pytest.raises(ConfigError, match=r"seats only random and trained policies"):
         VectorCollector(config, np.random.default_rng(0), backend="scalar")
 
 

@@ -50,6 +50,20 @@ class PolicyAgent:
             return int(self.rng.choices(actions, weights=weights)[0])
         return int(self.model.greedy(obs, mask)[0])
 
+    def moves(self, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        """This agent's actions at many tables at once (float32[K, O] observations, bool[K, A]
+        masks), as :meth:`__call__` plays each: one forward pass, then the most probable legal
+        action, or samples drawn from ``rng`` row by row."""
+        if not self.sample:
+            return self.model.greedy(obs, masks)
+        device = self.model.device
+        with torch.no_grad():
+            policy, _ = self.model.legal(torch.from_numpy(obs).to(device), torch.from_numpy(masks).to(device))
+        actions, weights = policy.actions.tolist(), policy.dist.probs.tolist()
+        return np.array(
+            [self.rng.choices(a, weights=w)[0] for a, w in zip(actions, weights, strict=True)], np.int64
+        )
+
     def action_probabilities(self, env: DominoEnv, observation: dict[str, np.ndarray]) -> dict[int, float]:
         """How likely each legal action is as this agent plays: the policy's distribution when it
         samples, else all on the most probable action (what exact exploitability reads)."""

@@ -21,7 +21,7 @@ import yaml
 
 from domino_env import DominoEnv, raw_env
 from domino_env.agents import make_agent
-from training.model.names import policy_path
+from training.model.names import parse_guided_name, policy_path
 
 
 class ConfigError(ValueError):
@@ -171,7 +171,8 @@ class RunConfig:
     # match value (training/rl/match_value.py; the env's own rewards are not used): two sides only
     match_value: bool = False
     # who plays the games: "local" (scalar envs, training/rl/rollout.py) or "vector" (one
-    # domino_env.vector batch, training/rl/vector_collect.py: of pool.baselines only random)
+    # domino_env.vector batch, training/rl/vector_collect.py: of pool.baselines only random and
+    # trained policies, batched_baseline)
     collector: str = "local"
     # where the learner (the model, its optimizer and the PPO update) lives: "cpu", "cuda",
     # "cuda:N" or "auto" (cuda where this torch sees a CUDA device, else cpu); the games are
@@ -186,7 +187,7 @@ TREE_ALGORITHMS = ("cfr", "mccfr")  # the ones that solve the game tree rather t
 DISTILLING = ("ppo", "mmd")  # the ones whose update takes the search's labels (distill)
 COLLECTORS = ("local", "vector")
 DEVICES = ("cpu", "cuda", "cuda:N", "auto")  # run.device's forms (resolve_device)
-VECTOR_BASELINES = ("random",)  # the pool.baselines the vector collector plays itself (vector_collect.py)
+VECTOR_BASELINES = ("random",)  # the built-in pool.baselines the vector collector plays itself
 
 
 @dataclass
@@ -417,13 +418,25 @@ def check_collector(config: Config, kind: str | None = None) -> None:
             "distill.share needs run.collector=local: the search it distills reads each table's "
             "scalar game, which a batched engine does not have"
         )
-    others = [name for name in config.pool.baselines if name not in VECTOR_BASELINES]
+    others = [name for name in config.pool.baselines if not batched_baseline(name)]
     if others:
         raise ConfigError(
-            f"run.collector=vector seats only the baseline {', '.join(VECTOR_BASELINES)} in "
-            f"pool.baselines, not {others} (a baseline agent plays a scalar env, which a batched "
-            "engine does not have): drop them or use run.collector=local, which plays them"
+            f"run.collector=vector seats only {', '.join(VECTOR_BASELINES)} and trained policies "
+            f"(a checkpoint or run folder) in pool.baselines, not {others} (a search or rule "
+            "agent plays a scalar env, which a batched engine does not have): drop them or use "
+            "run.collector=local, which plays them"
         )
+
+
+def batched_baseline(name: str) -> bool:
+    """Whether the vector collector plays the pool baseline ``name`` itself: ``random``, or a
+    trained policy (a checkpoint file or run folder; not a policy-guided search)."""
+    if name in VECTOR_BASELINES:
+        return True
+    try:
+        return parse_guided_name(name) is None and policy_path(name) is not None
+    except ValueError:  # (not an agent at all: the loader says so, listing what is allowed)
+        return True
 
 
 def check_device(device: str) -> None:

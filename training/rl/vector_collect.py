@@ -7,12 +7,15 @@ scalar tables behind the same interface) that steps them all in one call, and ev
 acts does so in one forward pass per step: the learner over every table whose seat to move is
 its own, each pool snapshot over the tables where it plays the seat to move.
 
-``pool.baselines`` may name ``random`` only (``run.collector=vector`` refuses the others in the
-config, :func:`training.model.config.check_collector`: a baseline agent plays a scalar env
-object, which a batched engine does not have, and the local collector plays them). It joins
-the pool as the local collector's baselines do (the same seating draws); where it plays the
-seat to move, its move is a uniform legal action drawn for all those tables in one call from
-the collection RNG (so a resume, which restores that RNG, replays it), and never learned from.
+``pool.baselines`` may name ``random`` and trained policies (checkpoint files or run folders)
+only (``run.collector=vector`` refuses the others in the config,
+:func:`training.model.config.check_collector`: a search or rule agent plays a scalar env
+object, which a batched engine does not have, and the local collector plays them). They join
+the pool as the local collector's baselines do (the same seating draws). Where ``random`` plays
+the seat to move, its move is a uniform legal action drawn for all those tables in one call
+from the collection RNG (so a resume, which restores that RNG, replays it); a trained policy
+moves as it plays anywhere (:meth:`~training.agents.loader.PolicyAgent.moves`: its most
+probable legal action), in one forward pass over its tables. Neither is learned from.
 
 ``run.match_value`` (:mod:`training.rl.match_value`) is learned as the local collector learns
 it: the engine says where a round ended and the sides' scores then (``info["round_over"]``,
@@ -54,6 +57,7 @@ import numpy as np
 from domino_env import raw_env, vector
 from domino_env.agents import Agent
 from training.agents import resolve_agent
+from training.agents.loader import PolicyAgent
 from training.model.config import Config, check_collector
 from training.model.networks import ActorCritic, Architecture
 from training.rl.match_value import MatchValue
@@ -97,8 +101,9 @@ class VectorCollector:
         self.side_of = np.array(table.rules.side_of)
         self.venv = vector.make(config.env.variant, self.num_envs, backend=backend, **config.env.options)
         self.pool: list[ActorCritic] = []
-        # pool members beside the snapshots, as the local collector's (only ``random``: its
-        # moves are drawn here, the agent object only names it in the seating and checkpoints)
+        # pool members beside the snapshots, as the local collector's (``random``: its moves are
+        # drawn here, the agent object only names it in the seating and checkpoints; trained
+        # policies: their networks move in batches)
         self.baselines: dict[str, Agent] = {
             name: resolve_agent(name, table, config.run.seed) for name in config.pool.baselines
         }
@@ -163,6 +168,8 @@ class VectorCollector:
                 member = self.opponent[tables[0]]
                 if isinstance(member, ActorCritic):
                     chosen[tables] = member.act(obs[tables], mask[tables])[0]
+                elif isinstance(member, PolicyAgent):  # (a trained policy among the baselines)
+                    chosen[tables] = member.moves(obs[tables], mask[tables])
                 else:  # (the random baseline: check_collector allows no other)
                     randomly += tables
             if randomly:
