@@ -1,0 +1,238 @@
+"""The algorithm benchmark on a full table: each training algorithm's agents, several seeds,
+scored by the protocol-v2 benchmark against the ladder, aggregated per algorithm.
+
+    python benchmarks/full_tables.py                        # classic, ppo and mmd, 5 seeds, 1M decisions
+    python benchmarks/full_tables.py --variant all_fives --algorithms ppo mmd dmc nfsp
+    python benchmarks/full_tables.py --steps 10000000 --workers 2 --exploit-steps 0
+
+Each (algorithm, seed) run trains the variant's shipped training config (``--config``, default
+``configs/<variant>.yaml``) with ``algorithm=<name>``, ``run.seed=<seed>``,
+``run.total_steps=--steps``, ``run.collector=vector`` and no evaluations during training
+(``eval.every=0``), then any ``--set KEY=VALUE``, into ``--runs/<algorithm>/<variant>-<seed>``;
+a run whose last checkpoint already has those decisions is not trained again. Then each
+algorithm's runs play the benchmark together (``python -m training benchmark RUN... --group
+<algorithm> --variants <variant>``: every run against the ladder, whole matches on duplicate
+deals, the score 0 like ``random`` and 1 level with ``expert``), which gives each run's score
+and the group's interquartile mean with its 95% stratified bootstrap interval. Then a
+best-response exploiter is trained against each run's last checkpoint (``python -m training
+exploit RUN run.collector=vector --steps --exploit-steps --games --exploit-games``: PPO
+against the frozen agent alone) and its win rate against it measured (``--exploit-steps 0``:
+none). A benchmark or exploit already in ``--runs`` for the same runs, games and steps is read,
+not played again, so an interrupted run of this script goes on where it stopped.
+
+Outputs: ``--runs/benchmark-<algorithm>/`` and ``--runs/exploit-<algorithm>/`` (the commands'
+own files), a row per algorithm in ``--csv`` (default ``benchmarks/results/full_tables.csv``,
+replacing the row of the same variant, algorithm and decisions: each seed's score and
+exploiter win rate, the group's IQM and interval, the training time from the run's log to its
+last checkpoint, and the commands), and the raw runs in marl-eval's layout (as
+``benchmarks/algorithms.py`` writes them) in ``--json`` (default
+``benchmarks/results/full_tables_<variant>.json``, merged with what it holds)::
+
+    {"<variant>": {"standard": {"<algorithm>": {"run_<seed>": {
+        "step_1": {"step_count": <decisions>, "score": [<score>], "seconds": [<training s>],
+                   "exploiter_win_rate": [<win rate>]}}}}}}
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import torch
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from training.model import checkpoint  # noqa: E402
+from training.model.config import load_config  # noqa: E402
+from training.rl.train import Trainer  # noqa: E402
+
+CSV_FIELDS = (
+    "variant",
+    "algorithm",
+    "decisions",
+    "seeds",
+    "games",
+    "iqm",
+    "ci_low",
+    "ci_high",
+    "scores",
+    "exploiter_win_rates",
+    "exploit_games",
+    "train_minutes",
+    "command",
+)
+
+
+def train(algorithm: str, seed: int, args: argparse.Namespace) -> Path:
+    """Train one run, unless its last checkpoint has the decisions already; its folder."""
+    overrides = [
+        f"algorithm={algorithm}",
+        f"run.seed={seed}",
+        f"run.total_steps={args.steps}",
+        "run.collector=vector",
+        "eval.every=0",
+        *args.set,
+    ]
+    config = load_config(args.config, overrides)
+    if config.env.variant != args.variant:
+        raise SystemExit(f"{args.config} trains {config.env.variant}, not --variant {args.variant}")
+    config.run.out_dir = str(Path(args.runs) / algorithm)  # (a path: set directly, not as YAML)
+    run_dir = Path(config.run.out_dir) / config.run_name
+    latest = run_dir / "checkpoints" / "latest.pt"
+    if not latest.exists() or int(checkpoint.load(latest)["steps"]) < args.steps:
+        Trainer(config, overwrite=True).train(progress=not args.no_progress)
+    return run_dir
+
+
+def training_seconds(run: Path) -> float:
+    """From the run's TensorBoard log's creation (its file name's time) to its last checkpoint."""
+    started = min(int(log.name.split(".")[3]) for log in (run / "tb").glob("events.out.tfevents.*"))
+    return (run / "checkpoints" / "latest.pt").stat().st_mtime - started
+
+
+def command_line(*words: str) -> list[str]:
+    """``python -m training WORDS...`` for this interpreter."""
+    return [sys.executable, "-m", "training", *words]
+
+
+def shown(command: list[str]) -> str:
+    return " ".join(["python", *command[1:]])
+
+
+def benchmark(algorithm: str, runs: list[Path], args: argparse.Namespace) -> tuple[dict[str, Any], str]:
+    """The benchmark of the runs as one group (played unless ``--runs/benchmark-<algorithm>``
+    holds it already, for these runs and games); its summary and the command."""
+    out = Path(args.runs) / f"benchmark-{algorithm}"
+    command = command_line(
+        "benchmark",
+        *map(str, runs),
+        "--group",
+        algorithm,
+        "--variants",
+        args.variant,
+        "--games",
+        str(args.games),
+        "--workers",
+        str(args.workers),
+        "--out",
+        str(out),
+        "--overwrite",
+        *(["--no-progress"] if args.no_progress else []),
+    )
+    done = out / "summary.json"
+    summary = json.loads(done.read_text()) if done.exists() else None
+    if (
+        summary is None
+        or summary["games_per_pairing"] != args.games
+        or any(str(run) not in summary["agents"] for run in runs)
+    ):
+        subprocess.run(command, check=True, cwd=ROOT)
+        summary = json.loads(done.read_text())
+    return summary, shown(command)
+
+
+def exploit(algorithm: str, run: Path, args: argparse.Namespace) -> tuple[dict[str, Any], str]:
+    """The best-response exploiter's result against the run's last checkpoint (trained unless
+    ``--runs/exploit-<algorithm>/<run>`` holds it already); its exploit.json and the command."""
+    out = Path(args.runs) / f"exploit-{algorithm}" / run.name
+    command = command_line(
+        "exploit",
+        str(run),
+        "run.collector=vector",
+        "--steps",
+        str(args.exploit_steps),
+        "--games",
+        str(args.exploit_games),
+        "--out-dir",
+        str(out),
+        "--overwrite",
+        *(["--no-progress"] if args.no_progress else []),
+    )
+    found = sorted(out.glob("*/exploit.json"))
+    result = json.loads(found[0].read_text()) if found else None
+    if result is None or result["steps"] < args.exploit_steps or result["games"] < args.exploit_games:
+        subprocess.run(command, check=True, cwd=ROOT)
+        result = json.loads(next(out.glob("*/exploit.json")).read_text())
+    return result, shown(command)
+
+
+def write_row(path: Path, row: dict[str, Any]) -> None:
+    """``row`` into the CSV, replacing the row of the same variant, algorithm and decisions."""
+    key = ("variant", "algorithm", "decisions")
+    rows = list(csv.DictReader(path.open())) if path.exists() else []
+    rows = [r for r in rows if tuple(r[k] for k in key) != tuple(str(row[k]) for k in key)]
+    with path.open("w", newline="") as f:
+        writer = csv.DictWriter(f, CSV_FIELDS)
+        writer.writeheader()
+        writer.writerows([*rows, row])
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--variant", default="classic", help="the variant (default classic)")
+    parser.add_argument("--config", default=None, help="the training config (default configs/<variant>.yaml)")
+    parser.add_argument("--algorithms", nargs="+", default=["ppo", "mmd"], help="default: ppo mmd")
+    parser.add_argument("--seeds", type=int, default=5, help="seeds 1..N of each algorithm (default 5)")
+    parser.add_argument("--steps", type=int, default=1_000_000, help="decisions per run (default 1,000,000)")
+    parser.add_argument("--games", type=int, default=200, help="games a pairing (default 200)")
+    parser.add_argument("--workers", type=int, default=1, help="benchmark processes (default 1)")
+    parser.add_argument(
+        "--exploit-steps",
+        type=int,
+        default=500_000,
+        help="the exploiter's training (default 500,000; 0: none)",
+    )
+    parser.add_argument("--exploit-games", type=int, default=1000, help="its matches (default 1,000)")
+    parser.add_argument("--set", nargs="*", default=[], metavar="KEY=VALUE", help="more config overrides")
+    parser.add_argument("--runs", default="runs/full", help="where the runs go (default runs/full)")
+    parser.add_argument("--csv", default=str(ROOT / "benchmarks" / "results" / "full_tables.csv"))
+    parser.add_argument("--json", default=None, help="default benchmarks/results/full_tables_<variant>.json")
+    parser.add_argument("--no-progress", action="store_true")
+    args = parser.parse_args(argv)
+    args.config = args.config or str(ROOT / "configs" / f"{args.variant}.yaml")
+    json_path = Path(args.json or ROOT / "benchmarks" / "results" / f"full_tables_{args.variant}.json")
+    torch.set_num_threads(1)
+    for algorithm in args.algorithms:
+        runs = [train(algorithm, seed, args) for seed in range(1, args.seeds + 1)]
+        summary, command = benchmark(algorithm, runs, args)
+        group = summary["agents"][algorithm]
+        scores = [summary["agents"][str(run)]["scores"][args.variant] for run in runs]
+        seconds = [training_seconds(run) for run in runs]
+        exploits = [exploit(algorithm, run, args) for run in runs] if args.exploit_steps else []
+        runs_json = {}
+        for seed, (score, spent) in enumerate(zip(scores, seconds, strict=True), start=1):
+            point = {"step_count": args.steps, "score": [score], "seconds": [spent]}
+            if exploits:
+                point["exploiter_win_rate"] = [exploits[seed - 1][0]["win_rate"]]
+            runs_json[f"run_{seed}"] = {"step_1": point}
+        row = {
+            "variant": args.variant,
+            "algorithm": algorithm,
+            "decisions": args.steps,
+            "seeds": args.seeds,
+            "games": summary["games_per_pairing"],
+            "iqm": f"{group['iqm']:.4f}",
+            "ci_low": f"{group['iqm_ci'][0]:.4f}",
+            "ci_high": f"{group['iqm_ci'][1]:.4f}",
+            "scores": " ".join(f"{s:.4f}" for s in scores),
+            "exploiter_win_rates": " ".join(f"{e['win_rate']:.4f}" for e, _ in exploits),
+            "exploit_games": args.exploit_games if exploits else "",
+            "train_minutes": f"{sum(seconds) / 60:.1f}",
+            "command": command + "".join(f"; {c}" for _, c in exploits[:1]),
+        }
+        write_row(Path(args.csv), row)
+        raw = json.loads(json_path.read_text()) if json_path.exists() else {}  # (read late: others may write)
+        raw.setdefault(args.variant, {}).setdefault("standard", {})[algorithm] = runs_json
+        json_path.write_text(json.dumps(raw, indent=1) + "\n")
+        print(f"{algorithm}: IQM {row['iqm']} [{row['ci_low']}, {row['ci_high']}] over {scores}", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

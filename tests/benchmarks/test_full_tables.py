@@ -1,0 +1,71 @@
+"""benchmarks/full_tables.py: each (algorithm, seed) trained once into its own folder, the
+benchmark's group scores written as a CSV row and marl-eval's raw-run layout."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.support.helpers import load_script
+
+full_tables = load_script("full_tables")
+
+
+def test_runs_are_trained_once_and_the_group_scores_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    played: list[list[str]] = []
+
+    def fake_benchmark(algorithm: str, runs: list[Path], args: Any) -> tuple[dict[str, Any], str]:
+        """The benchmark's summary for these runs (its scoring is tested with the benchmark)."""
+        played.append([str(run) for run in runs])
+        agents: dict[str, Any] = {str(run): {"scores": {"classic": 0.25 * k}} for k, run in enumerate(runs)}
+        agents[algorithm] = {"iqm": 0.125, "iqm_ci": [0.0, 0.25]}
+        return {"agents": agents, "games_per_pairing": 4}, "python -m training benchmark ..."
+
+    def fake_exploit(algorithm: str, run: Path, args: Any) -> tuple[dict[str, Any], str]:
+        """The exploit's result (its training and play are tested with the exploit command)."""
+        return {"win_rate": 0.5 + 0.125 * int(run.name[-1])}, "python -m training exploit ..."
+
+    monkeypatch.setattr(full_tables, "benchmark", fake_benchmark)
+    monkeypatch.setattr(full_tables, "exploit", fake_exploit)
+    argv = [
+        "--config",
+        "configs/classic_tiny.yaml",
+        "--algorithms",
+        "ppo",
+        "--seeds",
+        "2",
+        "--steps",
+        "256",
+        "--runs",
+        str(tmp_path / "runs"),
+        "--csv",
+        str(tmp_path / "full.csv"),
+        "--json",
+        str(tmp_path / "full.json"),
+        "--set",
+        "run.num_envs=4",
+        "run.rollout_steps=16",
+        "--no-progress",
+    ]
+    assert full_tables.main(argv) == 0
+    runs = [tmp_path / "runs" / "ppo" / f"classic-{seed}" for seed in (1, 2)]
+    assert played == [[str(run) for run in runs]]
+    assert all((run / "checkpoints" / "latest.pt").exists() for run in runs)
+    stamps = [(run / "checkpoints" / "latest.pt").stat().st_mtime_ns for run in runs]
+    assert full_tables.main(argv) == 0  # (trained already: the runs are kept, the benchmark plays)
+    assert [(run / "checkpoints" / "latest.pt").stat().st_mtime_ns for run in runs] == stamps
+    rows = list(csv.DictReader((tmp_path / "full.csv").open()))
+    assert rows[0]["algorithm"] == "ppo" and rows[0]["seeds"] == "2"
+    assert (rows[0]["iqm"], rows[0]["ci_low"], rows[0]["ci_high"]) == ("0.1250", "0.0000", "0.2500")
+    assert rows[0]["scores"] == "0.0000 0.2500" and rows[0]["exploiter_win_rates"] == "0.6250 0.7500"
+    assert len(rows) == 1  # (the second run replaced its row)
+    raw = json.loads((tmp_path / "full.json").read_text())["classic"]["standard"]["ppo"]
+    point = raw["run_2"]["step_1"]
+    assert point["step_count"] == 256 and point["score"] == [0.25] and point["exploiter_win_rate"] == [0.75]
+    assert 0 < point["seconds"][0] < 300  # (the log's start to the last checkpoint)
