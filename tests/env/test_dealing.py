@@ -86,7 +86,7 @@ def play_rounds(num_envs: int, num_tiles: int, lot_size: int, every_round: bool,
 def test_the_dealer_draws_what_numpy_draws(
     start: int, num_tiles: int, lot_size: int, every_round: bool, wide: bool
 ) -> None:
-    num_envs = 80 if wide else 5  # (wide: the arrays; narrow: numpy row by row)
+    num_envs = 160 if wide else 5  # (wide: the arrays; narrow: numpy row by row)
     seeds = [start + k for k in range(num_envs)]
     assert play_rounds(num_envs, num_tiles, lot_size, every_round, seeds) >= 2 * num_envs
 
@@ -95,7 +95,7 @@ def test_rows_past_the_arrays_draws_are_redrawn_by_numpy(monkeypatch: pytest.Mon
     """With room for too few draws every row overruns the arrays; numpy redraws them all."""
     monkeypatch.setattr(dealing, "_draws_held", lambda num_tiles: 3)
     monkeypatch.setattr(Dealer, "_arrays_agree", lambda self: True)  # (the check would overrun too)
-    assert play_rounds(64, 28, 2, False, list(range(64))) == 64 * 2 + 32 * 2
+    assert play_rounds(160, 28, 2, False, list(range(160))) == 160 * 2 + 80 * 2
 
 
 def test_the_arrays_agree_with_numpy_here() -> None:

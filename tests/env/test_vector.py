@@ -405,8 +405,8 @@ WIDE_IDS = [f"{name}-seed{seed}" for name, _, seed in WIDE_TABLES]
 
 @pytest.mark.parametrize(("name", "options", "seed"), WIDE_TABLES, ids=WIDE_IDS)
 def test_a_wide_batch_deals_exactly_the_scalar_deals(name: str, options: dict[str, Any], seed: int) -> None:
-    ended, rounds = play_both(name, options, "kernel", num_envs=64, steps=90, seed=seed)
-    assert ended + rounds > 64, "too few deals after the first: the deals drawn ahead went untested"
+    ended, rounds = play_both(name, options, "kernel", num_envs=160, steps=60, seed=seed)
+    assert ended + rounds > 160, "too few deals after the first: the deals drawn ahead went untested"
 
 
 # --- snapshots -----------------------------------------------------------------------------------
