@@ -26,7 +26,8 @@ replacing the row of the same variant, algorithm and decisions: each seed's scor
 exploiter win rate, the group's IQM and interval, the training time from the run's log to its
 last checkpoint, and the commands), and the raw runs in marl-eval's layout (as
 ``benchmarks/algorithms.py`` writes them) in ``--json`` (default
-``benchmarks/results/full_tables_<variant>.json``, merged with what it holds)::
+``benchmarks/results/full_tables_<variant>.json``, merged with what it holds), and a picture of
+the variant's rows at these decisions beside it (``full_tables_<variant>.png``)::
 
     {"<variant>": {"standard": {"<algorithm>": {"run_<seed>": {
         "step_1": {"step_count": <decisions>, "score": [<score>], "seconds": [<training s>],
@@ -43,7 +44,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import matplotlib
 import torch
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -231,7 +236,35 @@ def main(argv: list[str] | None = None) -> int:
         raw.setdefault(args.variant, {}).setdefault("standard", {})[algorithm] = runs_json
         json_path.write_text(json.dumps(raw, indent=1) + "\n")
         print(f"{algorithm}: IQM {row['iqm']} [{row['ci_low']}, {row['ci_high']}] over {scores}", flush=True)
+        plot(Path(args.csv), args.variant, args.steps, json_path.with_suffix(".png"))
     return 0
+
+
+def plot(csv_path: Path, variant: str, decisions: int, path: Path) -> None:
+    """The variant's rows at these decisions: each seed's benchmark score and the group's IQM
+    with its interval, and beside them each seed's exploiter win rate."""
+    rows = [
+        r
+        for r in csv.DictReader(csv_path.open())
+        if r["variant"] == variant and int(r["decisions"]) == decisions
+    ]
+    fig, (left, right) = plt.subplots(1, 2, figsize=(9, 0.9 * len(rows) + 1.6), sharey=True)
+    for y, row in enumerate(rows):
+        scores = [float(s) for s in row["scores"].split()]
+        iqm, low, high = float(row["iqm"]), float(row["ci_low"]), float(row["ci_high"])
+        left.errorbar(iqm, y, xerr=[[iqm - low], [high - iqm]], fmt="s", color=f"C{y}", capsize=4)
+        left.plot(scores, [y] * len(scores), "o", color=f"C{y}", alpha=0.4)
+        rates = [float(w) for w in row["exploiter_win_rates"].split()]
+        right.plot(rates, [y] * len(rates), "o", color=f"C{y}", alpha=0.6)
+    left.set_yticks(range(len(rows)), [r["algorithm"] for r in rows])
+    left.axvline(1.0, color="grey", linewidth=0.8)
+    left.set_xlabel("benchmark score (0: random, 1: level with expert); IQM, 95% CI, seeds")
+    right.axvline(0.5, color="grey", linewidth=0.8)
+    right.set_xlabel("exploiter's win rate against each seed")
+    fig.suptitle(f"{variant}, {decisions:,} decisions a run")
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
 
 
 if __name__ == "__main__":

@@ -69,3 +69,4 @@ def test_runs_are_trained_once_and_the_group_scores_written(
     point = raw["run_2"]["step_1"]
     assert point["step_count"] == 256 and point["score"] == [0.25] and point["exploiter_win_rate"] == [0.75]
     assert 0 < point["seconds"][0] < 300  # (the log's start to the last checkpoint)
+    assert (tmp_path / "full.png").stat().st_size > 0
