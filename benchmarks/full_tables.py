@@ -106,13 +106,9 @@ def command_line(*words: str) -> list[str]:
     return [sys.executable, "-m", "training", *words]
 
 
-def shown(command: list[str]) -> str:
-    return " ".join(["python", *command[1:]])
-
-
-def benchmark(algorithm: str, runs: list[Path], args: argparse.Namespace) -> tuple[dict[str, Any], str]:
+def benchmark(algorithm: str, runs: list[Path], args: argparse.Namespace) -> dict[str, Any]:
     """The benchmark of the runs as one group (played unless ``--runs/benchmark-<algorithm>``
-    holds it already, for these runs and games); its summary and the command."""
+    holds it already, for these runs and games): its summary."""
     out = Path(args.runs) / f"benchmark-{algorithm}"
     command = command_line(
         "benchmark",
@@ -139,12 +135,12 @@ def benchmark(algorithm: str, runs: list[Path], args: argparse.Namespace) -> tup
     ):
         subprocess.run(command, check=True, cwd=ROOT)
         summary = json.loads(done.read_text())
-    return summary, shown(command)
+    return summary
 
 
-def exploit(algorithm: str, run: Path, args: argparse.Namespace) -> tuple[dict[str, Any], str]:
+def exploit(algorithm: str, run: Path, args: argparse.Namespace) -> dict[str, Any]:
     """The best-response exploiter's result against the run's last checkpoint (trained unless
-    ``--runs/exploit-<algorithm>/<run>`` holds it already); its exploit.json and the command."""
+    ``--runs/exploit-<algorithm>/<run>`` holds it already): its exploit.json."""
     out = Path(args.runs) / f"exploit-{algorithm}" / run.name
     command = command_line(
         "exploit",
@@ -164,7 +160,7 @@ def exploit(algorithm: str, run: Path, args: argparse.Namespace) -> tuple[dict[s
     if result is None or result["steps"] < args.exploit_steps or result["games"] < args.exploit_games:
         subprocess.run(command, check=True, cwd=ROOT)
         result = json.loads(next(out.glob("*/exploit.json")).read_text())
-    return result, shown(command)
+    return result
 
 
 def write_row(path: Path, row: dict[str, Any]) -> None:
@@ -205,7 +201,7 @@ def main(argv: list[str] | None = None) -> int:
     torch.set_num_threads(1)
     for algorithm in args.algorithms:
         runs = [train(algorithm, seed, args) for seed in range(1, args.seeds + 1)]
-        summary, command = benchmark(algorithm, runs, args)
+        summary = benchmark(algorithm, runs, args)
         group = summary["agents"][algorithm]
         scores = [summary["agents"][str(run)]["scores"][args.variant] for run in runs]
         seconds = [training_seconds(run) for run in runs]
@@ -214,7 +210,7 @@ def main(argv: list[str] | None = None) -> int:
         for seed, (score, spent) in enumerate(zip(scores, seconds, strict=True), start=1):
             point = {"step_count": args.steps, "score": [score], "seconds": [spent]}
             if exploits:
-                point["exploiter_win_rate"] = [exploits[seed - 1][0]["win_rate"]]
+                point["exploiter_win_rate"] = [exploits[seed - 1]["win_rate"]]
             runs_json[f"run_{seed}"] = {"step_1": point}
         row = {
             "variant": args.variant,
@@ -226,10 +222,18 @@ def main(argv: list[str] | None = None) -> int:
             "ci_low": f"{group['iqm_ci'][0]:.4f}",
             "ci_high": f"{group['iqm_ci'][1]:.4f}",
             "scores": " ".join(f"{s:.4f}" for s in scores),
-            "exploiter_win_rates": " ".join(f"{e['win_rate']:.4f}" for e, _ in exploits),
+            "exploiter_win_rates": " ".join(f"{e['win_rate']:.4f}" for e in exploits),
             "exploit_games": args.exploit_games if exploits else "",
             "train_minutes": f"{sum(seconds) / 60:.1f}",
-            "command": command + "".join(f"; {c}" for _, c in exploits[:1]),
+            "command": " ".join(
+                [
+                    "python benchmarks/full_tables.py",
+                    f"--variant {args.variant} --algorithms {algorithm} --seeds {args.seeds}",
+                    f"--steps {args.steps} --games {args.games} --exploit-steps {args.exploit_steps}",
+                    f"--exploit-games {args.exploit_games}",
+                    *(f"--set {' '.join(args.set)}" for _ in args.set[:1]),
+                ]
+            ),
         }
         write_row(Path(args.csv), row)
         raw = json.loads(json_path.read_text()) if json_path.exists() else {}  # (read late: others may write)

@@ -20,16 +20,16 @@ def test_runs_are_trained_once_and_the_group_scores_written(
 ) -> None:
     played: list[list[str]] = []
 
-    def fake_benchmark(algorithm: str, runs: list[Path], args: Any) -> tuple[dict[str, Any], str]:
+    def fake_benchmark(algorithm: str, runs: list[Path], args: Any) -> dict[str, Any]:
         """The benchmark's summary for these runs (its scoring is tested with the benchmark)."""
         played.append([str(run) for run in runs])
         agents: dict[str, Any] = {str(run): {"scores": {"classic": 0.25 * k}} for k, run in enumerate(runs)}
         agents[algorithm] = {"iqm": 0.125, "iqm_ci": [0.0, 0.25]}
-        return {"agents": agents, "games_per_pairing": 4}, "python -m training benchmark ..."
+        return {"agents": agents, "games_per_pairing": 4}
 
-    def fake_exploit(algorithm: str, run: Path, args: Any) -> tuple[dict[str, Any], str]:
+    def fake_exploit(algorithm: str, run: Path, args: Any) -> dict[str, Any]:
         """The exploit's result (its training and play are tested with the exploit command)."""
-        return {"win_rate": 0.5 + 0.125 * int(run.name[-1])}, "python -m training exploit ..."
+        return {"win_rate": 0.5 + 0.125 * int(run.name[-1])}
 
     monkeypatch.setattr(full_tables, "benchmark", fake_benchmark)
     monkeypatch.setattr(full_tables, "exploit", fake_exploit)
@@ -65,6 +65,9 @@ def test_runs_are_trained_once_and_the_group_scores_written(
     assert (rows[0]["iqm"], rows[0]["ci_low"], rows[0]["ci_high"]) == ("0.1250", "0.0000", "0.2500")
     assert rows[0]["scores"] == "0.0000 0.2500" and rows[0]["exploiter_win_rates"] == "0.6250 0.7500"
     assert len(rows) == 1  # (the second run replaced its row)
+    assert rows[0]["command"].startswith(
+        "python benchmarks/full_tables.py --variant classic --algorithms ppo"
+    )
     raw = json.loads((tmp_path / "full.json").read_text())["classic"]["standard"]["ppo"]
     point = raw["run_2"]["step_1"]
     assert point["step_count"] == 256 and point["score"] == [0.25] and point["exploiter_win_rate"] == [0.75]
