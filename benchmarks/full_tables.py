@@ -27,7 +27,7 @@ exploiter win rate, the group's IQM and interval, the training time from the run
 last checkpoint, and the commands), and the raw runs in marl-eval's layout (as
 ``benchmarks/algorithms.py`` writes them) in ``--json`` (default
 ``benchmarks/results/full_tables_<variant>.json``, merged with what it holds), and a picture of
-the variant's rows at these decisions beside it (``full_tables_<variant>.png``)::
+the variant's rows at these decisions (``--plot``, default ``docs/assets/full_tables_<variant>.png``)::
 
     {"<variant>": {"standard": {"<algorithm>": {"run_<seed>": {
         "step_1": {"step_count": <decisions>, "score": [<score>], "seconds": [<training s>],
@@ -194,6 +194,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runs", default="runs/full", help="where the runs go (default runs/full)")
     parser.add_argument("--csv", default=str(ROOT / "benchmarks" / "results" / "full_tables.csv"))
     parser.add_argument("--json", default=None, help="default benchmarks/results/full_tables_<variant>.json")
+    parser.add_argument("--plot", default=None, help="default docs/assets/full_tables_<variant>.png")
     parser.add_argument("--no-progress", action="store_true")
     args = parser.parse_args(argv)
     args.config = args.config or str(ROOT / "configs" / f"{args.variant}.yaml")
@@ -240,7 +241,12 @@ def main(argv: list[str] | None = None) -> int:
         raw.setdefault(args.variant, {}).setdefault("standard", {})[algorithm] = runs_json
         json_path.write_text(json.dumps(raw, indent=1) + "\n")
         print(f"{algorithm}: IQM {row['iqm']} [{row['ci_low']}, {row['ci_high']}] over {scores}", flush=True)
-        plot(Path(args.csv), args.variant, args.steps, json_path.with_suffix(".png"))
+        plot(
+            Path(args.csv),
+            args.variant,
+            args.steps,
+            Path(args.plot or ROOT / "docs" / "assets" / f"full_tables_{args.variant}.png"),
+        )
     return 0
 
 

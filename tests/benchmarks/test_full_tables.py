@@ -48,6 +48,8 @@ def test_runs_are_trained_once_and_the_group_scores_written(
         str(tmp_path / "full.csv"),
         "--json",
         str(tmp_path / "full.json"),
+        "--plot",
+        str(tmp_path / "full.png"),
         "--set",
         "run.num_envs=4",
         "run.rollout_steps=16",
