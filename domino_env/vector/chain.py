@@ -140,7 +140,7 @@ from domino_env.rules.parts import (
 from domino_env.rules.places import PlacesRules
 from domino_env.rules.table import TableRules
 from domino_env.vector.base import Info, VectorEnv, base_seed, checked_actions, episode_seed
-from domino_env.vector.dealing import Dealer
+from domino_env.vector.dealing import Dealer, read_states
 
 _TIE_KEY = 1 << 32  # a round's key: the winner's side first, then the score change
 
@@ -690,13 +690,11 @@ class ChainKernel(VectorEnv):
                     f"the snapshot's {name} is {theirs.dtype}{list(theirs.shape)}, "
                     f"this kernel's {mine.dtype}{list(mine.shape)}"
                 )
-        if not all(isinstance(state, dict) and state.get("bit_generator") == "PCG64" for state in rngs):
-            raise ValueError("the snapshot's random states are not PCG64 states")
+        streams, base = read_states(rngs, self.num_envs), int(snapshot["base"])
         for name in self._state_names:  # (in place: the flat views stay views)
             np.copyto(getattr(self, name), arrays[name])
-        for i, state in enumerate(rngs):
-            self._dealer.set_state(i, state)
-        self._base = int(snapshot["base"])
+        self._dealer.set_states(streams)
+        self._base = base
         self._line = None
         obs, mask = self._outputs()
         return obs, mask, {"player": self.current.copy()}

@@ -157,6 +157,22 @@ class Streams:
         self.has[row], self.buf[row] = bool(state["has_uint32"]), state["uinteger"]
 
 
+def read_states(states: Any, count: int) -> Streams:
+    """``count`` numpy PCG64 ``bit_generator.state`` dicts as :class:`Streams`; ValueError, and
+    nothing read, where they are not that."""
+    try:
+        if len(states) != count:
+            raise ValueError
+        out = Streams(count)
+        for row, state in enumerate(states):
+            if state["bit_generator"] != "PCG64":
+                raise ValueError
+            out.set_state(row, state)
+    except (KeyError, TypeError, ValueError, OverflowError, IndexError):
+        raise ValueError(f"the snapshot's random states are not {count} PCG64 states") from None
+    return out
+
+
 def _draws_held(num_tiles: int) -> int:
     """How many 64-bit draws the arrays hold for a shuffle of ``num_tiles`` and a lot: the
     uint32 reads' mean plus six standard deviations (each position's masked rejection takes a
@@ -318,10 +334,10 @@ class Dealer:
             return dict(self._generators[table].bit_generator.state)
         return self._streams.state(table)
 
-    def set_state(self, table: int, state: Mapping[str, Any]) -> None:
-        """Put back a state :meth:`state` gave (a restore)."""
-        self._streams.set_state(table, state)
-        self._live[table] = False
+    def set_states(self, streams: Streams) -> None:
+        """Put back every table's state (a restore: :func:`read_states` of what :meth:`state` gave)."""
+        self._streams.put(np.arange(self.num_envs), streams)
+        self._live[:] = False
 
     def deal(
         self, tables: np.ndarray, fresh: np.ndarray, seeds: np.ndarray, next_seeds: np.ndarray | None

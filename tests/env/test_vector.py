@@ -524,3 +524,17 @@ def test_a_mismatched_snapshot_is_refused_and_changes_nothing(backend: str) -> N
     with pytest.raises(ValueError, match="not a snapshot"):
         venv.restore({"games": []})
     assert np.array_equal(venv.state(), state)
+
+
+def test_a_kernel_snapshot_with_broken_random_states_is_refused_and_changes_nothing() -> None:
+    options = {"num_players": 2, "episode": "round"}
+    kernel_or_skip("classic", options, "kernel")
+    venv = vector.make("classic", 3, backend="kernel", **options)
+    venv.reset(seed=1)
+    snap = venv.snapshot()
+    venv.step(np.array([np.flatnonzero(row)[0] for row in venv.reset(seed=2)[1]]))
+    state, rngs = venv.state(), venv.snapshot()["rngs"]
+    for broken in ({"bit_generator": "PCG64"}, {**snap["rngs"][0], "bit_generator": "MT19937"}, "PCG64"):
+        with pytest.raises(ValueError, match="not 3 PCG64 states"):
+            venv.restore({**snap, "rngs": [broken, *snap["rngs"][1:]]})
+        assert np.array_equal(venv.state(), state) and venv.snapshot()["rngs"] == rngs
