@@ -39,21 +39,12 @@ class PolicyAgent:
 
     def __call__(self, env: DominoEnv, observation: dict[str, np.ndarray]) -> int:
         obs = observation["observation"][None]
-        mask = observation["action_mask"][None].astype(bool)
-        if self.sample:
-            device = self.model.device
-            with torch.no_grad():
-                policy, _ = self.model.legal(
-                    torch.from_numpy(obs).to(device), torch.from_numpy(mask).to(device)
-                )
-            actions, weights = policy.actions[0].tolist(), policy.dist.probs[0].tolist()
-            return int(self.rng.choices(actions, weights=weights)[0])
-        return int(self.model.greedy(obs, mask)[0])
+        return int(self.moves(obs, observation["action_mask"][None].astype(bool))[0])
 
     def moves(self, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
         """This agent's actions at many tables at once (float32[K, O] observations, bool[K, A]
-        masks), as :meth:`__call__` plays each: one forward pass, then the most probable legal
-        action, or samples drawn from ``rng`` row by row."""
+        masks; :meth:`__call__` is one row of it): one forward pass, then the most probable
+        legal action, or samples drawn from ``rng`` row by row."""
         if not self.sample:
             return self.model.greedy(obs, masks)
         device = self.model.device

@@ -178,7 +178,7 @@ def update(
                 loss = loss + magnet_coef * magnet_kl
 
             # ALGO (distill only): the policy pulled toward the search's choice where it labelled
-            labelled = None
+            distill_loss = None
             if batch.targets is not None:
                 targets = batch.targets[idx]
                 labelled = targets >= 0
@@ -200,7 +200,7 @@ def update(
             }
             if magnet is not None:
                 stats["loss/magnet_kl"] = magnet_kl.item()
-            if labelled is not None and bool(labelled.any()):
+            if distill_loss is not None:
                 stats["loss/distill"] = distill_loss.item()
         if cfg.target_kl and approx_kl > cfg.target_kl:  # ALGO: early stop once the policy moved far
             break
