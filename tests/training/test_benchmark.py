@@ -14,7 +14,7 @@ from PIL import Image
 
 from training.__main__ import main
 from training.eval import benchmark
-from training.eval.benchmark import protocol
+from training.eval.benchmark import protocol, runner
 from training.matches import Match, wilson_interval
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -270,7 +270,7 @@ def test_a_run_reads_back_what_it_wrote(cheap_ladder: None, tmp_path: Path) -> N
     first = run(tmp_path / "a", ["shipped"], ["blitz"], 4)
     assert first["pairings"]["played"] == 3 and first["pairings"]["read"] == 0
     again = run(tmp_path / "b", ["shipped"], ["blitz"], 4, reference=tmp_path / "a" / "pairings.json")
-    assert again["pairings"] == {"played": 0, "read": 3, "reference": "pairings.json"}
+    assert again["pairings"] == {"played": 0, "resumed": 0, "read": 3, "reference": "pairings.json"}
     a, b = csv_rows(tmp_path / "a"), csv_rows(tmp_path / "b")
     assert {k: r | {"source": ""} for k, r in a.items()} == {k: r | {"source": ""} for k, r in b.items()}
     assert {r["source"] for r in b.values()} == {"pairings.json"}
@@ -278,9 +278,57 @@ def test_a_run_reads_back_what_it_wrote(cheap_ladder: None, tmp_path: Path) -> N
     assert other_games["pairings"]["played"] == 3  # other deals: nothing to read
 
 
+def test_an_interrupted_run_keeps_its_finished_pairings_and_resume_plays_only_the_rest(
+    cheap_ladder: None, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    whole = tmp_path / "whole"
+    assert small_run(whole, "--games", "4") == 0
+    out = tmp_path / "cut"
+    play, played = runner.play_task, []
+
+    def cut_off_at_the_second(task: benchmark.Task, on_game: object = None) -> Match:
+        if played:
+            raise KeyboardInterrupt
+        played.append(task)
+        return play(task, on_game)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(runner, "play_task", cut_off_at_the_second)
+    assert small_run(out, "--games", "4") == 130
+    partial = out / benchmark.PARTIAL
+    assert capsys.readouterr().err.startswith(f"interrupted: any pairing finished is kept in {partial}")
+    assert sorted(p.name for p in out.iterdir()) == [benchmark.PARTIAL]  # the finished pairing, no more
+    kept = benchmark.Store.load(partial).matches
+    assert [(k[2], k[3]) for k in kept] == [(played[0].first, played[0].second)]
+
+    assert small_run(out, "--games", "4") == 2  # neither --resume nor --overwrite: refused, kept
+    assert "add --resume to go on with them or --overwrite to start again" in capsys.readouterr().err
+    assert benchmark.Store.load(partial).matches == kept
+
+    replayed: list[benchmark.Task] = []
+
+    def recorded(task: benchmark.Task, on_game: object = None) -> Match:
+        replayed.append(task)
+        return play(task, on_game)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(runner, "play_task", recorded)
+    assert small_run(out, "--games", "4", "--resume") == 0
+    assert "pairings: 2 played, 1 resumed from pairings.partial.json\n" in capsys.readouterr().out
+    assert played[0] not in replayed and len(replayed) == 2
+    assert sorted(p.name for p in out.iterdir()) == sorted(FILES)  # the partial file is gone
+    untimed = ("ms_per_decision",)  # the same results as the run that was never cut off, but the clock
+    assert {k: {c: r[c] for c in r if c not in untimed} for k, r in csv_rows(out).items()} == {
+        k: {c: r[c] for c in r if c not in untimed} for k, r in csv_rows(whole).items()
+    }
+    resumed, fresh = (benchmark.Store.load(f / "pairings.json").matches for f in (out, whole))
+    assert {k: vars(m) | {"seconds": 0} for k, m in resumed.items()} == {
+        k: vars(m) | {"seconds": 0} for k, m in fresh.items()
+    }
+
+
 def test_workers_play_the_same_games(cheap_ladder: None, tmp_path: Path) -> None:
     run(tmp_path / "one", ["shipped"], ["blind"], 2)
     run(tmp_path / "two", ["shipped"], ["blind"], 2, workers=2)
+    assert not (tmp_path / "two" / benchmark.PARTIAL).exists()  # kept as they ended, gone once whole
     one, two = csv_rows(tmp_path / "one"), csv_rows(tmp_path / "two")
     columns = ("win_rate", "margin", "games")
     assert {k: [r[c] for c in columns] for k, r in one.items()} == {

@@ -55,6 +55,12 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     parser.add_argument(
         "--overwrite", action="store_true", help="replace the benchmark already in --out (refused without)"
     )
+    parser.add_argument(
+        "--resume",
+        action="store_true",
+        help="go on with an interrupted run in --out: the pairings it finished (pairings.partial.json, "
+        "written as each pairing ends) are read, the rest played, its files replaced",
+    )
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     threads_argument(parser)
     return parser
@@ -63,9 +69,10 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
 def run(args: argparse.Namespace) -> int:
     import math
 
-    from training.eval.benchmark import PROTOCOL_GAMES, REFERENCE, benchmark, two_places
+    from training.eval.benchmark import PARTIAL, PROTOCOL_GAMES, REFERENCE, benchmark, two_places
 
-    with interrupted_says("nothing written"):
+    kept = Path(args.out) / PARTIAL
+    with interrupted_says(f"any pairing finished is kept in {kept} (--resume goes on from it)"):
         summary = benchmark(
             args.agents,
             args.variants,
@@ -78,6 +85,7 @@ def run(args: argparse.Namespace) -> int:
             reference=None if args.fresh else args.reference or REFERENCE,
             record=args.record,
             overwrite=args.overwrite,
+            resume=args.resume,
         )
     if summary["exploratory"]:
         few = summary["games_per_pairing"] < PROTOCOL_GAMES
@@ -94,8 +102,9 @@ def run(args: argparse.Namespace) -> int:
     for agent, variants in summary["skipped"].items():
         print(f"{agent}: not played on {', '.join(variants)} (a checkpoint plays only its own table)")
     pairings = summary["pairings"]
+    resumed = f", {pairings['resumed']} resumed from {kept.name}" if pairings["resumed"] else ""
     read = f", {pairings['read']} read from {pairings['reference']}" if pairings["read"] else ""
-    print(f"pairings: {pairings['played']} played{read}")
+    print(f"pairings: {pairings['played']} played{resumed}{read}")
     written = Path(args.out) / "benchmark.csv"
     also = "benchmark.md, summary.json, benchmark.png, pairings.json"
     print(f"written: {written}, {also} ({summary['label']})")

@@ -33,19 +33,25 @@ def play_in_processes(
     workers: int,
     bar: tqdm,
     label: Callable[[int], str],
+    on_done: Callable[[int, Played], object] | None = None,
 ) -> list[Played]:
     """``play(job, on_game)`` for every job in ``workers`` spawned processes (``play`` a module
     function, so that it pickles); ``bar`` ticks once a game, described by ``label(job index)``
-    of the job that last finished one. An error or an interrupt drops what is queued."""
+    of the job that last finished one; ``on_done(job index, played)`` is called here as each job
+    finishes (so a caller can keep what is done). An error or an interrupt drops what is queued."""
     with Manager() as manager:
         ticks = manager.Queue()
         pool = ProcessPoolExecutor(min(workers, len(jobs)), get_context("spawn"), worker_start)
         try:
             futures = [pool.submit(play, job, partial(ticks.put, k)) for k, job in enumerate(jobs)]
+            index = {f: k for k, f in enumerate(futures)}
             pending: set[Future[Played]] = set(futures)
             while pending:
-                _, pending = wait(pending, timeout=0.25, return_when=FIRST_COMPLETED)
+                done, pending = wait(pending, timeout=0.25, return_when=FIRST_COMPLETED)
                 _drain(ticks, bar, label)
+                for future in sorted(done, key=index.__getitem__):
+                    if on_done is not None:
+                        on_done(index[future], future.result())  # (a worker's error is raised here)
             _drain(ticks, bar, label)
             played = [f.result() for f in futures]  # a worker's error is raised here
         except BaseException:  # (an interrupt too: drop what is queued, keep nothing)

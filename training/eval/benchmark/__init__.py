@@ -29,6 +29,12 @@ run writes what it played and read to ``pairings.json``, which a later run can t
 reference. ``tests/release/test_benchmark_reference.py`` replays the start of every stored
 pairing, so the shipped file stays what the code plays.
 
+**Interrupted runs.** Until a run is whole, ``OUT/pairings.partial.json`` holds every pairing
+it has finished (and those it read), rewritten as each one ends: a pairings file like any other.
+``resume`` (``--resume``) reads it as well as the reference and plays only the rest, so a run cut
+off after hours loses only the pairings it was playing; a new run into that folder without
+``--resume`` or ``--overwrite`` is refused. The whole run's files replace it at the end.
+
 **Exploratory runs.** A run with fewer games a pairing (after rounding to whole deals) or only
 some of the variants plays the protocol's deals, but is not the protocol: its IQM is over other
 variants, or its intervals rest on a handful of deals. It says so wherever the protocol would be
@@ -85,6 +91,7 @@ from training.eval.benchmark import protocol
 from training.eval.benchmark.output import (
     BENCHMARK_FILES,
     COLUMNS,
+    PARTIAL,
     check_out,
     markdown,
     plot,
@@ -120,7 +127,7 @@ from training.eval.benchmark.scores import (
 from training.eval.benchmark.store import REFERENCE, Key, OldProtocol, Store, identity, key_of, swapped
 from training.eval.evaluate import contestant
 from training.eval.report import writable_folder
-from training.matches import seatings, whole_deals
+from training.matches import Match, seatings, whole_deals
 
 __all__ = [  # the entry point, and what the rest of training and the tests use
     "BENCHMARK_FILES",
@@ -128,6 +135,7 @@ __all__ = [  # the entry point, and what the rest of training and the tests use
     "COLUMNS",
     "DEAL_SEED",
     "LADDER",
+    "PARTIAL",
     "PROTOCOL",
     "PROTOCOL_GAMES",
     "PROTOCOL_NAME",
@@ -180,15 +188,19 @@ def benchmark(
     reference: str | Path | None = REFERENCE,
     record: str | Path | None = None,
     overwrite: bool = False,
+    resume: bool = False,
 ) -> dict[str, Any]:
     """Play the protocol, write ``OUT/benchmark.csv``, ``benchmark.md``, ``summary.json``,
-    ``benchmark.png`` and ``pairings.json`` (only once every game is played: an interrupted run
-    writes nothing), and return the summary. ``reference`` None plays every pairing; ``record``:
-    a folder where every game played is written as a game record. Fewer games or variants than
-    the protocol's make an exploratory run, labelled so (:func:`deviations`). Bad input (an
-    unknown variant or agent, games below 1, an unwritable ``out`` or ``record``, an ``out`` that
-    holds a benchmark without ``overwrite``, a broken reference) raises ValueError before any
-    game, with nothing touched."""
+    ``benchmark.png`` and ``pairings.json`` once every game is played, and return the summary.
+    Until then ``OUT/pairings.partial.json`` holds every pairing finished so far (rewritten as
+    each one ends, with those read from the reference), so an interrupted run loses at most the
+    pairings it was playing: ``resume`` reads them too and plays the rest. ``reference`` None
+    plays every pairing; ``record``: a folder where every game played is written as a game
+    record. Fewer games or variants than the protocol's make an exploratory run, labelled so
+    (:func:`deviations`). Bad input (an unknown variant or agent, games below 1, an unwritable
+    ``out`` or ``record``, an ``out`` that holds a benchmark without ``overwrite`` or
+    ``resume``, a broken reference or partial file) raises ValueError before any game, with
+    nothing touched."""
     ladder, bottom, top = protocol.LADDER, protocol.BOTTOM, protocol.TOP  # (as the protocol has them now)
     variants = list(variants or domino_env.SPECS)
     for name in variants:
@@ -200,7 +212,9 @@ def benchmark(
         raise ValueError(f"workers must be at least 1, got {workers}")
     given = {a: contestant(a) for a in dict.fromkeys(agents) if a != SHIPPED}  # unknown agents fail here
     store = Store.load(reference)
-    check_out(out, overwrite)
+    check_out(out, overwrite, resume)
+    partial = Path(out) / PARTIAL
+    earlier = Store.load(partial if resume and partial.exists() else None)
     folder = writable_folder(out)
     records = None if record is None else str(writable_folder(record))
     skipped: dict[str, list[str]] = {a: [] for a in [*given, *([SHIPPED] if SHIPPED in agents else [])]}
@@ -229,16 +243,30 @@ def benchmark(
     tasks: dict[Key, Task] = {}
     for plan in plans:
         tasks.update(plan.plan_pairs())
+    resumed = [key for key in tasks if key in earlier.matches and key not in store.matches]
+    store.matches.update((key, earlier.matches[key]) for key in resumed)
     missing = [key for key in tasks if key not in store.matches]
-    played = run_tasks([replace(tasks[key], record=records) for key in missing], workers, progress)
-    store.matches.update(zip(missing, played, strict=True))
+    finished = set(tasks) & set(store.matches)
+
+    def keep(i: int, match: Match) -> None:
+        store.matches[missing[i]] = match
+        finished.add(missing[i])
+        store.save(partial, finished)
+
+    run_tasks([replace(tasks[key], record=records) for key in missing], workers, progress, keep)
     source = Path(reference).name if reference is not None else ""
     by_variant = [collect(plan, store, source) for plan in plans]
     fewest = min(plan.games for plan in plans)
     summary = summarize(by_variant, agents, group=group, games=games, reasons=deviations(variants, fewest))
     summary["games_per_pairing"] = fewest  # (the fewest, after rounding)
     summary["skipped"] = {a: v for a, v in skipped.items() if v}
-    summary["pairings"] = {"played": len(missing), "read": len(tasks) - len(missing), "reference": source}
+    summary["pairings"] = {
+        "played": len(missing),
+        "resumed": len(resumed),
+        "read": len(tasks) - len(missing) - len(resumed),
+        "reference": source,
+    }
     write_results(folder, by_variant, summary)
     store.save(folder / "pairings.json", set(tasks))
+    partial.unlink(missing_ok=True)
     return summary

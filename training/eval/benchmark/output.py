@@ -1,5 +1,6 @@
 """What a benchmark writes: ``benchmark.csv``, ``benchmark.md``, ``summary.json`` and
-``benchmark.png``, and the check that ``out`` holds no earlier benchmark."""
+``benchmark.png``, and the check that ``out`` holds no earlier benchmark (or only the pairings an
+interrupted one finished, :data:`PARTIAL`)."""
 
 from __future__ import annotations
 
@@ -35,14 +36,24 @@ COLUMNS = (
 )
 # What a benchmark writes in its ``out`` folder: an earlier benchmark's, which --overwrite replaces.
 BENCHMARK_FILES = ("benchmark.csv", "benchmark.md", "summary.json", "benchmark.png", "pairings.json")
+# The pairings a run has finished so far, rewritten as each one ends; gone once the run is whole.
+PARTIAL = "pairings.partial.json"
 
 
-def check_out(out: str | Path, overwrite: bool) -> None:
+def check_out(out: str | Path, overwrite: bool, resume: bool = False) -> None:
     """Refuse (ValueError) an ``out`` folder that holds an earlier benchmark's files, unless
-    ``overwrite``. Nothing is touched here: a run that goes on writes over them at its end."""
+    ``overwrite`` or ``resume``, or an interrupted run's :data:`PARTIAL` pairings, unless
+    ``resume`` (go on with them) or ``overwrite``. Nothing is touched here."""
     folder = Path(out)
-    earlier = [name for name in BENCHMARK_FILES if (folder / name).exists()] if folder.is_dir() else []
-    if earlier and not overwrite:
+    if not folder.is_dir():
+        return
+    if (folder / PARTIAL).exists() and not (overwrite or resume):
+        raise ValueError(
+            f"{folder} holds an interrupted benchmark's pairings ({PARTIAL}); add --resume to go on "
+            "with them or --overwrite to start again"
+        )
+    earlier = [name for name in BENCHMARK_FILES if (folder / name).exists()]
+    if earlier and not (overwrite or resume):
         raise ValueError(
             f"{folder} already holds a benchmark ({', '.join(earlier)}); add --overwrite to replace it"
         )

@@ -84,9 +84,15 @@ class VariantPlan:
         return tasks
 
 
-def run_tasks(tasks: list[Task], workers: int, progress: bool) -> list[Match]:
+def run_tasks(
+    tasks: list[Task],
+    workers: int,
+    progress: bool,
+    on_done: Callable[[int, Match], object] | None = None,
+) -> list[Match]:
     """Play every task (in ``workers`` processes when more than one), a progress bar over the
-    games naming the pairing that last finished a game."""
+    games naming the pairing that last finished a game; ``on_done(task index, match)`` as each
+    pairing is finished."""
     total = sum(t.games for t in tasks)
     with tqdm(total=total, unit="game", disable=not progress or not tasks) as bar:
 
@@ -99,5 +105,7 @@ def run_tasks(tasks: list[Task], workers: int, progress: bool) -> list[Match]:
             for i, task in enumerate(tasks):
                 bar.set_description(label(i))
                 played.append(play_task(task, partial(bar.update, 1)))
+                if on_done is not None:
+                    on_done(i, played[-1])
             return played
-        return play_in_processes(tasks, play_task, workers=workers, bar=bar, label=label)
+        return play_in_processes(tasks, play_task, workers=workers, bar=bar, label=label, on_done=on_done)

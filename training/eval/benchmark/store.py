@@ -116,4 +116,6 @@ class Store:
             "version": version("domino-env"),
             "pairings": entries,
         }
-        path.write_text(json.dumps(data, separators=(",", ":")) + "\n")
+        unfinished = path.with_name(path.name + ".tmp")  # replaced whole: a cut-off write keeps the old
+        unfinished.write_text(json.dumps(data, separators=(",", ":")) + "\n")
+        unfinished.replace(path)
