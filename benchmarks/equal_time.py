@@ -5,12 +5,14 @@ several seeds for about the same wall-clock budget, each run scored as the bench
         --arm ppo= --arm distill=distill.share=0.05
 
 **Equal wall time.** An idea that costs time per decision (a search labelling positions, a
-larger network) must be compared at the same wall time, not the same decisions. So first every
-arm trains ``--calibrate`` decisions (seed 0, the arms one after another, on the machine as it is
-loaded then); the first arm then trains ``--steps`` decisions a run, and every other arm
-``--steps`` times the first arm's calibration seconds over its own, rounded down to whole
-rollouts. Each run's own training seconds are measured too and printed beside its score: on a
-shared machine they drift, and the table says by how much.
+larger network) must be compared at the same wall time, not the same decisions. Time here is
+the training process's CPU time (user and system, one torch thread): on one core it is the wall
+time, and unlike wall time it does not stretch when other jobs share the machine. First every
+arm trains ``--calibrate`` decisions (seed 0); the first arm then trains ``--steps`` decisions a
+run, and every other arm ``--steps`` times the first arm's calibration seconds over its own,
+rounded down to whole rollouts. Each run's own CPU seconds are measured too and printed beside
+its score, so the table shows how equal the budgets came out (a cost that changes as the policy
+learns, as a search's does, moves them apart).
 
 **The score.** Every run plays the benchmark's pairing against ``expert`` (protocol v2: the
 variant's standard table, ``--games`` whole matches on the protocol's duplicate deals, the
@@ -20,7 +22,7 @@ over deals, and the benchmark's normalized score ``(W - W(random)) / (1/sides - 
 other rungs of the ladder do not enter the score, so they are not played.
 
 Runs go to ``--out/<arm>-<seed>``; a run whose last checkpoint has its decisions is not trained
-again, and its training seconds and its pairing are kept beside it (``equal_time.json``), so an
+again, and its CPU seconds and its pairing are kept beside it (``equal_time.json``), so an
 interrupted comparison goes on where it stopped. A row per run goes to ``--csv`` (replacing
 rows of the same config, arm and seed), and a table per arm is printed.
 """
@@ -31,9 +33,9 @@ import argparse
 import csv
 import json
 import math
+import resource
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -63,7 +65,7 @@ CSV_FIELDS = (
     "overrides",
     "seed",
     "decisions",
-    "train_seconds",
+    "cpu_seconds",
     "games",
     "win_rate",
     "ci_low",
@@ -82,7 +84,8 @@ def parse_arm(text: str) -> tuple[str, list[str]]:
 
 
 def train(config: str, overrides: list[str], steps: int, run: Path) -> float:
-    """Train ``run`` for ``steps`` decisions (a subprocess, so runs share nothing); its seconds."""
+    """Train ``run`` for ``steps`` decisions (a subprocess, so runs share nothing, on one torch
+    thread); its seconds of CPU time."""
     command = [
         sys.executable,
         "-m",
@@ -97,9 +100,10 @@ def train(config: str, overrides: list[str], steps: int, run: Path) -> float:
         "--overwrite",
         "--no-progress",
     ]
-    started = time.perf_counter()
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     subprocess.run(command, check=True, cwd=ROOT, stdout=subprocess.DEVNULL)
-    return time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
 def bottom_share(variant: str, games: int, out: Path) -> float:
@@ -145,7 +149,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--arm", action="append", type=parse_arm, required=True, help="NAME=K=V,K=V")
     parser.add_argument("--seeds", type=int, default=3, help="seeds 1..N an arm (default 3)")
     parser.add_argument("--steps", type=int, default=1_000_000, help="the first arm's decisions a run")
-    parser.add_argument("--calibrate", type=int, default=40_000, help="decisions of each arm's timing run")
+    parser.add_argument("--calibrate", type=int, default=100_000, help="decisions of each arm's timing run")
     parser.add_argument("--games", type=int, default=200, help="matches against expert a run (default 200)")
     parser.add_argument("--out", default="runs/equal_time")
     parser.add_argument("--csv", default=str(ROOT / "benchmarks" / "results" / "equal_time.csv"))
@@ -177,7 +181,7 @@ def main(argv: list[str] | None = None) -> int:
                 raise SystemExit(
                     f"{args.config} does not train {variant}'s standard table, which the score plays"
                 )
-            kept.write_text(json.dumps({"train_seconds": seconds}) + "\n")
+            kept.write_text(json.dumps({"cpu_seconds": seconds}) + "\n")
     low = bottom_share(variant, games, out)
     config = Path(args.config).resolve()
     shown = config.relative_to(ROOT) if config.is_relative_to(ROOT) else config
@@ -199,7 +203,7 @@ def main(argv: list[str] | None = None) -> int:
                     "overrides": " ".join(overrides),
                     "seed": seed,
                     "decisions": budget[name],
-                    "train_seconds": f"{result['train_seconds']:.1f}",
+                    "cpu_seconds": f"{result['cpu_seconds']:.1f}",
                     "games": games,
                     "win_rate": f"{result['win_rate']:.4f}",
                     "ci_low": f"{result['ci'][0]:.4f}",
@@ -210,11 +214,13 @@ def main(argv: list[str] | None = None) -> int:
             )
     write_rows(Path(args.csv), rows)
     print(f"{variant}: {games} matches a run against expert; W(random) = {low:.3f}")
-    print("| arm | decisions | train minutes | win rate vs expert (each seed) | score (each) | mean |")
+    print(
+        "| arm | decisions | CPU minutes (each seed) | win rate vs expert (each seed) | score (each) | mean |"
+    )
     print("|---|---|---|---|---|---|")
     for name in arms:
         mine = [r for r in rows if r["arm"] == name]
-        minutes = " ".join(f"{float(r['train_seconds']) / 60:.1f}" for r in mine)
+        minutes = " ".join(f"{float(r['cpu_seconds']) / 60:.1f}" for r in mine)
         rates = " ".join(f"{float(r['win_rate']):.1%}" for r in mine)
         scores = [float(r["score"]) for r in mine]
         mean = sum(scores) / len(scores) if scores else math.nan

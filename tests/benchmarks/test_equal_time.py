@@ -63,7 +63,7 @@ def test_arms_get_equal_time_budgets_and_a_rerun_replays_nothing(
     assert {a: int(r["decisions"]) for a, r in rows.items()} == steps
     for row in rows.values():
         low, high, rate = float(row["ci_low"]), float(row["ci_high"]), float(row["win_rate"])
-        assert row["games"] == "2" and low <= rate <= high and row["train_seconds"] in ("10.0", "20.0")
+        assert row["games"] == "2" and low <= rate <= high and row["cpu_seconds"] in ("10.0", "20.0")
     assert rows["slow"]["command"].endswith("--games 2 --arm plain= --arm slow=ppo.update_epochs=1")
 
     def nothing(*args: object) -> None:
