@@ -18,7 +18,8 @@ best-response exploiter is trained against each run's last checkpoint (``python 
 exploit RUN run.collector=vector --steps --exploit-steps --games --exploit-games``: PPO
 against the frozen agent alone) and its win rate against it measured (``--exploit-steps 0``:
 none). A benchmark or exploit already in ``--runs`` for the same runs, games and steps is read,
-not played again, so an interrupted run of this script goes on where it stopped.
+not played again, and a benchmark cut off goes on from the pairings it finished (``--resume``),
+so an interrupted run of this script goes on where it stopped.
 
 Outputs: ``--runs/benchmark-<algorithm>/`` and ``--runs/exploit-<algorithm>/`` (the commands'
 own files), a row per algorithm in ``--csv`` (default ``benchmarks/results/full_tables.csv``,
@@ -123,7 +124,7 @@ def benchmark(algorithm: str, runs: list[Path], args: argparse.Namespace) -> dic
         str(args.workers),
         "--out",
         str(out),
-        "--overwrite",
+        "--resume",  # (the pairings an interrupted benchmark finished are not played again)
         *(["--no-progress"] if args.no_progress else []),
     )
     done = out / "summary.json"
