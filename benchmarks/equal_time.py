@@ -30,7 +30,6 @@ rows of the same config, arm and seed), and a table per arm is printed.
 from __future__ import annotations
 
 import argparse
-import csv
 import json
 import math
 import resource
@@ -55,6 +54,7 @@ from training.eval.benchmark import (  # noqa: E402
     play_task,
     win_rate_interval,
 )
+from training.eval.report import replace_rows  # noqa: E402
 from training.matches import whole_deals  # noqa: E402
 from training.model import checkpoint  # noqa: E402
 from training.model.config import load_config  # noqa: E402
@@ -132,17 +132,6 @@ def measured(run: Path, games: int, variant: str) -> dict[str, Any]:
     return kept
 
 
-def write_rows(path: Path, rows: list[dict[str, Any]]) -> None:
-    key = ("config", "arm", "seed")
-    mine = {tuple(str(r[k]) for k in key) for r in rows}
-    old = list(csv.DictReader(path.open())) if path.exists() else []
-    kept = [r for r in old if tuple(r[k] for k in key) not in mine]
-    with path.open("w", newline="") as f:
-        writer = csv.DictWriter(f, CSV_FIELDS)
-        writer.writeheader()
-        writer.writerows([*kept, *rows])
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--config", default=str(ROOT / "configs" / "classic.yaml"))
@@ -212,7 +201,7 @@ def main(argv: list[str] | None = None) -> int:
                     "command": command,
                 }
             )
-    write_rows(Path(args.csv), rows)
+    replace_rows(Path(args.csv), CSV_FIELDS, ("config", "arm", "seed"), rows)
     print(f"{variant}: {games} matches a run against expert; W(random) = {low:.3f}")
     print(
         "| arm | decisions | CPU minutes (each seed) | win rate vs expert (each seed) | score (each) | mean |"

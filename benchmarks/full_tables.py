@@ -54,6 +54,7 @@ import matplotlib.pyplot as plt
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from training.eval.report import replace_rows  # noqa: E402
 from training.model import checkpoint  # noqa: E402
 from training.model.config import load_config  # noqa: E402
 from training.rl.train import Trainer  # noqa: E402
@@ -164,17 +165,6 @@ def exploit(algorithm: str, run: Path, args: argparse.Namespace) -> dict[str, An
     return result
 
 
-def write_row(path: Path, row: dict[str, Any]) -> None:
-    """``row`` into the CSV, replacing the row of the same variant, algorithm and decisions."""
-    key = ("variant", "algorithm", "decisions")
-    rows = list(csv.DictReader(path.open())) if path.exists() else []
-    rows = [r for r in rows if tuple(r[k] for k in key) != tuple(str(row[k]) for k in key)]
-    with path.open("w", newline="") as f:
-        writer = csv.DictWriter(f, CSV_FIELDS)
-        writer.writeheader()
-        writer.writerows([*rows, row])
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--variant", default="classic", help="the variant (default classic)")
@@ -237,7 +227,7 @@ def main(argv: list[str] | None = None) -> int:
                 ]
             ),
         }
-        write_row(Path(args.csv), row)
+        replace_rows(Path(args.csv), CSV_FIELDS, ("variant", "algorithm", "decisions"), [row])
         raw = json.loads(json_path.read_text()) if json_path.exists() else {}  # (read late: others may write)
         raw.setdefault(args.variant, {}).setdefault("standard", {})[algorithm] = runs_json
         json_path.write_text(json.dumps(raw, indent=1) + "\n")

@@ -476,3 +476,14 @@ def test_a_table_is_described_by_the_options_it_sets(capsys: pytest.CaptureFixtu
     assert main(["evaluate", shipped, "random", "--variant", "osel", "--games", "1"]) == 2
     err = capsys.readouterr().err
     assert "not on osel (num_players=2" in err and "None" not in err
+
+
+def test_replace_rows_replaces_rows_of_the_same_key_and_keeps_the_rest(tmp_path: Path) -> None:
+    path, columns, key = tmp_path / "results.csv", ("run", "seed", "score"), ("run", "seed")
+    report.replace_rows(
+        path, columns, key, [{"run": "a", "seed": 1, "score": 0.5}, {"run": "a", "seed": 2, "score": 0.6}]
+    )
+    report.replace_rows(path, columns, key, [{"run": "b", "seed": 1, "score": 0.7}])
+    report.replace_rows(path, columns, key, [{"run": "a", "seed": 1, "score": 0.9}])  # a rerun of one row
+    rows = [(r["run"], r["seed"], r["score"]) for r in csv.DictReader(path.open())]
+    assert rows == [("a", "2", "0.6"), ("b", "1", "0.7"), ("a", "1", "0.9")]

@@ -52,3 +52,19 @@ def write_rows(path: Path, columns: tuple[str, ...], rows: list[dict[str, Any]])
         out.writeheader()
         for row in rows:
             out.writerow({k: f"{v:.4f}" if isinstance(v, float) else v for k, v in row.items()})
+
+
+def replace_rows(
+    path: Path, columns: tuple[str, ...], key: tuple[str, ...], rows: list[dict[str, Any]]
+) -> None:
+    """Write ``rows`` into the CSV at ``path`` (columns ``columns``): the rows it holds with the
+    same values in the ``key`` columns as one of them are replaced, the others kept in order (a
+    results file that several runs of a script add to, each rerun replacing its own rows)."""
+    mine = {tuple(str(row[k]) for k in key) for row in rows}
+    kept = list(csv.DictReader(path.open())) if path.exists() else []
+    kept = [r for r in kept if tuple(r[k] for k in key) not in mine]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w", newline="") as handle:
+        out = csv.DictWriter(handle, fieldnames=list(columns))
+        out.writeheader()
+        out.writerows([*kept, *rows])
