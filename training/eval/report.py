@@ -61,8 +61,10 @@ def replace_rows(
     same values in the ``key`` columns as one of them are replaced, the others kept in order (a
     results file that several runs of a script add to, each rerun replacing its own rows)."""
     mine = {tuple(str(row[k]) for k in key) for row in rows}
-    kept = list(csv.DictReader(path.open())) if path.exists() else []
-    kept = [r for r in kept if tuple(r[k] for k in key) not in mine]
+    kept = []
+    if path.exists():
+        with path.open(newline="") as handle:
+            kept = [r for r in csv.DictReader(handle) if tuple(r[k] for k in key) not in mine]
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("w", newline="") as handle:
         out = csv.DictWriter(handle, fieldnames=list(columns))
