@@ -48,12 +48,12 @@ from training.eval.benchmark import (  # noqa: E402
     REFERENCE,
     Store,
     Task,
-    contestant,
-    fits,
     key_of,
     play_task,
+    standard_table,
     win_rate_interval,
 )
+from training.eval.evaluate import rules_table  # noqa: E402
 from training.eval.report import replace_rows  # noqa: E402
 from training.matches import whole_deals  # noqa: E402
 from training.model import checkpoint  # noqa: E402
@@ -147,6 +147,8 @@ def main(argv: list[str] | None = None) -> int:
     out = Path(args.out)
     base = load_config(args.config, [])
     variant, rollout = base.env.variant, base.run.num_envs * base.run.rollout_steps
+    if rules_table(variant, base.env.options) != rules_table(variant, standard_table(variant)):
+        raise SystemExit(f"{args.config} does not train {variant}'s standard table, which the score plays")
     rules = domino_env.raw_env(variant, **base.env.options).rules
     games, sides = whole_deals(args.games, rules), 2 if rules.teams else rules.num_players
     calibration = out / "calibration.json"
@@ -166,10 +168,6 @@ def main(argv: list[str] | None = None) -> int:
             if kept.exists() and int(checkpoint.load(latest)["steps"]) >= budget[name]:
                 continue
             seconds = train(args.config, [*overrides, f"run.seed={seed}"], budget[name], run)
-            if not fits(contestant(str(run)), variant):
-                raise SystemExit(
-                    f"{args.config} does not train {variant}'s standard table, which the score plays"
-                )
             kept.write_text(json.dumps({"cpu_seconds": seconds}) + "\n")
     low = bottom_share(variant, games, out)
     config = Path(args.config).resolve()
@@ -213,8 +211,8 @@ def main(argv: list[str] | None = None) -> int:
         rates = " ".join(f"{float(r['win_rate']):.1%}" for r in mine)
         scores = [float(r["score"]) for r in mine]
         mean = sum(scores) / len(scores) if scores else math.nan
-        shown = " ".join(f"{s:.2f}" for s in scores)
-        print(f"| {name} | {budget[name]:,} | {minutes} | {rates} | {shown} | {mean:.2f} |")
+        listed = " ".join(f"{s:.2f}" for s in scores)
+        print(f"| {name} | {budget[name]:,} | {minutes} | {rates} | {listed} | {mean:.2f} |")
     return 0
 
 
