@@ -45,10 +45,13 @@ sys.path.insert(0, str(ROOT))
 
 import domino_env  # noqa: E402
 from training.eval.benchmark import (  # noqa: E402
+    BOTTOM,
     REFERENCE,
+    TOP,
     Store,
     Task,
     key_of,
+    normalized,
     play_task,
     standard_table,
     win_rate_interval,
@@ -182,7 +185,8 @@ def main(argv: list[str] | None = None) -> int:
         for seed in range(1, args.seeds + 1):
             run = out / f"{name}-{seed}"
             result = measured(run, games, variant)
-            score = (result["win_rate"] - low) / (1 / sides - low)
+            # (the protocol's own formula: random's share is the 0, expert's mirror 1/sides the 1)
+            score = normalized({BOTTOM: [low], TOP: [1 / sides], "run": [result["win_rate"]]})["run"][0]
             rows.append(
                 {
                     "config": Path(args.config).name,
