@@ -32,6 +32,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import re
 import resource
 import subprocess
 import sys
@@ -79,11 +80,12 @@ CSV_FIELDS = (
 
 
 def parse_arm(text: str) -> tuple[str, list[str]]:
-    """``NAME=KEY=VALUE,KEY=VALUE`` (``NAME=``: the config as it is) -> name, overrides."""
+    """``NAME=KEY=VALUE,KEY=VALUE`` (``NAME=``: the config as it is) -> name, overrides; a comma
+    inside brackets belongs to its value (``network.hidden=[512,512]``)."""
     name, _, rest = text.partition("=")
     if not name:
         raise argparse.ArgumentTypeError(f"an arm is NAME=OVERRIDES (NAME= for none), got {text!r}")
-    return name, [o for o in rest.split(",") if o]
+    return name, [o for o in re.split(r",(?![^\[]*\])", rest) if o]
 
 
 def train(config: str, overrides: list[str], steps: int, run: Path) -> float:

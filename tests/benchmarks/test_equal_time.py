@@ -81,6 +81,7 @@ def test_an_arm_is_a_name_and_its_overrides(text: str) -> None:
     if text == "nothing":
         assert equal_time.parse_arm("nothing") == ("nothing", [])
         assert equal_time.parse_arm("b=x.y=1,z.w=2") == ("b", ["x.y=1", "z.w=2"])
+        assert equal_time.parse_arm("w=n.h=[512,512],r.c=v") == ("w", ["n.h=[512,512]", "r.c=v"])
     else:
         with pytest.raises(Exception, match="an arm is NAME=OVERRIDES"):
             equal_time.parse_arm(text)
