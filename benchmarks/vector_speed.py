@@ -40,12 +40,13 @@ SIZES = (1, 16, 256, 4096, 16384)
 
 def random_legal(rng: np.random.Generator, mask: np.ndarray) -> np.ndarray:
     """One action per row of ``mask``, uniform among its legal ones: the flat index of every
-    legal (row, column) in row order, each row's count, and one random offset into each row's
-    run of them (``flatnonzero`` and ``count_nonzero``: about half the time of ``nonzero``'s
-    row and column arrays at 4,096 tables)."""
+    legal (row, column) in row order, where each row's run of them starts and ends (a binary
+    search), and one random offset into each run. (``flatnonzero`` and ``searchsorted`` read
+    the masks once; ``nonzero``'s row and column arrays, or ``count_nonzero`` by row, cost 2-5
+    times as much on Domino-Metro's 1,210 actions.)"""
     legal = np.flatnonzero(mask)
-    counts = np.count_nonzero(mask, axis=1)
-    starts = np.cumsum(counts) - counts
+    bounds = np.searchsorted(legal, np.arange(len(mask) + 1) * mask.shape[1])
+    starts, counts = bounds[:-1], np.diff(bounds)
     return legal[starts + (rng.random(len(mask)) * counts).astype(np.int64)] % mask.shape[1]
 
 

@@ -168,6 +168,17 @@ def _bits(masks: np.ndarray, width: int) -> np.ndarray:
     return np.unpackbits(as_bytes, axis=-1, bitorder="little")[..., :width]
 
 
+def _bits_by_tile(masks: np.ndarray, width: int) -> np.ndarray:
+    """uint8[K, width * S]: bit t of ``masks[k, s]`` (int64[K, S]) at ``t * S + s``. Each mask's
+    bytes that hold bits are unpacked along the slots' axis, so the tile-major order comes out
+    of the unpack itself rather than from transposing ``_bits``' [K, S, width] (a copy of the
+    whole mask)."""
+    K, S = masks.shape
+    as_bytes = np.ascontiguousarray(masks, dtype=np.int64).view(np.uint8).reshape(K, S, 8)
+    used = as_bytes[:, :, : -(-width // 8)].transpose(0, 2, 1)  # [K, bytes, S]
+    return np.unpackbits(used, axis=1, bitorder="little")[:, :width].reshape(K, width * S)
+
+
 def _or_columns(masks: np.ndarray) -> np.ndarray:
     """The OR of the columns of int64[K, S] (a plain loop: faster than ``reduce`` for small S)."""
     out = masks[:, 0].copy()
@@ -1245,7 +1256,7 @@ class ChainKernel(VectorEnv):
                     part = _spread(part)
                 words[:, w] = _or_columns(part << np.arange(S))
             return _bits(words, 64).reshape(B, -1)[:, : S * T].view(bool)
-        return _bits(fits, T).transpose(0, 2, 1).reshape(B, S * T).view(bool)
+        return _bits_by_tile(fits, T).view(bool)
 
     def _observe(self, seat: np.ndarray, moving: bool) -> np.ndarray:
         """Each table's observation for ``seat`` (int64[B]), as the scalar encoder writes it;
@@ -1437,7 +1448,7 @@ class ChainKernel(VectorEnv):
             lead_fits = np.where(required >= 0, hand & self._bit.take(np.maximum(required, 0)), hand)
             up[:, 0] = np.where(leading, lead_fits, up[:, 0])
         mask = np.zeros((K, self.num_actions), bool)
-        mask[:, : S * T] = _bits(up, T).transpose(0, 2, 1).reshape(K, S * T)
+        mask[:, : S * T] = _bits_by_tile(up, T)
         rows, slots = np.nonzero(down)
         if rows.size:
             mask[rows, self._down_base + self._double_of.take(ends[rows, slots]) * S + slots] = True
