@@ -169,14 +169,15 @@ def _bits(masks: np.ndarray, width: int) -> np.ndarray:
 
 
 def _bits_by_tile(masks: np.ndarray, width: int) -> np.ndarray:
-    """uint8[K, width * S]: bit t of ``masks[k, s]`` (int64[K, S]) at ``t * S + s``. Each mask's
+    """bool[K, width * S]: bit t of ``masks[k, s]`` (int64[K, S]) at ``t * S + s``. Each mask's
     bytes that hold bits are unpacked along the slots' axis, so the tile-major order comes out
     of the unpack itself rather than from transposing ``_bits``' [K, S, width] (a copy of the
     whole mask)."""
     K, S = masks.shape
     as_bytes = np.ascontiguousarray(masks, dtype=np.int64).view(np.uint8).reshape(K, S, 8)
     used = as_bytes[:, :, : -(-width // 8)].transpose(0, 2, 1)  # [K, bytes, S]
-    return np.unpackbits(used, axis=1, bitorder="little")[:, :width].reshape(K, width * S)
+    bits = np.unpackbits(used, axis=1, bitorder="little")[:, :width].reshape(K, width * S)
+    return bits.view(bool)  # (a bool view: writing it into a mask is a copy, not a cast)
 
 
 def _or_columns(masks: np.ndarray) -> np.ndarray:
@@ -1256,7 +1257,7 @@ class ChainKernel(VectorEnv):
                     part = _spread(part)
                 words[:, w] = _or_columns(part << np.arange(S))
             return _bits(words, 64).reshape(B, -1)[:, : S * T].view(bool)
-        return _bits_by_tile(fits, T).view(bool)
+        return _bits_by_tile(fits, T)
 
     def _observe(self, seat: np.ndarray, moving: bool) -> np.ndarray:
         """Each table's observation for ``seat`` (int64[B]), as the scalar encoder writes it;
