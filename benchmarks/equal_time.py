@@ -22,9 +22,11 @@ over deals, and the benchmark's normalized score ``(W - W(random)) / (1/sides - 
 other rungs of the ladder do not enter the score, so they are not played.
 
 Runs go to ``--out/<arm>-<seed>``; a run whose last checkpoint has its decisions is not trained
-again, and its CPU seconds and its pairing are kept beside it (``equal_time.json``), so an
-interrupted comparison goes on where it stopped. A row per run goes to ``--csv`` (replacing
-rows of the same config, arm and seed), and a table per arm is printed.
+again, and its CPU seconds and its pairing are kept beside it (``equal_time.json``), as are
+the arms' calibrations (``calibration_<decisions>.json``, one file per ``--calibrate``: an arm
+is timed once per size), so an interrupted comparison goes on where it stopped. A row per run
+goes to ``--csv`` (replacing rows of the same config, arm and seed), and a table per arm is
+printed.
 """
 
 from __future__ import annotations
@@ -156,7 +158,7 @@ def main(argv: list[str] | None = None) -> int:
         raise SystemExit(f"{args.config} does not train {variant}'s standard table, which the score plays")
     rules = domino_env.raw_env(variant, **base.env.options).rules
     games, sides = whole_deals(args.games, rules), 2 if rules.teams else rules.num_players
-    calibration = out / "calibration.json"
+    calibration = out / f"calibration_{args.calibrate}.json"
     timing = json.loads(calibration.read_text()) if calibration.exists() else {}
     for name, overrides in arms.items():
         if name not in timing:

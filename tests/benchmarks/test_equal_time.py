@@ -55,7 +55,7 @@ def test_arms_get_equal_time_budgets_and_a_rerun_replays_nothing(
         str(table),
     ]
     assert equal_time.main(argv) == 0
-    assert json.loads((out / "calibration.json").read_text()) == {"plain": 10.0, "slow": 20.0}
+    assert json.loads((out / "calibration_64.json").read_text()) == {"plain": 10.0, "slow": 20.0}
     latest = {arm: out / f"{arm}-1" / "checkpoints" / "latest.pt" for arm in ("plain", "slow")}
     steps = {arm: checkpoint.load(path)["steps"] for arm, path in latest.items()}
     assert steps == {"plain": 256, "slow": 128}  # half the decisions: the same time
