@@ -19,7 +19,10 @@ observations read once (``observe_all``), and each checkpoint one batched forwar
 (``network_policy``). The checkpoints not measured are deleted (``--keep-checkpoints`` keeps
 them). Every point records the decisions played so far (every seat's moves: the checkpoint's
 ``steps``) and the wall-clock seconds since the run started (training and the measurements
-before it; measurements are made after training, so this is training time).
+before it; measurements are made after training, so this is training time). Each run's points
+are kept in its folder as it ends (``measured.json``, with its whole config and ``--points``),
+and a later benchmark whose run has the same reads them rather than training it again: a
+benchmark cut off (hours, on a medium table) goes on from the runs it finished.
 
 ``--algorithms cfr`` (``algorithm=cfr``, :mod:`training.rl.cfr`) plays no games: it runs CFR+
 on the same tree for ``cfr.iterations`` (the config's, or ``--set cfr.iterations=N``;
@@ -224,7 +227,9 @@ def run(
     tree: GameTree,
     observed: Any,
 ) -> list[Point]:
-    """Train one (algorithm, seed) run and measure its log-spaced checkpoints."""
+    """Train one (algorithm, seed) run and measure its log-spaced checkpoints; or, where its
+    folder holds the curve of a run with the same config and ``--points`` (``measured.json``,
+    written as each run ends), read that."""
     overrides = [
         f"algorithm={algorithm}",
         f"run.seed={seed}",
@@ -238,6 +243,12 @@ def run(
             f"{args.config} trains on {config.env.variant} {config.env.options}, "
             f"not the table measured ({args.variant}, preset {args.preset})"
         )
+    kept = Path(config.run.out_dir) / config.run_name / "measured.json"
+    identity = json.loads(json.dumps({"config": config.to_dict(), "points": args.points}))
+    if kept.exists():  # (a run measured before, by a benchmark cut off later: not trained again)
+        stored = json.loads(kept.read_text())
+        if stored.get("identity") == identity:
+            return list(stored["curve"])
     started = time.time()
     if algorithm in ("cfr", "mccfr"):  # (the tree and its observations: this table's, read once)
         run_dir = solve(config, overwrite=True, progress=False, tree=tree, observed=observed).parent.parent
@@ -264,6 +275,7 @@ def run(
         for it, path in paths.items():
             if it not in chosen:
                 path.unlink()
+    kept.write_text(json.dumps({"identity": identity, "curve": curve}, indent=1) + "\n")
     return curve
 
 

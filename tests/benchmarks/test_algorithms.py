@@ -44,7 +44,9 @@ def test_measured_checkpoints_are_log_spaced() -> None:
     assert algorithms.measured([2, 4, 6], 10) == [2, 4, 6]
 
 
-def test_tiny_table_two_algorithms_two_seeds(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_tiny_table_two_algorithms_two_seeds(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     out = tmp_path / "out" / "bench"
     args = ["--preset", "tiny", "--algorithms", "ppo", "mmd", "--seeds", "2", "--steps", "2048"]
     args += ["--set", "network.hidden=[16]", "run.checkpoint_every=1", "ppo.update_epochs=1"]
@@ -84,6 +86,18 @@ def test_tiny_table_two_algorithms_two_seeds(tmp_path: Path, capsys: pytest.Capt
     assert out.with_suffix(".png").stat().st_size > 0
     # the checkpoints measured are kept, the others deleted
     assert len(list((tmp_path / "runs" / "ppo").glob("*/checkpoints/iter_*.pt"))) == 2 * 4
+
+    # run again, every run is read from its measured.json: nothing trained, the same output
+    def nothing(*args: object, **kwargs: object) -> None:
+        raise AssertionError("a finished run was trained again")
+
+    monkeypatch.setattr(algorithms, "Trainer", nothing)
+    assert algorithms.main([*args, "--reps", "500", "--no-progress"]) == 0
+    assert json.loads(out.with_suffix(".json").read_text()) == data  # (the runs' points, seconds too)
+    # another budget is another run: its curve is not the stored one
+    with pytest.raises(AssertionError, match="trained again"):
+        longer = ["4096" if word == "2048" else word for word in args]
+        algorithms.main([*longer, "--reps", "500", "--no-progress"])
     # --merge: the output cut in two by algorithm, merged again, is the output (nothing trained)
     header, *lines = out.with_suffix(".csv").read_text().splitlines(keepends=True)
     references = [line for line in lines if line.startswith(("uniform,", "cfr+,"))]
