@@ -2,7 +2,8 @@
 
     python benchmarks/vector_speed.py [--sizes 1 16 256 4096 16384] [--variants classic blind]
                                       [--seconds 1] [--repeats 3] [--scalar-max 4096] [--csv PATH]
-                                      [--plot PATH]
+                                      [--plot PATH] [--backends kernel scalar torch]
+                                      [--device cpu] [--torch-threads 1]
 
 For each variant (default: every variant whose standard table has a kernel, and the first one
 without) it plays ``domino_env.vector.make(name, B, episode="round")`` at each batch size B on
@@ -13,6 +14,12 @@ The reference (``x scalar`` = 1) is the scalar env in the same run, measured as
 ``benchmarks/env_speed.py`` measures it: the AEC loop, ``env.last()`` (the next seat's
 observation and mask) then ``env.step`` of a random legal action. A decision is one table's
 action. Each cell runs ``--repeats`` chunks of ``--seconds / --repeats`` and keeps the best.
+
+``--backends`` picks the backends (default: ``kernel scalar``). ``torch`` (the masked kernel of
+``domino_env.vector.masked``, on ``--device``; ``--torch-threads`` sets torch's intra-op threads)
+plays the tables the torch kernel plays, always beside the numpy kernel in the same run; it
+steps through ``step_tensors`` and picks its actions on the device (a random score a legal
+action, the best taken), so that on a GPU nothing but the step's own sync reaches the host.
 """
 
 from __future__ import annotations
@@ -36,6 +43,7 @@ from env_speed import OursRunner, best_rates, positive_float
 from training.eval.arena import positive_int
 
 SIZES = (1, 16, 256, 4096, 16384)
+BACKENDS = ("kernel", "scalar", "torch")
 
 
 def random_legal(rng: np.random.Generator, mask: np.ndarray) -> np.ndarray:
@@ -57,6 +65,7 @@ class VectorRunner:
         self.venv = vector.make(name, size, backend=backend, episode="round", **options)
         self.mask = self.venv.reset(seed=seed)[1]
         self.rng = np.random.default_rng(seed)
+        self.label = self.venv.backend  # the kernel's own name: "chain", ...
 
     def run(self, seconds: float) -> tuple[int, int, float]:
         """Step the batch for about ``seconds``; returns (decisions, episodes ended, elapsed)."""
@@ -71,6 +80,37 @@ class VectorRunner:
         return decisions, episodes, time.perf_counter() - start
 
 
+class TorchRunner:
+    """Random play on the torch kernel's tables, kept on ``device`` (VectorRunner's interface)."""
+
+    def __init__(self, name: str, options: dict[str, Any], size: int, device: str, seed: int = 0) -> None:
+        import torch
+
+        from domino_env.vector.masked import MaskedKernel
+
+        venv = vector.make(name, size, backend="torch", device=device, episode="round", **options)
+        assert isinstance(venv, MaskedKernel)
+        self.venv = venv
+        self.mask = venv.reset_tensors(seed=seed)[1]
+        self.rng = torch.Generator(device=device).manual_seed(seed)
+        self.label = f"torch:{venv.device.type}"
+
+    def run(self, seconds: float) -> tuple[int, int, float]:
+        """Step the batch for about ``seconds``; returns (decisions, episodes ended, elapsed)."""
+        import torch
+
+        venv, mask = self.venv, self.mask
+        decisions, episodes = 0, torch.zeros((), dtype=torch.int64, device=mask.device)
+        start = time.perf_counter()
+        while time.perf_counter() - start < seconds:
+            scores = torch.where(mask, torch.rand(mask.shape, generator=self.rng, device=mask.device), -1.0)
+            _obs, mask, _reward, done, _info = venv.step_tensors(scores.argmax(dim=1))
+            decisions += len(mask)
+            episodes += done.sum()  # (on the device: no sync of its own)
+        self.mask = mask
+        return decisions, int(episodes), time.perf_counter() - start
+
+
 def standard_table(name: str) -> dict[str, Any]:
     """The variant's first standard table (``spec.benchmark_tables``)."""
     return dict(domino_env.spec(name).benchmark_tables[0])
@@ -81,16 +121,29 @@ def has_kernel(name: str) -> bool:
     return vector.kernel_refusal(name, **standard_table(name)) is None
 
 
+def plays_torch(name: str) -> bool:
+    """Whether the torch kernel steps the variant's standard table."""
+    from domino_env.vector.masked import MaskedKernel
+
+    probe = domino_env.make(name, **standard_table(name)).unwrapped
+    env_options = {"episode": "round", "illegal_action": probe.illegal_action, "render_mode": None}
+    return MaskedKernel.supports(probe.rules, env_options) is None
+
+
 def default_variants() -> list[str]:
     """Every variant whose standard table a kernel steps, and the first one no kernel steps."""
     kernel = [name for name in domino_env.SPECS if has_kernel(name)]
     return kernel + [name for name in domino_env.SPECS if name not in kernel][:1]
 
 
-def cells(name: str, sizes: list[int], scalar_max: int) -> list[tuple[str, int]]:
-    """The (backend, B) pairs measured for a variant."""
-    out = [("kernel", size) for size in sizes if has_kernel(name)]
-    return out + [("scalar", size) for size in sizes if size <= scalar_max]
+def cells(
+    name: str, sizes: list[int], scalar_max: int, backends: tuple[str, ...] = BACKENDS[:2]
+) -> list[tuple[str, int]]:
+    """The (backend, B) pairs measured for a variant (the torch kernel's beside the numpy one's)."""
+    torch = "torch" in backends and plays_torch(name)
+    out = [("kernel", size) for size in sizes if has_kernel(name) and ("kernel" in backends or torch)]
+    out += [("torch", size) for size in sizes if torch]
+    return out + [("scalar", size) for size in sizes if size <= scalar_max and "scalar" in backends]
 
 
 def main() -> None:
@@ -104,23 +157,38 @@ def main() -> None:
     )
     parser.add_argument("--csv", type=Path, help="also write the rows to this CSV file")
     parser.add_argument("--plot", type=Path, help="also draw the rows (a PNG): x scalar against B")
+    parser.add_argument(
+        "--backends", nargs="+", choices=BACKENDS, default=list(BACKENDS[:2]), help="default: kernel scalar"
+    )
+    parser.add_argument("--device", default="cpu", help="the torch backend's device (default cpu)")
+    parser.add_argument(
+        "--torch-threads", type=positive_int, help="torch's intra-op threads (default: torch's)"
+    )
     args = parser.parse_args()
+    if args.torch_threads:
+        import torch
+
+        torch.set_num_threads(args.torch_threads)
     header = ("variant", "table", "backend", "B", "decisions/s", "x scalar")
-    print(f"{header[0]:<12} {header[1]:<18} {header[2]:<8} {header[3]:>6} {header[4]:>12} {header[5]:>9}")
+    print(f"{header[0]:<12} {header[1]:<18} {header[2]:<10} {header[3]:>6} {header[4]:>12} {header[5]:>9}")
     rows: list[tuple[Any, ...]] = []
     for name in args.variants or default_variants():
         options = standard_table(name)
         table = ", ".join(f"{k}={v}" for k, v in options.items())
         scalar = best_rates([OursRunner(name, options)], args.seconds, args.repeats)[0][0]
         measured = [("env", 1, scalar)]
-        for backend, size in cells(name, args.sizes, args.scalar_max):
-            runner = VectorRunner(name, options, backend, size)
+        for backend, size in cells(name, args.sizes, args.scalar_max, tuple(args.backends)):
+            runner: VectorRunner | TorchRunner = (
+                TorchRunner(name, options, size, args.device)
+                if backend == "torch"
+                else VectorRunner(name, options, backend, size)
+            )
             rate = best_rates([runner], args.seconds, args.repeats)[0][0]
-            measured.append((runner.venv.backend, size, rate))  # the kernel's own name: "chain", ...
+            measured.append((runner.label, size, rate))
             del runner  # (a big batch's tables go before the next is built)
         for backend, size, rate in measured:
             rows.append((name, table, backend, size, round(rate), round(rate / scalar, 2)))
-            print(f"{name:<12} {table:<18} {backend:<8} {size:>6} {rate:>12,.0f} {rate / scalar:>8.2f}x")
+            print(f"{name:<12} {table:<18} {backend:<10} {size:>6} {rate:>12,.0f} {rate / scalar:>8.2f}x")
     if args.csv:
         with args.csv.open("w", newline="") as file:
             csv.writer(file).writerows([header, *rows])
@@ -140,11 +208,11 @@ def plot(rows: list[tuple[Any, ...]], path: Path) -> None:
 
     fig, ax = plt.subplots(figsize=(7.5, 4.5))
     for k, name in enumerate(dict.fromkeys(row[0] for row in rows)):
-        for on_scalars, style in ((False, "-o"), (True, ":x")):
-            mine = [r for r in rows if r[0] == name and r[2] != "env" and (r[2] == "scalar") == on_scalars]
-            if mine:
-                xs, ys = [r[3] for r in mine], [r[5] for r in mine]
-                ax.plot(xs, ys, style, color=f"C{k}", label=f"{name} ({mine[0][2]})")
+        for backend in dict.fromkeys(r[2] for r in rows if r[0] == name and r[2] != "env"):
+            mine = [r for r in rows if r[0] == name and r[2] == backend]
+            style = ":x" if backend == "scalar" else "--s" if backend.startswith("torch") else "-o"
+            xs, ys = [r[3] for r in mine], [r[5] for r in mine]
+            ax.plot(xs, ys, style, color=f"C{k}", label=f"{name} ({backend})")
     ax.axhline(1.0, color="grey", linewidth=0.8)
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")

@@ -35,10 +35,18 @@ scalar backend; ``"kernel"`` demands the kernel (ValueError saying why there is 
 ``"scalar"`` always takes the scalar backend. ``venv.backend`` says which one was chosen.
 The kernels: ``"chain"`` (:class:`~domino_env.vector.chain.ChainKernel`), the tables of
 Classic, All Fives, Cross, Blitz, Osel and Metro.
+
+``"torch"`` (:class:`~domino_env.vector.masked.MaskedKernel`, never chosen by ``"auto"``) steps
+Classic's tables in torch tensors under masks, on ``device`` (``"cpu"``, the default, or
+``"cuda"``), bit for bit as the chain kernel; any other table is refused (ValueError saying what
+it plays). Its ``reset_tensors`` and ``step_tensors`` keep the outputs on the device for a GPU
+learner. torch is optional (``pip install 'domino-env[train]'``): it is imported only when this
+backend is asked for. ``device`` is this backend's option only.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from domino_env.registry import preset_options, raw_env
@@ -46,7 +54,7 @@ from domino_env.vector.base import VectorEnv, episode_seed
 from domino_env.vector.chain import ChainKernel
 from domino_env.vector.scalar import ScalarVectorEnv
 
-BACKENDS = ("auto", "kernel", "scalar")
+BACKENDS = ("auto", "kernel", "scalar", "torch")
 
 # A kernel's key (a rules class's ``batched_kernel``) -> its class: ``cls(name, num_envs,
 # **options)`` builds it, ``cls.supports(rules, env_options)`` says None or why it cannot.
@@ -59,11 +67,14 @@ def kernel_refusal(name: str, **options: Any) -> str | None:
     return _kernel(name, preset_options(name, options))[1]
 
 
-def make(name: str, num_envs: int, *, backend: str = "auto", **options: Any) -> VectorEnv:
+def make(name: str, num_envs: int, *, backend: str = "auto", device: Any = None, **options: Any) -> VectorEnv:
     """``num_envs`` tables of ``name`` with ``options`` (as :func:`domino_env.make`'s) on the
-    chosen ``backend`` (the module docstring)."""
+    chosen ``backend`` (the module docstring); ``device`` (a torch device, default ``"cpu"``)
+    for ``backend="torch"`` only."""
     if backend not in BACKENDS:
         raise ValueError(f"backend must be one of {', '.join(map(repr, BACKENDS))}, got {backend!r}")
+    if device is not None and backend != "torch":
+        raise ValueError(f'device is for backend="torch" only (got device={device!r}, backend={backend!r})')
     if isinstance(num_envs, bool) or not hasattr(num_envs, "__index__") or num_envs < 1:
         raise ValueError(f"num_envs must be a positive integer, got {num_envs!r}")
     options = preset_options(name, options)
@@ -75,12 +86,25 @@ def make(name: str, num_envs: int, *, backend: str = "auto", **options: Any) -> 
             'illegal_action="penalize" is not offered: the vector engine raises on an illegal action '
             "and changes nothing"
         )
+    if backend == "torch":
+        return _masked_kernel()(name, int(num_envs), device="cpu" if device is None else device, **options)
     if backend == "kernel" and kernel is None:
         raise ValueError(f"no kernel steps this {name} table: {refusal}")
     if backend != "scalar" and kernel is not None:
         venv: VectorEnv = kernel(name, int(num_envs), **options)
         return venv
     return ScalarVectorEnv(name, int(num_envs), **options)
+
+
+def _masked_kernel() -> Callable[..., VectorEnv]:
+    """The torch kernel's class, its module (and torch, an optional dependency) imported only now."""
+    try:
+        from domino_env.vector.masked import MaskedKernel
+    except ModuleNotFoundError as error:
+        if error.name != "torch":
+            raise
+        raise ValueError("backend=\"torch\" needs torch (pip install 'domino-env[train]')") from None
+    return MaskedKernel
 
 
 def _kernel(name: str, options: dict[str, Any]) -> tuple[type | None, str | None]:

@@ -1,0 +1,381 @@
+"""The torch kernel (``backend="torch"``, ``domino_env.vector.masked``) steps exactly as the chain kernel.
+
+Both kernels are dealt with the same seed and stepped with the same random legal actions; every
+step's outputs (observations bit for bit, masks, rewards, ``done``, every info array), the
+tables' arrays (the torch kernel's snapshot against the chain kernel's arrays of the same names)
+and, every few steps, the global state must agree, over every kind of Classic table it plays. A
+few runs go against the scalar env itself (``tests/env/test_vector.py``'s harness). CUDA runs
+only where ``torch.cuda.is_available()``.
+"""
+
+from __future__ import annotations
+
+import pickle
+import re
+import subprocess
+import sys
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+import pytest
+
+from domino_env import vector
+from tests.env.test_vector import (
+    STEP_INFO,
+    STEP_OUTPUTS,
+    assert_all_same,
+    assert_same,
+    assert_same_stream,
+    legal_choice,
+    play_both,
+    replay,
+    table_id,
+)
+
+torch = pytest.importorskip("torch")
+
+NUM_ENVS = 24
+STEPS = 250
+STATE_EVERY = 25
+CUDA = pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device here")
+
+# Every kind of table the torch kernel plays: 2, 3 and 4 players, partners, draw and block,
+# a round or a match an episode, both reward modes, and the smallest and largest sets.
+TABLES: list[tuple[str, dict[str, Any]]] = [
+    ("classic", {"num_players": 2, "episode": "round", "reward": "outcome"}),
+    ("classic", {"num_players": 2, "draw": False, "episode": "match", "reward": "points"}),
+    ("classic", {"num_players": 3, "episode": "match", "reward": "outcome"}),
+    ("classic", {"num_players": 3, "draw": False, "episode": "round", "reward": "points"}),
+    ("classic", {"num_players": 4, "episode": "round", "reward": "outcome"}),
+    ("classic", {"num_players": 4, "draw": False, "episode": "match", "reward": "points"}),
+    ("classic", {"num_players": 4, "teams": True, "episode": "match", "reward": "outcome"}),
+    ("classic", {"num_players": 4, "teams": True, "draw": False, "episode": "round", "reward": "points"}),
+    ("classic", {"num_players": 2, "max_pip": 2, "hand_size": 2, "draw": False, "episode": "round"}),
+    ("classic", {"num_players": 3, "max_pip": 9, "hand_size": 9, "episode": "match", "reward": "points"}),
+]
+IDS = [table_id(table) for table in TABLES]
+
+
+@pytest.fixture(autouse=True)
+def one_thread() -> Iterator[None]:
+    """One intra-op thread: small batches gain nothing from more, and on a shared machine torch's
+    thread pool makes every op wait on the busiest core."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+def play_kernels(
+    name: str,
+    options: dict[str, Any],
+    num_envs: int = NUM_ENVS,
+    steps: int = STEPS,
+    seed: int = 0,
+    device: str = "cpu",
+) -> tuple[int, int]:
+    """Step the torch and the chain kernel side by side, comparing everything; the number of
+    episodes that ended, and of rounds that ended inside a match."""
+    chain = vector.make(name, num_envs, backend="kernel", **options)
+    masked = vector.make(name, num_envs, backend="torch", device=device, **options)
+    assert masked.backend == "torch" and chain.backend == "chain"
+    want, got = chain.reset(seed=seed), masked.reset(seed=seed)
+    reset_outputs = (("obs", np.float32), ("mask", bool), ("player", np.int64))
+    assert_all_same(
+        reset_outputs,
+        (got[0], got[1], got[2]["player"]),
+        (want[0], want[1], want[2]["player"]),
+        "after reset",
+    )
+    rng = np.random.default_rng(seed)
+    mask, ended, rounds = want[1], 0, 0
+    for t in range(steps):
+        actions = legal_choice(rng, mask)
+        when = f"at step {t} (seed {seed}, actions {actions.tolist()})"
+        theirs, mine = chain.step(actions), masked.step(actions)
+        shown = [(*outputs[:4], *(outputs[4][key] for key in STEP_INFO)) for outputs in (mine, theirs)]
+        assert_all_same(STEP_OUTPUTS, shown[0], shown[1], when)
+        for key, array in masked.snapshot()["arrays"].items():
+            assert np.array_equal(array, getattr(chain, key)), f"the tables' {key} differ {when}"
+        if t % STATE_EVERY == 0 or t == steps - 1:
+            assert_same("state", masked.state(), chain.state(), np.float32, when)
+        mask = theirs[1]
+        ended += int(theirs[3].sum())
+        rounds += int((theirs[4]["round_over"] & ~theirs[3]).sum())
+    return ended, rounds
+
+
+# --- exactness -----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("table", TABLES, ids=IDS)
+def test_the_torch_kernel_steps_exactly_as_the_chain_kernel(table: tuple[str, dict[str, Any]]) -> None:
+    name, options = table
+    ended, rounds = play_kernels(name, options)
+    if options["episode"] == "round":
+        assert ended > NUM_ENVS, "too few episodes ended: the autoreset went untested"
+    else:
+        assert rounds > 0 and ended > 0, "no round ended inside a match, or no match ended"
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"num_players": 2, "episode": "round"},
+        {"num_players": 4, "teams": True, "episode": "match", "reward": "points"},
+    ],
+    ids=["2p-round", "4p-teams-match-points"],
+)
+def test_the_torch_kernel_plays_exactly_the_scalar_game(options: dict[str, Any]) -> None:
+    ended, rounds = play_both("classic", options, "torch", num_envs=4, steps=80)
+    assert ended + rounds > 0
+
+
+@pytest.mark.parametrize("seed", [0, 2**63 - 100], ids=["deals-in-arrays", "seeds-past-int64"])
+def test_a_wide_batch_deals_exactly_the_chain_kernels_deals(seed: int) -> None:
+    """Enough tables that the dealer draws new deals ahead in arrays; seeds that run past
+    int64 go through numpy's Generators."""
+    ended, _ = play_kernels(
+        "classic", {"num_players": 2, "episode": "round"}, num_envs=160, steps=50, seed=seed
+    )
+    assert ended > 160
+
+
+@CUDA
+@pytest.mark.parametrize("table", TABLES[4:7], ids=IDS[4:7])
+def test_on_cuda_the_torch_kernel_steps_exactly_as_the_chain_kernel(
+    table: tuple[str, dict[str, Any]],
+) -> None:
+    name, options = table
+    play_kernels(name, options, steps=150, device="cuda")
+
+
+# --- tensors on the device -----------------------------------------------------------------------
+
+DEVICES = ["cpu", pytest.param("cuda", marks=CUDA)]
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_the_tensor_methods_keep_everything_on_the_device(device: str) -> None:
+    """reset_tensors / step_tensors / state_tensors give tensors on the device, the dtypes of the
+    numpy interface, the same values as a twin batch stepped through it; a later step leaves
+    the tensors an earlier one gave as they were."""
+    options = {"num_players": 3, "episode": "match", "reward": "points"}
+    masked = vector.make("classic", 8, backend="torch", device=device, **options)
+    twin = vector.make("classic", 8, backend="torch", device=device, **options)
+    obs, mask, info = masked.reset_tensors(seed=4)
+    want = twin.reset(seed=4)
+    for tensor, array in zip((obs, mask, info["player"]), (want[0], want[1], want[2]["player"]), strict=True):
+        assert tensor.device.type == device and tensor.cpu().numpy().dtype == array.dtype
+        assert np.array_equal(tensor.cpu().numpy(), array)
+    rng = np.random.default_rng(4)
+    for _ in range(60):
+        kept = [tensor.clone() for tensor in (obs, mask, info["player"])]
+        actions = legal_choice(rng, mask.cpu().numpy())
+        outputs = masked.step_tensors(torch.from_numpy(actions).to(device))
+        theirs = twin.step(actions)
+        for got, array in zip(
+            (*outputs[:4], *(outputs[4][key] for key in STEP_INFO)),
+            (*theirs[:4], *(theirs[4][key] for key in STEP_INFO)),
+            strict=True,
+        ):
+            assert got.device.type == device and got.cpu().numpy().dtype == array.dtype
+            assert np.array_equal(got.cpu().numpy(), array)
+        for old, copy in zip((obs, mask, info["player"]), kept, strict=True):
+            assert torch.equal(old, copy), "a step overwrote the tensors the step before returned"
+        obs, mask, _, _, info = outputs
+    state = masked.state_tensors()
+    assert state.device.type == device and np.array_equal(state.cpu().numpy(), twin.state())
+
+
+def test_writing_into_a_returned_mask_changes_no_rule() -> None:
+    masked = vector.make("classic", 3, backend="torch")
+    mask = masked.reset_tensors(seed=0)[1]
+    illegal = torch.tensor([int(np.flatnonzero(~row)[0]) for row in mask.numpy()])
+    mask[:] = True
+    with pytest.raises(ValueError, match="illegal actions at 3 of 3 tables"):
+        masked.step_tensors(illegal)
+
+
+# --- snapshots -----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("table", [TABLES[0], TABLES[6]], ids=[IDS[0], IDS[6]])
+def test_a_restored_snapshot_replays_exactly(table: tuple[str, dict[str, Any]]) -> None:
+    """A snapshot restored into a fresh batch, into the same one and after pickling replays the
+    same actions exactly, and as the batch went on without it."""
+    name, options = table
+    masked = vector.make(name, 5, backend="torch", **options)
+    _, mask, _ = masked.reset(seed=11)
+    rng = np.random.default_rng(11)
+    for _ in range(50):
+        mask = masked.step(legal_choice(rng, mask))[1]
+    snap = masked.snapshot()
+    state = masked.state()
+    actions = []
+    for _ in range(100):
+        actions.append(legal_choice(rng, mask))
+        mask = masked.step(actions[-1])[1]
+    want = [*replay_from(masked, snap, actions, state)]
+    for target, source in [
+        (vector.make(name, 5, backend="torch", **options), snap),
+        (masked, pickle.loads(pickle.dumps(snap))),
+    ]:
+        assert_same_stream(replay_from(target, source, actions, state), want, "restore")
+    assert np.array_equal(want[-1], masked.state())
+
+
+def replay_from(
+    venv: vector.VectorEnv, snap: dict[str, Any], actions: list[np.ndarray], state: np.ndarray
+) -> list[np.ndarray]:
+    """Everything ``venv`` shows once ``snap`` is restored (showing ``state``) and ``actions`` play."""
+    obs, mask, info = venv.restore(snap)
+    assert np.array_equal(venv.state(), state)
+    return [obs, mask, info["player"], *replay(venv, actions)]
+
+
+def test_a_chain_kernels_snapshot_is_refused_and_changes_nothing() -> None:
+    options = {"num_players": 2, "episode": "round"}
+    chain = vector.make("classic", 3, backend="kernel", **options)
+    chain.reset(seed=1)
+    masked = vector.make("classic", 3, backend="torch", **options)
+    masked.reset(seed=2)
+    state = masked.state()
+    with pytest.raises(ValueError, match="another batch: its backend"):
+        masked.restore(chain.snapshot())
+    broken = masked.snapshot()
+    broken["arrays"]["hands"] = broken["arrays"]["hands"].astype(np.int32)
+    with pytest.raises(ValueError, match="the snapshot's hands is int32"):
+        masked.restore(broken)
+    with pytest.raises(ValueError, match="not 3 PCG64 states"):
+        masked.restore({**masked.snapshot(), "rngs": ["PCG64", *broken["rngs"][1:]]})
+    assert np.array_equal(masked.state(), state)
+
+
+# --- bad input -----------------------------------------------------------------------------------
+
+
+def test_bad_actions_raise_and_change_nothing() -> None:
+    options = {"num_players": 2, "episode": "round"}
+    masked = vector.make("classic", 4, backend="torch", **options)
+    twin = vector.make("classic", 4, backend="torch", **options)  # steps only the good actions
+    _, mask, _ = masked.reset(seed=3)
+    twin.reset(seed=3)
+    rng = np.random.default_rng(3)
+    for t in range(30):
+        actions = legal_choice(rng, mask)
+        illegal = actions.copy()
+        illegal[2] = np.flatnonzero(~mask[2])[0]
+        legal = re.escape(str(np.flatnonzero(mask[2]).tolist()))
+        for step, bad in [(masked.step, illegal), (masked.step_tensors, torch.from_numpy(illegal))]:
+            with pytest.raises(ValueError, match=rf"table 2: {illegal[2]}, legal {legal}"):
+                step(bad)
+        for bad, why in [
+            (actions[:3], r"shape \(4,\)"),
+            (actions.reshape(4, 1), r"shape \(4,\)"),
+            (actions.astype(np.float64), "integers"),
+            (actions.astype(bool), "integers"),
+            (np.full(4, 10_000), "illegal actions at 4 of 4 tables"),
+            (np.full(4, -1), "illegal"),
+        ]:
+            with pytest.raises(ValueError, match=why):
+                masked.step(bad)
+            with pytest.raises(ValueError, match=why):
+                masked.step_tensors(torch.from_numpy(bad))
+        if t % 10 == 5:  # every illegal action (tiles that fit no end included) at every table
+            for table in range(4):
+                for action in np.flatnonzero(~mask[table]):
+                    bad = actions.copy()
+                    bad[table] = action
+                    with pytest.raises(
+                        ValueError, match=rf"illegal actions at 1 of 4 tables: table {table}:"
+                    ):
+                        masked.step_tensors(torch.from_numpy(bad))
+        with pytest.raises(ValueError, match="takes a torch tensor"):
+            masked.step_tensors(actions)
+        got, want = masked.step(actions), twin.step(actions)
+        for a, b in zip(got[:4], want[:4], strict=True):
+            assert np.array_equal(a, b), f"a refused step changed the tables (step {t})"
+        assert np.array_equal(got[4]["player"], want[4]["player"])
+        mask = got[1]
+    assert np.array_equal(masked.state(), twin.state())
+
+
+def test_nothing_before_reset() -> None:
+    masked = vector.make("classic", 2, backend="torch")
+    for call in (lambda: masked.step(np.zeros(2, np.int64)), masked.state, masked.snapshot):
+        with pytest.raises(ValueError, match="reset"):
+            call()
+
+
+@pytest.mark.parametrize(
+    ("name", "options", "why"),
+    [
+        ("all_fives", {}, "the torch kernel cannot step this all_fives table: all_fives has its own spinner"),
+        ("blitz", {}, "blitz has its own continues_turn"),
+        ("osel", {}, "osel has its own spinner"),
+        ("metro", {}, "metro has its own seat_after"),
+        ("blind", {}, "blind is not a chain game"),
+        ("classic", {"illegal_action": "penalize"}, "raises on an illegal action"),
+        ("classic", {"render_mode": "ansi"}, "render_mode"),
+        ("classic", {"device": "gpu"}, "device must name a torch device"),
+        ("classic", {"device": "meta"}, "runs on 'cpu' or 'cuda'"),
+    ],
+)
+def test_other_tables_are_refused_saying_what_it_plays(name: str, options: dict[str, Any], why: str) -> None:
+    with pytest.raises(ValueError, match=why) as refused:
+        vector.make(name, 2, backend="torch", **options)
+    if "cannot step" in str(refused.value):
+        assert "it plays Classic's tables: 2-4 players (partners at 4), draw or block" in str(refused.value)
+
+
+def test_device_is_the_torch_backends_option_only() -> None:
+    for backend in ("auto", "kernel", "scalar"):
+        with pytest.raises(ValueError, match='device is for backend="torch" only'):
+            vector.make("classic", 2, backend=backend, device="cpu")
+    assert vector.make("classic", 2, backend="torch", device=torch.device("cpu")).device.type == "cpu"
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="CUDA is here")
+def test_cuda_without_a_device_is_refused() -> None:
+    with pytest.raises(ValueError, match=re.escape("torch.cuda.is_available() is False")):
+        vector.make("classic", 2, backend="torch", device="cuda")
+
+
+def test_without_torch_the_backend_says_how_to_get_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "torch", None)  # (import torch now raises ModuleNotFoundError)
+    monkeypatch.delitem(sys.modules, "domino_env.vector.masked")
+    with pytest.raises(
+        ValueError, match=re.escape("""backend="torch" needs torch (pip install 'domino-env[train]')""")
+    ):
+        vector.make("classic", 2, backend="torch")
+
+
+def test_domino_env_imports_and_plays_without_torch() -> None:
+    code = (
+        "import sys; sys.modules['torch'] = None\n"
+        "import numpy as np, domino_env\n"
+        "from domino_env import vector\n"
+        "venv = vector.make('classic', 2)\n"
+        "mask = venv.reset(seed=0)[1]\n"
+        "venv.step(mask.argmax(axis=1))\n"
+        "assert 'domino_env.vector.masked' not in sys.modules\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+# --- the bit tricks ------------------------------------------------------------------------------
+
+
+def test_popcount_and_spread_are_the_plain_ones() -> None:
+    from domino_env.vector.masked import _popcount, _spread
+
+    rng = np.random.default_rng(0)
+    masks = rng.integers(0, 1 << 62, 2000, dtype=np.int64)
+    masks[:4] = [0, 1, (1 << 62) - 1, 1 << 61]
+    counts = _popcount(torch.from_numpy(masks)).numpy()
+    assert counts.tolist() == [bin(int(m)).count("1") for m in masks]
+    low = masks & 0xFFFFFFFF
+    spread = _spread(torch.from_numpy(low)).numpy()
+    assert spread.tolist() == [sum(((int(m) >> t) & 1) << (2 * t) for t in range(32)) for m in low]
