@@ -14,7 +14,8 @@ iterations: ``run.checkpoint_every`` 10 keeps every one of them.
 duplicate deals held out from training and from the benchmark (``--seed``, 2000 by default:
 ``python -m training evaluate CHECKPOINT OPPONENT --games G --duplicate --first-only --seed
 2000`` plays the same games), ``--games`` each and ``--final-games`` for the last checkpoint;
-the 95% intervals are over deals. A row per (checkpoint, opponent) goes to ``--csv`` as it
+the 95% intervals are over deals. ``--iterations`` plays only the points named (0: step 0),
+for the early points while the run goes on. A row per (checkpoint, opponent) goes to ``--csv`` as it
 lands, so an interrupted curve goes on where it stopped (rows of the same checkpoint, opponent
 and games are not played again), and the picture, win rate against decisions, is drawn from the
 CSV's rows.
@@ -55,12 +56,17 @@ COLUMNS = (
 STEP_ZERO = "iter_00000"
 
 
-def curve_points(run: Path) -> list[Path]:
-    """The run's checkpoints at iterations 10 * 4**k and its last one, in order."""
+def curve_points(run: Path, iterations: list[int] | None = None) -> list[Path]:
+    """The run's checkpoints at ``iterations`` (default: 10 * 4**k and the last one), in order."""
     saved = {int(p.stem.removeprefix("iter_")): p for p in (run / "checkpoints").glob("iter_*.pt")}
     if not saved:
         raise SystemExit(f"{run} holds no checkpoints/iter_*.pt: give a training run's folder")
     last = max(saved)
+    if iterations is not None:
+        missing = sorted(set(iterations) - set(saved))
+        if missing:
+            raise SystemExit(f"{run} saved no checkpoint at iteration(s) {missing}; it has {sorted(saved)}")
+        return [saved[i] for i in sorted(iterations)]
     spaced = [10 * 4**k for k in range(last.bit_length()) if 10 * 4**k < last]
     return [saved[i] for i in [*spaced, last] if i in saved]
 
@@ -147,16 +153,25 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--csv", type=Path, required=True)
     parser.add_argument("--plot", type=Path, help="the picture (PNG) to draw from the CSV")
     parser.add_argument("--no-step-zero", action="store_true", help="leave out the untrained network")
+    parser.add_argument(
+        "--iterations",
+        type=int,
+        nargs="+",
+        help="only these points (0: the untrained network), e.g. the early ones while the run goes on",
+    )
     args = parser.parse_args(argv)
-    points = curve_points(args.run)
-    last = points[-1]
+    chosen = None if args.iterations is None else [i for i in args.iterations if i != 0]
+    points = curve_points(args.run, chosen)
+    last = max((args.run / "checkpoints").glob("iter_*.pt"))  # the run's last: --final-games
+    if args.iterations is not None and 0 not in args.iterations:
+        args.no_step_zero = True
     rows = kept_rows(args.csv)
     done = {(r["checkpoint"], r["opponent"], r["games"]) for r in rows}
     with tempfile.TemporaryDirectory() as scratch:
         labelled = [(p.stem, p) for p in points]
         if not args.no_step_zero:
             labelled.insert(0, (STEP_ZERO, Path(scratch) / f"{STEP_ZERO}.pt"))
-        # the last checkpoint first: the number a reader wants most
+        # the last point first: the number a reader wants most
         for label, point in [labelled[-1], *labelled[:-1]]:
             for opponent in args.opponents:
                 games = args.final_games if point == last else args.games

@@ -49,8 +49,18 @@ def test_a_curve_from_step_0_and_a_rerun_that_plays_nothing(
     rebuilt = torch.load(zero, weights_only=False)["model"]
     assert all(torch.equal(rebuilt[k], untrained[k]) for k in untrained)
 
-    table = tmp_path / "curve.csv"
+    early = tmp_path / "early.csv"  # some points only, while a run goes on
     argv = [str(tmp_path / "tiny"), "--opponents", "random", "--games", "2", "--final-games", "4"]
+    assert learning_curve.main([*argv, "--iterations", "0", "10", "--csv", str(early)]) == 0
+    with early.open(newline="") as handle:
+        assert [(r["checkpoint"], r["games"]) for r in csv.DictReader(handle)] == [
+            ("iter_00010", "2"),
+            ("iter_00000", "2"),
+        ]
+    with pytest.raises(SystemExit, match="no checkpoint at iteration"):
+        learning_curve.main([*argv, "--iterations", "13", "--csv", str(early)])
+
+    table = tmp_path / "curve.csv"
     argv += ["--csv", str(table), "--plot", str(tmp_path / "curve.png")]
     assert learning_curve.main(argv) == 0
     with table.open(newline="") as handle:
