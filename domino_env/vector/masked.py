@@ -1,32 +1,40 @@
-"""Classic's tables stepped together in torch tensors, every table under masks: the backend ``"torch"``.
+"""Classic's and All Fives' tables stepped together in torch tensors, every table under masks:
+the backend ``"torch"``.
 
 **Why a second kernel.** :class:`~domino_env.vector.chain.ChainKernel` is written for the CPU:
 a step picks the tables that need work (the stuck seats, the ended rounds) with
 ``np.flatnonzero`` and updates them through those indices. On a GPU each such subset has a size
 known only on the device, so every one would be a round trip to the host. This kernel plays the
 same game as one straight program over all B rows: every table computes every branch (the lay,
-the forced draws, up to P passes, the round's scoring) and keeps what applies to it through
-``torch.where`` and arithmetic, so the step has no data-dependent shapes (no ``nonzero``, no
-boolean-mask indexing, no ``.item()``) and the same code runs on CPU tensors and on a CUDA
-device. Tile masks are int64 (at most 62 tiles, bit 63 never set), as torch's uint64 lacks
-shifts, addition and ``max``; :func:`_popcount` stands in for the popcount torch lacks.
+the spinner, the count, the forced draws, up to P passes, the round's scoring) and keeps what
+applies to it through ``torch.where`` and arithmetic, so the step has no data-dependent shapes
+(no ``nonzero``, no boolean-mask indexing, no ``.item()``) and the same code runs on CPU tensors
+and on a CUDA device. Tile masks are int64 (at most 62 tiles, bit 63 never set), as torch's
+uint64 lacks shifts, addition and ``max``; :func:`_popcount` stands in for the popcount torch
+lacks.
 
-**What it plays.** Classic's game: 2-4 players (partners at 4), draw or block, one round or a
-whole match an episode, ``reward="outcome"`` or ``"points"``, any set up to 62 tiles. The
-tables are those :meth:`MaskedKernel.supports` accepts: what the chain kernel plays, with
-Classic's own parts (no spinner, no scoring while laying, penalty pips to the winner's
-opponents, a plain placement, one tile a turn, the winner leading, an opening order ranking
-every tile); anything else is refused with a ValueError. Its lookups (the encoder's floats, the
+**What it plays.** Two games, each a set of the rules' declared parts (``_GAMES``, known by
+identity as the chain kernel knows them): Classic's (no spinner, no scoring while laying,
+penalty pips to the winner's opponents, the lowest double opening) and All Fives' (the first
+double a spinner whose north and south arms open once both its sides hold a tile, the open
+ends' count scored as it comes when a multiple of 5, reaching the target there ending the
+match, the winner scoring the others' pips to the nearest 5, a lot for the first leader, the
+``points_now`` observation block); both with one tile a turn, a plain placement and the winner
+leading the next round. Either on 2-4 players (partners at 4), draw or block, one round or a
+whole match an episode, ``reward="outcome"`` or ``"points"``, any set up to 62 tiles: the
+tables :meth:`MaskedKernel.supports` accepts; anything else is refused with a ValueError. The
+parts a game lacks cost nothing: ``__init__`` reads which it has (a spinner, the count, the
+rounding to 5) and the step skips the others' code. Its lookups (the encoder's floats, the
 tiles' halves and pips) are a one-table ChainKernel's own, so its outputs are the chain
 kernel's bit for bit (``tests/env/test_vector_masked.py`` steps both side by side).
 
 **The host's part.** Deals come from the chain kernel's
 :class:`~domino_env.vector.dealing.Dealer` on the host (numpy's Generators, replayed in arrays),
-as they must to be the scalar env's. So each step reads back one small array, per table whether
-its round and its episode ended and whether its action was legal: the step's only host sync.
-Where rounds ended the host deals them and copies those K rows (the shuffle, the hands, the
-opening: int64) to the device in one transfer; every other change of a new deal is a mask over
-all rows. The tables' state is
+as they must to be the scalar env's; so do All Fives' lots for a match's first leader. So each
+step reads back one small array, per table whether its round and its episode ended and whether
+its action was legal: the step's only host sync. Where rounds ended the host deals them and
+copies those K rows (the shuffle, the hands, the opening: int64) to the device in one transfer;
+every other change of a new deal is a mask over all rows. The tables' state is
 never written in place: each step builds new tensors, so an illegal action (found in that sync)
 leaves everything as it was, and a returned tensor is never overwritten later.
 
@@ -47,21 +55,22 @@ import torch
 from domino_env.core.line import Spinner
 from domino_env.registry import raw_env
 from domino_env.rules.chain import ChainRules
-from domino_env.rules.parts import winner_leads
+from domino_env.rules.parts import score_the_count, winner_leads
 from domino_env.rules.table import TableRules
 from domino_env.vector.base import Info, VectorEnv, base_seed, checked_actions, episode_seed
-from domino_env.vector.chain import ChainKernel
+from domino_env.vector.chain import _LEAD, _NORTH, _POINTS_SCALE, ChainKernel
 from domino_env.vector.dealing import Dealer, read_states
 
 Tensor = torch.Tensor
 Tensors = dict[str, Tensor]
 
 PLAYS = (
-    "Classic's tables: 2-4 players (partners at 4), draw or block, a round or a match an episode, "
-    "outcome or points rewards, at most 62 tiles"
+    "Classic's and All Fives' tables: 2-4 players (partners at 4), draw or block, a round or a "
+    "match an episode, outcome or points rewards, at most 62 tiles"
 )
-# Classic's parts (the rules' class attributes), by identity: any other is refused.
-_CLASSIC_PARTS: dict[str, Any] = {
+# The games the kernel plays: each one's parts (the rules' class attributes), by identity. A
+# table must have one game's parts, every one: any other part, or a mix, is refused.
+_CLASSIC: dict[str, Any] = {
     "seat_after": None,
     "spinner": Spinner.NONE,
     "lay_scoring": None,
@@ -70,9 +79,21 @@ _CLASSIC_PARTS: dict[str, Any] = {
     "continues_turn": None,
     "leads_next": winner_leads,
 }
-# The observation blocks the kernel writes, in order (the chain encoder's, no variant blocks).
+_GAMES: dict[str, dict[str, Any]] = {
+    "Classic": _CLASSIC,
+    "All Fives": {
+        **_CLASSIC,
+        "spinner": Spinner.AFTER_SIDES,
+        "lay_scoring": score_the_count,
+        "score_round": ChainRules.pips_to_the_winner,
+    },
+}
+# The observation blocks the kernel writes, in order: the chain encoder's, then All Fives'
+# points_now where the count scores.
 _BLOCKS = ("hand", "table", "ends", "hand_sizes", "boneyard", "voids", "scores", "phase")
-# The tables' state (the chain kernel's arrays of the same names and dtypes), on the device.
+_COUNT_BLOCKS = ("points_now",)
+# The tables' state (the chain kernel's arrays of the same names and dtypes), on the device;
+# a spinner's arrays only where the rules have one.
 _TABLES = (
     "hands",
     "order",
@@ -90,6 +111,7 @@ _TABLES = (
     "start",
     "match_over",
 )
+_SPINNER_TABLES = ("length", "spinner", "depth", "spin_value")
 _TIE_KEY = 1 << 32  # a round's key: the winner's side first, then the score change
 
 
@@ -121,9 +143,28 @@ _SPREAD = (
 )
 
 
-def _no_lot(orders: np.ndarray, opens: np.ndarray) -> np.ndarray:
-    """No deal draws a lot: Classic's opening order ranks every tile, so one is always dealt."""
-    return np.zeros(len(orders), bool)
+def _or_columns(masks: Tensor) -> Tensor:
+    """The OR of the columns of int64[B, S] (a plain loop: S is 2 or 4)."""
+    out = masks[:, 0]
+    for s in range(1, masks.shape[1]):
+        out = out | masks[:, s]
+    return out
+
+
+def _points_table(chain: ChainKernel, R: int) -> np.ndarray:
+    """float32[(V + 1) * R + 1, T]: All Fives' ``points_now`` of each tile laid on an end
+    showing v (row v * R + r, r: the other ends' count, below R), as the chain kernel writes it
+    (the count where a multiple of 5, times 1/20 in float64, stored as float32); 0 where the
+    tile does not fit or no end is open (v = V); the last row: each tile laid as the lead."""
+    T, V = chain._T, chain._V
+    lo, hi, double, pips = chain._lo[:T], chain._hi[:T], chain._is_double[:T], chain._pips[:T]
+    value, rest = np.arange(V)[:, None, None], np.arange(R)[None, :, None]
+    count = rest + (lo + hi - value) * (1 + double)  # [V, R, T]
+    fits = (lo == value) | (hi == value)
+    laid = np.where(fits & (count % 5 == 0), count, 0).reshape(V * R, T)
+    lead = np.where(pips % 5 == 0, pips, 0)[None]
+    table = np.concatenate([laid, np.zeros((R, T), np.int64), lead]) * _POINTS_SCALE
+    return table.astype(np.float32)
 
 
 def _device(device: str | torch.device) -> torch.device:
@@ -147,8 +188,8 @@ def _host(tensor: Tensor) -> np.ndarray:
 
 
 class MaskedKernel(VectorEnv):
-    """B Classic tables in torch tensors on ``device``, every table under masks (the module
-    docstring); built as the scalar env would be (``name`` and ``options`` as
+    """B Classic or All Fives tables in torch tensors on ``device``, every table under masks
+    (the module docstring); built as the scalar env would be (``name`` and ``options`` as
     :func:`domino_env.make`'s)."""
 
     backend = "torch"
@@ -157,68 +198,88 @@ class MaskedKernel(VectorEnv):
     @classmethod
     def supports(cls, rules: TableRules[Any], env_options: dict[str, Any]) -> str | None:
         """None if this kernel plays ``rules``' tables with ``env_options`` exactly, else why not:
-        the chain kernel must play them, with Classic's parts."""
+        the chain kernel must play them, with one game's parts (``_GAMES``)."""
         refusal = ChainKernel.supports(rules, env_options)
         if refusal is not None:
             return refusal
         assert isinstance(rules, ChainRules)  # (the chain kernel plays only chain rules)
         kind = type(rules)
-        for part, classic in _CLASSIC_PARTS.items():
-            own = getattr(kind, part)
-            if own is not classic:
-                return f"{rules.name} has its own {part} ({getattr(own, '__qualname__', own)}), not Classic's"
+        own = {part: getattr(kind, part) for part in _CLASSIC}
+        for part, value in own.items():
+            if all(value is not game[part] for game in _GAMES.values()):
+                return (
+                    f"{rules.name} has its own {part} ({getattr(value, '__qualname__', value)}), "
+                    "not one of Classic's or All Fives'"
+                )
+        if not any(all(own[part] is value for part, value in game.items()) for game in _GAMES.values()):
+            return f"{rules.name} mixes Classic's and All Fives' parts"
         opens = kind.opens
-        if (
-            opens.order is None
-            or opens.every_round
-            or len(opens.order(rules.tile_set)) != rules.tile_set.size
+        if opens.every_round or (
+            opens.order is not None and len(opens.order(rules.tile_set)) != rules.tile_set.size
         ):
-            return f"{rules.name} opens otherwise than Classic (the first round by an order of every tile)"
+            return (
+                f"{rules.name} opens otherwise than Classic and All Fives (the first round by an "
+                "order of every tile, or by lot)"
+            )
         return None
 
     def __init__(self, name: str, num_envs: int, device: str | torch.device = "cpu", **options: Any) -> None:
         probe = raw_env(name, **options)  # validates the options
-        refusal = self.supports(probe.rules, {key: getattr(probe, key) for key in self._ENV_OPTIONS})
-        if refusal is None and tuple(probe.observation_layout) != _BLOCKS:
-            refusal = f"{name} has observation blocks of its own"
+        rules = probe.rules
+        refusal = self.supports(rules, {key: getattr(probe, key) for key in self._ENV_OPTIONS})
+        kind = type(rules)
+        if refusal is None:
+            blocks = _BLOCKS + (_COUNT_BLOCKS if kind.lay_scoring is score_the_count else ())
+            if tuple(probe.observation_layout) != blocks:
+                refusal = f"{name} has observation blocks of its own"
         if refusal is not None:
             raise ValueError(f"the torch kernel cannot step this {name} table: {refusal}; it plays {PLAYS}")
         self.device = _device(device)
         # The lookups are a one-table chain kernel's, moved to the device: the same floats.
         chain = ChainKernel(name, 1, **options)
-        rules = chain.rules
         self.name, self.options, self.num_envs = name, dict(options), int(num_envs)
         self.num_players, self.observation_size = chain.num_players, chain.observation_size
         self.num_actions, self.state_size = chain.num_actions, chain.state_size
-        B, n, T, V, D = self.num_envs, chain.num_players, chain._T, chain._V, chain._D
-        self._T, self._V, self._D = T, V, D
+        B, n, T, V, D, S = self.num_envs, chain.num_players, chain._T, chain._V, chain._D, chain._S
+        A = self.num_actions
+        self._T, self._V, self._D, self._S = T, V, D, S
         self._hand_size = rules.hand_size
         self._teams, self._draws = rules.teams, bool(rules.draws)
         self._round_episode, self._points = probe.episode == "round", probe.reward_mode == "points"
         self._target, self._sign = rules.match_target, chain._sign
         self._score_scale, self._reward_scale = chain._score_scale, chain._reward_scale
         self._no_end_code = chain._no_end_code
-        actions = np.arange(self.num_actions)
+        # The game's parts (supports: Classic's or All Fives'), read once: a spinner opening its
+        # arms after its sides, the count scored while laying, the round's pips rounded to 5.
+        self._spinner = kind.spinner is Spinner.AFTER_SIDES
+        self._counts = kind.lay_scoring is score_the_count
+        self._fives = kind.score_round is ChainRules.pips_to_the_winner
+        self._names = _TABLES + (_SPINNER_TABLES if self._spinner else ())
+        actions = np.arange(A)
         if not (
-            np.array_equal(chain._lay_tile, actions // 2) and np.array_equal(chain._lay_slot, actions % 2)
+            np.array_equal(chain._lay_tile, actions // S) and np.array_equal(chain._lay_slot, actions % S)
         ):
-            raise ValueError(f"{name}'s actions are not tile * 2 + slot, as the torch kernel reads them")
+            raise ValueError(f"{name}'s actions are not tile * {S} + slot, as the torch kernel reads them")
         if list(probe.state_layout) != ["hands", "stock", *(f"seat_{k}" for k in range(n))]:
             raise ValueError(f"{name}'s state layout is not the chain tables' ({list(probe.state_layout)})")
-        # The deals' lookups, on the host: each tile's bit, its rank in the opening order.
-        assert chain._opening_rank is not None  # (supports: an order ranking every tile)
+        # The deals' lookups, on the host: each tile's bit, its rank in the opening order (None:
+        # a lot draws the first leader).
         self._deal_bit, self._opening_rank = chain._bit, chain._opening_rank
 
         def put(values: Any, dtype: torch.dtype = torch.int64) -> Tensor:
             return torch.as_tensor(np.asarray(values), dtype=dtype, device=self.device)
 
         self._seats, self._sides = put(np.arange(n)), put(np.arange(D))
-        self._slots, self._tiles = put(np.arange(2)), put(np.arange(T))
+        self._slots, self._tiles = put(np.arange(S)), put(np.arange(T))
+        self._east_west = self._slots < 2  # (the lead's ends)
         self._next, self._side_of = put(chain._next), put(chain._side_of)
         self._bit, self._lo, self._hi = put(chain._bit), put(chain._lo), put(chain._hi)
-        self._is_double = put(chain._is_double, torch.bool)
+        self._is_double, self._pips = put(chain._is_double, torch.bool), put(chain._pips)
         self._suit, self._value_bit = put(chain._suit), put(chain._value_bit)
-        self._words = -(-T // 32)  # the mask's int64 words: 32 tiles (64 actions) a word
+        # The mask's int64 words: action tile * S + slot at bit S*t + slot, 64 // S tiles a word
+        # (each slot's mask spread once for S = 2, twice for S = 4).
+        self._per_word, self._spreads = 64 // S, {2: 1, 4: 2}[S]
+        self._words = -(-T // self._per_word)
         bits = (np.arange(256)[:, None] >> np.arange(8)) & 1  # each byte's bits
         self._byte_flags, self._byte_floats = put(bits, torch.bool), put(bits, torch.float32)
         nbytes = -(-T // 8)  # the bytes of a mask that hold tiles, and each byte's pips
@@ -233,6 +294,11 @@ class MaskedKernel(VectorEnv):
             put(chain._void_rows, torch.float32),
             put(chain._slot_rows, torch.float32),
         )
+        if self._counts:  # points_now's floats, read by (the end's value, the other ends' count)
+            # (the other ends' count is below R: an end counts at most a double's 2 * (V - 1))
+            self._rest_values = R = 2 * (S - 1) * (V - 1) + 1
+            self._points_after = put(_points_table(chain, R), torch.float32)
+            self._no_points = put(np.zeros((B, A)), torch.float32)  # (an idle seat's)
         # Constants the step starts from (never written: every step builds new tensors).
         self._no_passes = put(np.zeros(B, np.int64))
         self._nowhere, self._everywhere = (
@@ -247,8 +313,8 @@ class MaskedKernel(VectorEnv):
             "drawn": put(np.full(B, T)),
             "played": self._no_passes,
             "count": self._no_passes,
-            "ends": put(np.full((B, 2), V)),
-            "doubled": put(np.zeros((B, 2), bool), torch.bool),
+            "ends": put(np.full((B, S), V)),
+            "doubled": put(np.zeros((B, S), bool), torch.bool),
             "current": self._no_passes,
             "leader": self._no_passes,
             "required": put(np.full(B, -1)),
@@ -258,10 +324,18 @@ class MaskedKernel(VectorEnv):
             "start": put(np.zeros((B, D), np.int64)),
             "match_over": self._nowhere,
         }
+        if self._spinner:  # each arm's tiles beyond the lead; where the spinner lies, its value
+            self._empty.update(
+                length=put(np.zeros((B, S), np.int64)),
+                spinner=put(np.full(B, -1)),
+                depth=self._no_passes,
+                spin_value=self._no_passes,
+            )
         self._tables = self._empty
         self._episodes = np.zeros(B, np.int64)  # (the seeds' business: on the host)
         self._base = 0
-        self._dealer = Dealer(B, T, rules.shuffled_tiles, n, _no_lot, False)
+        # The chain kernel's rule for which deals draw a lot (a first round with no order).
+        self._dealer = Dealer(B, T, rules.shuffled_tiles, n, chain._needs_lot, False)
         self._mask: Tensor | None = None
 
     # --- the interface: numpy --------------------------------------------------------------
@@ -312,7 +386,9 @@ class MaskedKernel(VectorEnv):
                     f"this kernel's {array.dtype}{list(array.shape)}"
                 )
         streams, base = read_states(rngs, self.num_envs), int(snapshot["base"])
-        self._tables = {name: torch.tensor(np.asarray(arrays[name]), device=self.device) for name in _TABLES}
+        self._tables = {
+            name: torch.tensor(np.asarray(arrays[name]), device=self.device) for name in self._names
+        }
         self._episodes = np.array(arrays["episodes"])
         self._dealer.set_states(streams)
         self._base = base
@@ -350,14 +426,14 @@ class MaskedKernel(VectorEnv):
     def state_tensors(self) -> Tensor:
         """float32[B, S] on ``device``: each table's global state, as the scalar env's ``state()``:
         the hands from the seat to move, the boneyard's tiles, each seat's observation."""
-        self._dealt("state")
+        mask = self._dealt("state")
         t = self._tables
         B, n = self.num_envs, self.num_players
         seats = (t["current"][:, None] + self._seats) % n  # from the seat to move
         hands = self._bits(t["hands"].gather(1, seats)).reshape(B, -1)
         unread = (self._tiles >= t["drawn"][:, None]).to(torch.float32)
         stock = torch.zeros_like(unread).scatter(1, t["order"], unread)
-        views = [self._observe(t, seats[:, k], moving=k == 0) for k in range(n)]
+        views = [self._observe(t, seats[:, k], mask if k == 0 else None) for k in range(n)]
         return torch.cat([hands, stock, *views], dim=1)
 
     # --- the step ----------------------------------------------------------------------------
@@ -406,12 +482,12 @@ class MaskedKernel(VectorEnv):
         """Every table's step but the deal (``action``: legal at each): the tables after it, and
         per table whether its round ended, whether its episode ended, every seat's reward and
         its episode outcome (0 where none ended)."""
-        n, T = self.num_players, self._T
+        n, T, S = self.num_players, self._T, self._S
         hands, ends, doubled = t["hands"], t["ends"], t["doubled"]
         # Lay: the lead makes the east (its high half) and west ends, else the tile's other half
         # is the end it was laid on.
         seat = t["current"]
-        tile, slot = action // 2, action % 2  # (actions are tile * 2 + slot: __init__)
+        tile, slot = action // S, action % S  # (actions are tile * S + slot: __init__)
         bit = torch.take(self._bit, tile)
         hand = hands.gather(1, seat[:, None]).squeeze(1) & ~bit
         hands = torch.where(self._seats == seat[:, None], hand[:, None], hands)
@@ -420,24 +496,38 @@ class MaskedKernel(VectorEnv):
             torch.take(self._hi, tile),
             torch.take(self._is_double, tile),
         )
-        leading = (t["count"] == 0)[:, None]
+        lead = t["count"] == 0
+        leading = lead[:, None]
         at_slot = self._slots == slot[:, None]
         inner = ends.gather(1, slot[:, None])
         ends = torch.where(at_slot, lo[:, None] + hi[:, None] - inner, ends)
-        ends = torch.where(leading, torch.stack([hi, lo], dim=1), ends)
-        doubled = torch.where(leading | at_slot, double[:, None], doubled)
+        ends = torch.where(leading, torch.cat([torch.stack([hi, lo], dim=1), ends[:, 2:]], dim=1), ends)
+        doubled = torch.where(at_slot | (leading & self._east_west), double[:, None], doubled)
         played, count = t["played"] | bit, t["count"] + 1
+        tables = {**t, "hands": hands, "played": played, "count": count, "ends": ends, "doubled": doubled}
+        if self._spinner:
+            tables.update(self._spin(tables, at_slot & ~leading, lead, slot, double, lo))
+            ends, doubled = tables["ends"], tables["doubled"]
+        # All Fives: the open ends' count scores at once where a multiple of 5, and reaching the
+        # target there ends the match (the round with it, unscored).
+        scores, match_over, reached = t["scores"], t["match_over"], self._nowhere
+        if self._counts:
+            total = self._end_values(ends, doubled, tables["length"]).sum(dim=1)
+            total = torch.where(lead, torch.take(self._pips, tile), total)  # (a lone lead: its pips)
+            at_side = self._sides == torch.take(self._side_of, seat)[:, None]
+            scores = scores + torch.where(at_side & (total % 5 == 0)[:, None], total[:, None], 0)
+            reached = torch.where(at_side, scores, 0).sum(dim=1) >= self._target
+            match_over = match_over | reached
         # The next seat lays, or draws and passes: a seat with nothing that fits draws up to the
         # first tile of the boneyard that fits (all at once); with none left (or no draws) it
         # passes, the next seat tries, and P passes in a row block the round.
         went_out = hand == 0
-        fitting = torch.take(self._suit, ends)
-        playable = fitting[:, 0] | fitting[:, 1]
-        shown = torch.take(self._value_bit, ends)
-        open_values = (shown[:, 0] | shown[:, 1])[:, None]
-        current = torch.where(went_out, seat, torch.take(self._next, seat))
+        ended = went_out | reached
+        playable = _or_columns(torch.take(self._suit, ends))
+        open_values = _or_columns(torch.take(self._value_bit, ends))[:, None]
+        current = torch.where(ended, seat, torch.take(self._next, seat))
         held = hands.gather(1, current[:, None]).squeeze(1)
-        passing = ((held & playable) == 0) & ~went_out
+        passing = ((held & playable) == 0) & ~ended
         voids, drawn = t["voids"], t["drawn"]
         if self._draws:
             stock = torch.take(self._bit, t["order"])  # each tile's bit, in draw order
@@ -465,8 +555,10 @@ class MaskedKernel(VectorEnv):
             current = torch.where(passing, torch.take(self._next, current), current)
             held = hands.gather(1, current[:, None]).squeeze(1)
             passing = passing & ((held & playable) == 0)
-        over = went_out | blocked
-        leader, scores, match_over, gained, winners = self._score(hands, t, seat, over, blocked)
+        over = ended | blocked
+        leader, scores, match_over, winners = self._score(
+            hands, t["leader"], seat, over, blocked, scores, match_over
+        )
         # What the ended rounds pay (the chain kernel's _round_rewards, over every row).
         if self._round_episode:  # the rules' round_keys, signed: (won, the score change)
             done = over.clone()  # (``over`` is handed out too, as round_over)
@@ -475,39 +567,76 @@ class MaskedKernel(VectorEnv):
             done = over & match_over
             outcome = torch.where(match_over[:, None], self._outcome(self._sign * scores), 0.0)
         by_seat = torch.where(over[:, None], outcome[:, self._side_of], 0.0)
-        if self._points:
-            reward = (gained.to(torch.float64) * self._reward_scale + 0.0)[:, self._side_of]
+        if self._points:  # the step's points: the count's and the round's
+            gained = (scores - t["scores"]).to(torch.float64)
+            reward = (gained * self._reward_scale + 0.0)[:, self._side_of]
         else:
             reward = by_seat
-        tables = {
-            **t,
-            "hands": hands,
-            "drawn": drawn,
-            "played": played,
-            "count": count,
-            "ends": ends,
-            "doubled": doubled,
-            "current": current,
-            "leader": leader,
-            "passes": passes,
-            "voids": voids,
-            "scores": scores,
-            "match_over": match_over,
-        }
+        tables.update(
+            hands=hands,
+            drawn=drawn,
+            current=current,
+            leader=leader,
+            passes=passes,
+            voids=voids,
+            scores=scores,
+            match_over=match_over,
+        )
         return tables, over, done, reward.to(torch.float32), by_seat
 
+    def _spin(
+        self, t: Tensors, grows: Tensor, lead: Tensor, slot: Tensor, double: Tensor, lo: Tensor
+    ) -> Tensors:
+        """The spinner of the tiles just laid on ``t``'s ends (the chain kernel's ``_spin``, All
+        Fives' rule): the first double is it, laid as the lead or on the east or west arm; its
+        north and south arms open (showing its value, a double at their end) once both its
+        sides hold a tile. ``grows``: the arm each tile was laid on beyond the lead. The
+        tables' line after it."""
+        ends, length = t["ends"], t["length"] + grows
+        spinner = t["spinner"]
+        made = double & (spinner < 0) & (lead | (slot <= 1))
+        spinner = torch.where(made, torch.where(lead, _LEAD, slot), spinner)
+        depth = torch.where(made, length.gather(1, slot[:, None]).squeeze(1), t["depth"])
+        spin_value = torch.where(made, lo, t["spin_value"])
+        # Its sides both hold a tile: as the lead, both arms do; on an arm, that arm beyond it.
+        beyond = length.gather(1, spinner.clamp(0, 1)[:, None]).squeeze(1) > depth
+        sides = torch.where(spinner == _LEAD, (length[:, 0] > 0) & (length[:, 1] > 0), beyond)
+        opening = ~made & ~lead & (spinner >= 0) & (ends[:, _NORTH] == self._V) & sides
+        arms = opening[:, None] & ~self._east_west
+        return {
+            "ends": torch.where(arms, spin_value[:, None], ends),
+            "doubled": t["doubled"] | arms,
+            "length": length,
+            "spinner": spinner,
+            "depth": depth,
+            "spin_value": spin_value,
+        }
+
+    def _end_values(self, ends: Tensor, doubled: Tensor, length: Tensor) -> Tensor:
+        """int64[B, S]: what each end adds to All Fives' count (a double there both halves, an
+        empty north or south arm nothing)."""
+        counted = (ends < self._V) & (self._east_west | (length > 0))
+        return torch.where(counted, ends * (1 + doubled.long()), 0)
+
     def _score(
-        self, hands: Tensor, t: Tensors, seat: Tensor, over: Tensor, blocked: Tensor
-    ) -> tuple[Tensor, Tensor, Tensor, Tensor, Tensor]:
-        """Score the rounds that ended (``over``; ``seat`` went out unless ``blocked``): the next
-        leaders, the scores, the matches over, each side's gain and whether it won (bool[B, D])."""
+        self,
+        hands: Tensor,
+        leader: Tensor,
+        seat: Tensor,
+        over: Tensor,
+        blocked: Tensor,
+        scores: Tensor,
+        match_over: Tensor,
+    ) -> tuple[Tensor, Tensor, Tensor, Tensor]:
+        """Score the rounds that ended (``over``; ``seat`` went out or reached the target unless
+        ``blocked``) from ``scores`` and ``match_over`` (a match the count ended scores no round):
+        the next leaders, the scores, the matches over and whether each side won (bool[B, D])."""
         n, D = self.num_players, self._D
-        pips = self._pips(hands)
+        pips = self._pips_in(hands)
         side_pips = pips[:, :2] + pips[:, 2:] if self._teams else pips
         fewest = side_pips == side_pips.min(dim=1, keepdim=True).values  # (min: amin is slower on int64)
         single = fewest.sum(dim=1) == 1
         side = torch.where(fewest, self._sides, D).min(dim=1).values  # the first side with fewest pips
-        leader = t["leader"]
         best = side
         if self._teams:  # the partner with fewer pips, then the first from the leader
             partner = side + 2
@@ -518,10 +647,15 @@ class MaskedKernel(VectorEnv):
         leader = torch.where(over, torch.where(winner >= 0, winner, (leader + 1) % n), leader)
         win_side = torch.where(winner >= 0, torch.take(self._side_of, winner.clamp(min=0)), -1)
         winners = self._sides == win_side[:, None]
-        gained = torch.where(over[:, None] & ~winners, side_pips, 0)  # every other side's pips
-        scores = t["scores"] + gained
-        match_over = t["match_over"] | (over & (scores.max(dim=1).values >= self._target))
-        return leader, scores, match_over, gained, winners
+        scoring = (over & ~match_over)[:, None]
+        if self._fives:  # the winner's side scores the others' pips, to the nearest 5
+            others = torch.where(winners, 0, side_pips).sum(dim=1, keepdim=True)
+            gained = torch.where(winners & scoring, 5 * ((others + 2) // 5), 0)
+        else:  # every other side adds its pips in hand as penalties
+            gained = torch.where(~winners & scoring, side_pips, 0)
+        scores = scores + gained
+        match_over = match_over | (over & (scores.max(dim=1).values >= self._target))
+        return leader, scores, match_over, winners
 
     def _outcome(self, keys: Tensor) -> Tensor:
         """float64[B, D]: the rules' outcome of ``keys`` (larger is better): rank k of D pays
@@ -531,7 +665,7 @@ class MaskedKernel(VectorEnv):
         rank = better.to(torch.float64) + (tied.to(torch.float64) + 1) / 2
         return 1.0 - 2.0 * (rank - 1) / (self._D - 1)
 
-    def _pips(self, hands: Tensor) -> Tensor:
+    def _pips_in(self, hands: Tensor) -> Tensor:
         """Pips in each hand (int64 masks [B, P]), a lookup per byte."""
         at = ((hands[..., None] >> self._byte_shifts[: len(self._byte_base)]) & 255) + self._byte_base
         return torch.take(self._byte_pips, at).sum(dim=-1)
@@ -541,32 +675,33 @@ class MaskedKernel(VectorEnv):
     ) -> Tensors:
         """Deal the next round where ``ended`` (bool[B] on the host; ``renew`` on the device), a
         new episode where ``fresh`` (``new_match``), as the scalar env does. The host's Dealer
-        shuffles; the host reads those K rows' hands and opening (a new match's leader holds the
-        first dealt tile of the opening order and must lead it; a later round's, named as the
-        last one ended, leads any tile) and sends them in one copy; the rest is masks."""
+        shuffles (and draws the lots); the host reads those K rows' hands and opening (a new
+        match's leader holds the first dealt tile of the opening order and must lead it, or
+        with no order is drawn by lot and leads any tile; a later round's, named as the last
+        one ended, leads any tile) and sends them in one copy; the rest is masks."""
         tables = np.flatnonzero(ended)
         if not tables.size:
             return t
         new = fresh[tables]
-        orders, _ = self._dealer.deal(tables, new, *self._seeds(tables))
-        n, size, T = self.num_players, self._hand_size, self._T
+        orders, lots = self._dealer.deal(tables, new, *self._seeds(tables))
+        K, n, size, T = len(tables), self.num_players, self._hand_size, self._T
         dealt = orders[:, : n * size]
-        hands = self._deal_bit[dealt].reshape(len(tables), n, size).sum(axis=2)  # (distinct bits)
-        first = self._opening_rank[dealt].argmin(axis=1)  # (distinct ranks: one first)
-        opening = np.stack(
-            [np.where(new, first // size, -1), np.where(new, dealt[np.arange(len(tables)), first], -1)],
-            axis=1,
-        )
-        rows = torch.from_numpy(np.concatenate([tables[:, None], orders, hands, opening], axis=1)).to(
-            self.device
-        )
+        hands = self._deal_bit[dealt].reshape(K, n, size).sum(axis=2)  # (distinct bits)
+        leader, required = lots, np.full(K, -1)  # (a lot: -1 where none was drawn)
+        if self._opening_rank is not None:  # (an order of every tile: always one dealt)
+            first = self._opening_rank[dealt].argmin(axis=1)
+            leader = np.where(new, first // size, leader)
+            required = np.where(new, dealt[np.arange(K), first], -1)
+        rows = torch.from_numpy(
+            np.concatenate([tables[:, None], orders, hands, leader[:, None], required[:, None]], axis=1)
+        ).to(self.device)
         at, named = rows[:, 0], rows[:, -2]
-        leader = t["leader"].index_copy(
+        leader_now = t["leader"].index_copy(
             0, at, torch.where(named >= 0, named, t["leader"].index_select(0, at))
         )
         scores = torch.where(new_match[:, None], 0, t["scores"])
         reset = renew[:, None]
-        return {
+        out = {
             "hands": t["hands"].index_copy(0, at, rows[:, 1 + T : 1 + T + n]),
             "order": t["order"].index_copy(0, at, rows[:, 1 : 1 + T]),
             "drawn": torch.where(renew, n * size, t["drawn"]),
@@ -574,8 +709,8 @@ class MaskedKernel(VectorEnv):
             "count": torch.where(renew, 0, t["count"]),
             "ends": torch.where(reset, self._V, t["ends"]),
             "doubled": t["doubled"] & ~reset,
-            "current": torch.where(renew, leader, t["current"]),
-            "leader": leader,
+            "current": torch.where(renew, leader_now, t["current"]),
+            "leader": leader_now,
             "required": t["required"].index_copy(0, at, rows[:, -1]),
             "passes": torch.where(renew, 0, t["passes"]),
             "voids": torch.where(reset, 0, t["voids"]),
@@ -583,6 +718,14 @@ class MaskedKernel(VectorEnv):
             "start": torch.where(reset, scores, t["start"]),
             "match_over": t["match_over"] & ~new_match,
         }
+        if self._spinner:  # (the spinner's place and value stay: a spinner of -1 reads neither)
+            out.update(
+                length=torch.where(reset, 0, t["length"]),
+                spinner=torch.where(renew, -1, t["spinner"]),
+                depth=t["depth"],
+                spin_value=t["spin_value"],
+            )
+        return out
 
     def _seeds(self, tables: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
         """The seed of each of ``tables``' episode and every table's next episode's seed (None
@@ -601,7 +744,7 @@ class MaskedKernel(VectorEnv):
 
     def _arrays(self) -> dict[str, np.ndarray]:
         """The tables' state as numpy copies (a snapshot's ``arrays``)."""
-        arrays = {name: _host(self._tables[name]).copy() for name in _TABLES}
+        arrays = {name: _host(self._tables[name]).copy() for name in self._names}
         return {**arrays, "episodes": self._episodes.copy()}
 
     # --- what a seat sees --------------------------------------------------------------------
@@ -611,17 +754,24 @@ class MaskedKernel(VectorEnv):
         for the next step's check)."""
         t = self._tables
         hand = t["hands"].gather(1, t["current"][:, None]).squeeze(1)
-        fits = hand[:, None] & torch.take(self._suit, t["ends"])  # [B, 2] (no end: none fit)
+        fits = hand[:, None] & torch.take(self._suit, t["ends"])  # [B, S] (no end: none fit)
         required = t["required"]
         lead_fits = torch.where(required >= 0, hand & torch.take(self._bit, required.clamp(min=0)), hand)
         first = torch.where(t["count"] == 0, lead_fits, fits[:, 0])
-        fits = torch.stack([first, fits[:, 1]], dim=1)
-        # Action 2t + slot at bit 2t + slot of a word, 32 tiles a word (bit 63 may be set: the
-        # unpack reads the bytes as the AND with 255 leaves them).
-        parts = [(fits >> (32 * w)) & 0xFFFFFFFF for w in range(self._words)]
-        words = torch.stack([_spread(part[:, 0]) | (_spread(part[:, 1]) << 1) for part in parts], dim=1)
-        self._mask = self._unpack(words, self._byte_flags, 64).view(self.num_envs, -1)[:, : self.num_actions]
-        return self._observe(t, t["current"], moving=True), self._mask
+        fits = torch.cat([first[:, None], fits[:, 1:]], dim=1)
+        # Action S*t + slot at bit S*t + slot of a word, 64 // S tiles a word: each slot's mask
+        # spread (bit t to bit S*t) and shifted by its slot, the slots' distinct bits summed (bit
+        # 63 may be set: the unpack reads the bytes as the AND with 255 leaves them).
+        per = self._per_word
+        words = []
+        for w in range(self._words):
+            part = (fits >> (per * w)) & ((1 << per) - 1)
+            for _ in range(self._spreads):
+                part = _spread(part)
+            words.append((part << self._slots).sum(dim=1))
+        bits = self._unpack(torch.stack(words, dim=1), self._byte_flags, 64)
+        self._mask = bits.view(self.num_envs, -1)[:, : self.num_actions]
+        return self._observe(t, t["current"], self._mask), self._mask
 
     def _bits(self, masks: Tensor) -> Tensor:
         """float32[..., T]: bit t of each int64 mask."""
@@ -635,10 +785,11 @@ class MaskedKernel(VectorEnv):
         bits = rows.index_select(0, at.reshape(-1))
         return bits.view(*masks.shape, 8 * count)[..., :width]
 
-    def _observe(self, t: Tensors, seat: Tensor, moving: bool) -> Tensor:
+    def _observe(self, t: Tensors, seat: Tensor, mask: Tensor | None) -> Tensor:
         """Each table's observation for ``seat`` (int64[B]), entry for entry as the chain
-        kernel (and the scalar encoder) writes it; ``moving``: that seat is the one to move (its
-        phase flag shown)."""
+        kernel (and the scalar encoder) writes it; ``mask``: that seat is the one to move and
+        these are its legal actions (its phase flag and All Fives' points shown), None: an idle
+        seat."""
         B, n, D, V = self.num_envs, self.num_players, self._D, self._V
         hands, ends, played = t["hands"], t["ends"], t["played"]
         hand = hands.gather(1, seat[:, None]).squeeze(1)
@@ -652,5 +803,20 @@ class MaskedKernel(VectorEnv):
         voids = self._void_rows[t["voids"].gather(1, others)].reshape(B, -1)
         sides = (torch.take(self._side_of, seat)[:, None] + self._sides) % D
         scores = (t["scores"].gather(1, sides).to(torch.float64) * self._score_scale).to(torch.float32)
-        phase = (t["count"] == 0).to(torch.float32)[:, None] if moving else self._idle_phase
-        return torch.cat([seen, slots, sizes, boneyard, voids, scores, phase], dim=1)
+        phase = self._idle_phase if mask is None else (t["count"] == 0).to(torch.float32)[:, None]
+        blocks = [seen, slots, sizes, boneyard, voids, scores, phase]
+        if self._counts:
+            blocks.append(self._no_points if mask is None else self._points_now(t, mask))
+        return torch.cat(blocks, dim=1)
+
+    def _points_now(self, t: Tensors, mask: Tensor) -> Tensor:
+        """All Fives' ``points_now`` (float32[B, A]): for each legal action (``mask``) the count
+        it would make where that is a multiple of 5 (/20), else 0: per slot the row of
+        ``_points_after`` for its end's value and the other ends' count (a lead: the lead's
+        row), one float per tile, laid out tile by tile as the actions are."""
+        B, S, T, R = self.num_envs, self._S, self._T, self._rest_values
+        values = self._end_values(t["ends"], t["doubled"], t["length"])
+        rest = values.sum(dim=1, keepdim=True) - values
+        row = torch.where((t["count"] == 0)[:, None], (self._V + 1) * R, t["ends"] * R + rest)
+        points = self._points_after.index_select(0, row.reshape(-1)).view(B, S, T)
+        return torch.where(mask.view(B, T, S), points.transpose(1, 2), 0.0).reshape(B, -1)

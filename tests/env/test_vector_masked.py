@@ -3,9 +3,10 @@
 Both kernels are dealt with the same seed and stepped with the same random legal actions; every
 step's outputs (observations bit for bit, masks, rewards, ``done``, every info array), the
 tables' arrays (the torch kernel's snapshot against the chain kernel's arrays of the same names)
-and, every few steps, the global state must agree, over every kind of Classic table it plays. A
-few runs go against the scalar env itself (``tests/env/test_vector.py``'s harness). CUDA runs
-only where ``torch.cuda.is_available()``.
+and, every few steps, the global state must agree, over every kind of Classic and All Fives
+table it plays; All Fives' own events (the spinner's arms, a count ending the match, the lot)
+are checked to happen. A few runs go against the scalar env itself
+(``tests/env/test_vector.py``'s harness). CUDA runs only where ``torch.cuda.is_available()``.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import pickle
 import re
 import subprocess
 import sys
+from collections import Counter
 from collections.abc import Iterator
 from typing import Any
 
@@ -21,6 +23,9 @@ import numpy as np
 import pytest
 
 from domino_env import vector
+from domino_env.registry import raw_env
+from domino_env.rules.chain import ChainRules
+from domino_env.vector.chain import ChainKernel
 from tests.env.test_vector import (
     STEP_INFO,
     STEP_OUTPUTS,
@@ -40,8 +45,9 @@ STEPS = 250
 STATE_EVERY = 25
 CUDA = pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device here")
 
-# Every kind of table the torch kernel plays: 2, 3 and 4 players, partners, draw and block,
-# a round or a match an episode, both reward modes, and the smallest and largest sets.
+# Every kind of table the torch kernel plays, for Classic and All Fives: 2, 3 and 4 players,
+# partners, draw and block (All Fives always draws), a round or a match an episode, both
+# reward modes, and the smallest and largest sets.
 TABLES: list[tuple[str, dict[str, Any]]] = [
     ("classic", {"num_players": 2, "episode": "round", "reward": "outcome"}),
     ("classic", {"num_players": 2, "draw": False, "episode": "match", "reward": "points"}),
@@ -53,8 +59,19 @@ TABLES: list[tuple[str, dict[str, Any]]] = [
     ("classic", {"num_players": 4, "teams": True, "draw": False, "episode": "round", "reward": "points"}),
     ("classic", {"num_players": 2, "max_pip": 2, "hand_size": 2, "draw": False, "episode": "round"}),
     ("classic", {"num_players": 3, "max_pip": 9, "hand_size": 9, "episode": "match", "reward": "points"}),
+    ("all_fives", {"num_players": 2, "episode": "round", "reward": "outcome"}),
+    ("all_fives", {"num_players": 2, "episode": "match", "reward": "points"}),
+    ("all_fives", {"num_players": 3, "episode": "match", "reward": "outcome"}),
+    ("all_fives", {"num_players": 3, "episode": "round", "reward": "points"}),
+    ("all_fives", {"num_players": 4, "episode": "round", "reward": "outcome"}),
+    ("all_fives", {"num_players": 4, "episode": "match", "reward": "points"}),
+    ("all_fives", {"num_players": 4, "teams": True, "episode": "match", "reward": "outcome"}),
+    ("all_fives", {"num_players": 4, "teams": True, "episode": "round", "reward": "points"}),
+    ("all_fives", {"num_players": 2, "max_pip": 2, "hand_size": 2, "episode": "round"}),
+    ("all_fives", {"num_players": 3, "max_pip": 9, "hand_size": 9, "episode": "match", "reward": "points"}),
 ]
 IDS = [table_id(table) for table in TABLES]
+ON_CUDA = [4, 6, 11, 16]  # (Classic's and All Fives' 4 players, partners and a match with points)
 
 
 @pytest.fixture(autouse=True)
@@ -74,13 +91,22 @@ def play_kernels(
     steps: int = STEPS,
     seed: int = 0,
     device: str = "cpu",
-) -> tuple[int, int]:
-    """Step the torch and the chain kernel side by side, comparing everything; the number of
-    episodes that ended, and of rounds that ended inside a match."""
+    scores: int | None = None,
+) -> Counter[str]:
+    """Step the torch and the chain kernel side by side, comparing everything; what happened
+    (``_events``: episodes ended, rounds ended inside a match, All Fives' spinner arms...).
+    ``scores``: every side's score (and the round's start) set to it after the reset, in
+    both kernels through their snapshots."""
     chain = vector.make(name, num_envs, backend="kernel", **options)
     masked = vector.make(name, num_envs, backend="torch", device=device, **options)
     assert masked.backend == "torch" and chain.backend == "chain"
     want, got = chain.reset(seed=seed), masked.reset(seed=seed)
+    if scores is not None:
+        snaps = [chain.snapshot(), masked.snapshot()]
+        for snap in snaps:
+            for key in ("scores", "start"):
+                snap["arrays"][key][:] = scores
+        want, got = chain.restore(snaps[0]), masked.restore(snaps[1])
     reset_outputs = (("obs", np.float32), ("mask", bool), ("player", np.int64))
     assert_all_same(
         reset_outputs,
@@ -89,10 +115,11 @@ def play_kernels(
         "after reset",
     )
     rng = np.random.default_rng(seed)
-    mask, ended, rounds = want[1], 0, 0
+    mask, seen = want[1], Counter[str]()
     for t in range(steps):
         actions = legal_choice(rng, mask)
         when = f"at step {t} (seed {seed}, actions {actions.tolist()})"
+        reaching = _reaching(chain, actions)
         theirs, mine = chain.step(actions), masked.step(actions)
         shown = [(*outputs[:4], *(outputs[4][key] for key in STEP_INFO)) for outputs in (mine, theirs)]
         assert_all_same(STEP_OUTPUTS, shown[0], shown[1], when)
@@ -101,9 +128,36 @@ def play_kernels(
         if t % STATE_EVERY == 0 or t == steps - 1:
             assert_same("state", masked.state(), chain.state(), np.float32, when)
         mask = theirs[1]
-        ended += int(theirs[3].sum())
-        rounds += int((theirs[4]["round_over"] & ~theirs[3]).sum())
-    return ended, rounds
+        seen += _events(chain, theirs, reaching)
+    return seen
+
+
+def _reaching(chain: Any, actions: np.ndarray) -> np.ndarray:
+    """All Fives: the tables where ``actions`` make a count that takes the mover's side to the
+    target while the mover keeps a tile (the rules' immediate points: ``legal_points``)."""
+    rules = chain.rules
+    if rules.name != "all_fives":
+        return np.zeros(chain.num_envs, bool)
+    rows, legal, points = chain.legal_points()
+    made = points[legal == actions[rows]]  # (one legal action a row is the one played)
+    mover = chain.current
+    side = np.asarray(rules.side_of)[mover]
+    keeps = np.bitwise_count(chain.hands[np.arange(chain.num_envs), mover]) >= 2
+    return (chain.scores[np.arange(chain.num_envs), side] + made >= rules.match_target) & keeps
+
+
+def _events(chain: Any, outputs: tuple[Any, ...], reaching: np.ndarray) -> Counter[str]:
+    """What a step of ``chain`` (``outputs``) showed: episodes ended, rounds ended inside a
+    match, matches a count ended mid-round (``reaching``: they must), All Fives' spinner arms
+    open and holding tiles (once the step's rounds are dealt again)."""
+    done, round_over = outputs[3], outputs[4]["round_over"]
+    assert done[reaching].all(), "a count reached the target and the match went on"
+    seen = Counter(episodes=int(done.sum()), rounds=int((round_over & ~done).sum()))
+    seen["count_ends"] = int(reaching.sum())
+    if chain.rules.name == "all_fives":
+        seen["arms_open"] = int((chain.ends[:, 2] < chain.rules.tile_set.num_values).sum())
+        seen["arm_tiles"] = int((chain.length[:, 2:] > 0).any(axis=1).sum())
+    return seen
 
 
 # --- exactness -----------------------------------------------------------------------------------
@@ -112,38 +166,71 @@ def play_kernels(
 @pytest.mark.parametrize("table", TABLES, ids=IDS)
 def test_the_torch_kernel_steps_exactly_as_the_chain_kernel(table: tuple[str, dict[str, Any]]) -> None:
     name, options = table
-    ended, rounds = play_kernels(name, options)
+    seen = play_kernels(name, options)
     if options["episode"] == "round":
-        assert ended > NUM_ENVS, "too few episodes ended: the autoreset went untested"
+        assert seen["episodes"] > NUM_ENVS, "too few episodes ended: the autoreset went untested"
     else:
-        assert rounds > 0 and ended > 0, "no round ended inside a match, or no match ended"
+        assert seen["rounds"] > 0 and seen["episodes"] > 0, "no round ended inside a match, or no match ended"
+    if name == "all_fives":  # the spinner's north and south arms opened, and tiles went on them
+        assert seen["arms_open"] > 0, seen
+        # (in the double-two set the spinner and its two sides hold every tile of its value)
+        assert seen["arm_tiles"] > 0 or options.get("max_pip") == 2, seen
+
+
+@pytest.mark.parametrize("table", [TABLES[11], TABLES[16]], ids=[IDS[11], IDS[16]])
+def test_a_count_that_reaches_the_target_ends_the_match_mid_round(table: tuple[str, dict[str, Any]]) -> None:
+    """All Fives: every side 5 short of the target, so the first count of 5 or more ends the
+    match there (unscored, the next match dealt), the mover still holding tiles."""
+    name, options = table
+    target = raw_env(name, **options).rules.match_target
+    seen = play_kernels(name, options, steps=60, scores=target - 5)
+    assert seen["count_ends"] > NUM_ENVS // 2, seen
+
+
+def test_all_fives_first_leader_is_drawn_by_lot() -> None:
+    """All Fives' first round has no opening tile: a lot (the Dealer's, from each table's
+    Generator, as the scalar env draws it) picks the leader, who leads any tile."""
+    masked = vector.make("all_fives", 64, backend="torch", num_players=4)
+    _, mask, info = masked.reset(seed=5)
+    assert set(info["player"].tolist()) == {0, 1, 2, 3}
+    snap = masked.snapshot()["arrays"]
+    assert (snap["required"] == -1).all() and (snap["leader"] == info["player"]).all()
+    hands = snap["hands"][np.arange(64), info["player"]]
+    tiles = np.array([np.bitwise_count(hand) for hand in hands])
+    assert (mask.sum(axis=1) == tiles).all()  # (every tile in hand, laid on the east end)
 
 
 @pytest.mark.parametrize(
-    "options",
+    ("name", "options"),
     [
-        {"num_players": 2, "episode": "round"},
-        {"num_players": 4, "teams": True, "episode": "match", "reward": "points"},
+        ("classic", {"num_players": 2, "episode": "round"}),
+        ("classic", {"num_players": 4, "teams": True, "episode": "match", "reward": "points"}),
+        ("all_fives", {"num_players": 3, "episode": "round", "reward": "points"}),
+        ("all_fives", {"num_players": 4, "teams": True, "episode": "match"}),
     ],
-    ids=["2p-round", "4p-teams-match-points"],
+    ids=[
+        "classic-2p-round",
+        "classic-4p-teams-match-points",
+        "all_fives-3p-round-points",
+        "all_fives-4p-teams-match",
+    ],
 )
-def test_the_torch_kernel_plays_exactly_the_scalar_game(options: dict[str, Any]) -> None:
-    ended, rounds = play_both("classic", options, "torch", num_envs=4, steps=80)
+def test_the_torch_kernel_plays_exactly_the_scalar_game(name: str, options: dict[str, Any]) -> None:
+    ended, rounds = play_both(name, options, "torch", num_envs=4, steps=80)
     assert ended + rounds > 0
 
 
+@pytest.mark.parametrize("name", ["classic", "all_fives"])
 @pytest.mark.parametrize("seed", [0, 2**63 - 100], ids=["deals-in-arrays", "seeds-past-int64"])
-def test_a_wide_batch_deals_exactly_the_chain_kernels_deals(seed: int) -> None:
-    """Enough tables that the dealer draws new deals ahead in arrays; seeds that run past
-    int64 go through numpy's Generators."""
-    ended, _ = play_kernels(
-        "classic", {"num_players": 2, "episode": "round"}, num_envs=160, steps=50, seed=seed
-    )
-    assert ended > 160
+def test_a_wide_batch_deals_exactly_the_chain_kernels_deals(name: str, seed: int) -> None:
+    """Enough tables that the dealer draws new deals (and All Fives' lots) ahead in arrays;
+    seeds that run past int64 go through numpy's Generators."""
+    seen = play_kernels(name, {"num_players": 2, "episode": "round"}, num_envs=160, steps=50, seed=seed)
+    assert seen["episodes"] > 160
 
 
 @CUDA
-@pytest.mark.parametrize("table", TABLES[4:7], ids=IDS[4:7])
+@pytest.mark.parametrize("table", [TABLES[k] for k in ON_CUDA], ids=[IDS[k] for k in ON_CUDA])
 def test_on_cuda_the_torch_kernel_steps_exactly_as_the_chain_kernel(
     table: tuple[str, dict[str, Any]],
 ) -> None:
@@ -201,7 +288,7 @@ def test_writing_into_a_returned_mask_changes_no_rule() -> None:
 # --- snapshots -----------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("table", [TABLES[0], TABLES[6]], ids=[IDS[0], IDS[6]])
+@pytest.mark.parametrize("table", [TABLES[k] for k in (0, 6, 16)], ids=[IDS[k] for k in (0, 6, 16)])
 def test_a_restored_snapshot_replays_exactly(table: tuple[str, dict[str, Any]]) -> None:
     """A snapshot restored into a fresh batch, into the same one and after pickling replays the
     same actions exactly, and as the batch went on without it."""
@@ -256,10 +343,11 @@ def test_a_chain_kernels_snapshot_is_refused_and_changes_nothing() -> None:
 # --- bad input -----------------------------------------------------------------------------------
 
 
-def test_bad_actions_raise_and_change_nothing() -> None:
+@pytest.mark.parametrize("name", ["classic", "all_fives"])
+def test_bad_actions_raise_and_change_nothing(name: str) -> None:
     options = {"num_players": 2, "episode": "round"}
-    masked = vector.make("classic", 4, backend="torch", **options)
-    twin = vector.make("classic", 4, backend="torch", **options)  # steps only the good actions
+    masked = vector.make(name, 4, backend="torch", **options)
+    twin = vector.make(name, 4, backend="torch", **options)  # steps only the good actions
     _, mask, _ = masked.reset(seed=3)
     twin.reset(seed=3)
     rng = np.random.default_rng(3)
@@ -312,13 +400,15 @@ def test_nothing_before_reset() -> None:
 @pytest.mark.parametrize(
     ("name", "options", "why"),
     [
-        ("all_fives", {}, "the torch kernel cannot step this all_fives table: all_fives has its own spinner"),
-        ("blitz", {}, "blitz has its own continues_turn"),
+        ("blitz", {}, "the torch kernel cannot step this blitz table: blitz has its own continues_turn"),
         ("osel", {}, "osel has its own spinner"),
+        ("cross", {}, "cross has its own spinner"),
+        ("domino3d", {}, "domino3d is not a chain game"),
         ("metro", {}, "metro has its own seat_after"),
         ("blind", {}, "blind is not a chain game"),
         ("classic", {"illegal_action": "penalize"}, "raises on an illegal action"),
         ("classic", {"render_mode": "ansi"}, "render_mode"),
+        ("all_fives", {"illegal_action": "penalize"}, "raises on an illegal action"),
         ("classic", {"device": "gpu"}, "device must name a torch device"),
         ("classic", {"device": "meta"}, "runs on 'cpu' or 'cuda'"),
     ],
@@ -327,7 +417,25 @@ def test_other_tables_are_refused_saying_what_it_plays(name: str, options: dict[
     with pytest.raises(ValueError, match=why) as refused:
         vector.make(name, 2, backend="torch", **options)
     if "cannot step" in str(refused.value):
-        assert "it plays Classic's tables: 2-4 players (partners at 4), draw or block" in str(refused.value)
+        assert "it plays Classic's and All Fives' tables: 2-4 players (partners at 4), draw or block" in str(
+            refused.value
+        )
+
+
+def test_a_mix_of_classics_and_all_fives_parts_is_refused() -> None:
+    """Each game's parts go together: All Fives' spinner and count with Classic's penalties is
+    a game the chain kernel plays but the torch kernel does not."""
+    from domino_env.vector.masked import MaskedKernel
+
+    rules = raw_env("all_fives").rules
+    mixed = type(
+        "MixedRules",
+        (type(rules),),
+        {"name": "mixed", "batched_kernel": "chain", "score_round": ChainRules.penalties_round},
+    )
+    rules.__class__ = mixed
+    assert ChainKernel.supports(rules, {}) is None
+    assert MaskedKernel.supports(rules, {}) == "mixed mixes Classic's and All Fives' parts"
 
 
 def test_device_is_the_torch_backends_option_only() -> None:
