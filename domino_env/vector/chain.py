@@ -81,14 +81,16 @@ and then every part ``PlacesRules`` declares must be its own: ``_places_refusal`
 ``_step_places``: a tile laid face up leaves its other half at its end, a double laid open
 once the first double is down also opens a new end of its value at the first unused slot, a
 double laid face down closes its end, and an end whose value has every tile on the table
-closes at once. :meth:`_places_line` reads each table's line as integer masks: per slot the
-tiles that fit a live end and those whose placement there would leave no live end (they are
-the few tiles u-w whose w is used up with them, while u and w are the only live values), so
-the mask keeps such a move only where nothing else fits and the boneyard is empty, and the
-forced draws take, at once, up to the first tile that has another move. A seat that goes out
-takes the next place and is skipped; no live end left ends the game (blocked by an open double,
-a domino-Metro for a seat that went out, else a Metro), as does a lone seat left holding
-tiles; the holders then take the free places by pips (a lone 0-0: 10), the Metro maker the
+closes at once. :meth:`_places_line` reads each table's line as integer masks, per value
+rather than per slot (every end showing a value offers the same tiles): the tiles that fit a
+live end and those whose placement would leave no live end (they are the few tiles u-w whose
+w is used up with them, while u and w are the only live values: two values at most), so the
+mask keeps such a move only where nothing else fits and the boneyard is empty, and the
+forced draws take, at once, up to the first tile that has another move. The mask is set at
+the seat's few legal actions (of a double-nine table's 1,210), not unpacked whole. A seat
+that goes out takes the next place and is skipped; no live end left ends the game (blocked by
+an open double, a domino-Metro for a seat that went out, else a Metro), as does a lone seat
+left holding tiles; the holders then take the free places by pips (a lone 0-0: 10), the Metro maker the
 last, the last place pays (a Metro ``metro_penalty``, a domino-Metro at 3 players clearing
 its maker's Metros) and leads the next game; the outcome ranks by places (a round) or by
 fewer penalties (a match).
@@ -120,7 +122,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from operator import attrgetter
-from typing import Any, ClassVar
+from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
 
@@ -168,24 +170,28 @@ def _bits(masks: np.ndarray, width: int) -> np.ndarray:
     return np.unpackbits(as_bytes, axis=-1, bitorder="little")[..., :width]
 
 
-def _bits_by_tile(masks: np.ndarray, width: int) -> np.ndarray:
-    """bool[K, width * S]: bit t of ``masks[k, s]`` (int64[K, S]) at ``t * S + s``. Each mask's
-    bytes that hold bits are unpacked along the slots' axis, so the tile-major order comes out
-    of the unpack itself rather than from transposing ``_bits``' [K, S, width] (a copy of the
-    whole mask)."""
-    K, S = masks.shape
-    as_bytes = np.ascontiguousarray(masks, dtype=np.int64).view(np.uint8).reshape(K, S, 8)
-    used = as_bytes[:, :, : -(-width // 8)].transpose(0, 2, 1)  # [K, bytes, S]
-    bits = np.unpackbits(used, axis=1, bitorder="little")[:, :width].reshape(K, width * S)
-    return bits.view(bool)  # (a bool view: writing it into a mask is a copy, not a cast)
-
-
 def _or_columns(masks: np.ndarray) -> np.ndarray:
     """The OR of the columns of int64[K, S] (a plain loop: faster than ``reduce`` for small S)."""
     out = masks[:, 0].copy()
     for s in range(1, masks.shape[1]):
         out |= masks[:, s]
     return out
+
+
+class _Line(NamedTuple):
+    """What each table's line offers in the places game, whoever holds the tiles (int64[B] tile
+    masks but ``shown``, ``low`` and ``high``, value masks): :meth:`ChainKernel._places_line`.
+    A new deal's rows are zeros: an empty line offers nothing."""
+
+    fit: np.ndarray  # the tiles off the table that fit a live end
+    fine: np.ndarray  # those with a placement that leaves a live end
+    shown: np.ndarray  # the values the open ends show
+    low: np.ndarray  # the lowest live value (its bit), and ``high`` the highest
+    high: np.ndarray
+    low_metro: np.ndarray  # the tiles whose placement face up on an end showing ``low`` leaves
+    high_metro: np.ndarray  # no live end, and on an end showing ``high``
+    down: np.ndarray  # the doubles that may be laid face down (on an end showing their value)
+    down_metro: np.ndarray  # those whose placement face down leaves no live end
 
 
 _LEAD = 4  # ``spinner``: the lead tile is the spinner (as core.line's LEAD)
@@ -460,6 +466,10 @@ class ChainKernel(VectorEnv):
         self._seats = np.arange(n)
         self._next = (self._seats + 1) % n
         self._side_of = np.asarray(rules.side_of, np.int64)
+        # seat -> the seats from it on, the others (the next first), the sides from its own
+        self._seats_from = (self._seats[:, None] + self._seats) % n
+        self._others_from = np.ascontiguousarray(self._seats_from[:, 1:])
+        self._sides_from = (self._side_of[:, None] + np.arange(D)) % D
         # tile -> its mask, halves, pips, double; tile T: none (what ``stop`` lays: nothing)
         self._bit = np.append(np.asarray(ts.bit, np.int64), 0)
         self._lo = np.asarray([a for a, _ in ts.tiles] + [0], np.int64)
@@ -492,20 +502,21 @@ class ChainKernel(VectorEnv):
         self._score_scale = 1.0 / rules.match_target
         self._reward_scale = self._sign / rules.match_target
         self._void_rows = _bits(np.arange(1 << V), V).astype(np.float32)  # value mask -> V flags
-        # An end's features coded as one int: 4*value + 2*double + live; the last code: no end.
+        # An end's features by the code 4*value + 2*double + live (value V: no end, all zeros;
+        # V + 1, a closed end: the closed flag only).
         width = V + 4
-        slot_rows = np.zeros((4 * V + 2, width), np.float32)
+        slot_rows = np.zeros((4 * (V + 2), width), np.float32)
         for v in range(V):
             for double in (0, 1):
                 for live in (0, 1):
                     row = slot_rows[4 * v + 2 * double + live]
                     row[v], row[V], row[V + 2], row[V + 3] = 1.0, 1.0, double, live
-        slot_rows[4 * V + 1, V + 1] = 1.0  # a closed end: the closed flag only
+        slot_rows[4 * (V + 1) :, V + 1] = 1.0
         self._slot_rows = slot_rows
-        self._no_end_code, self._closed_code = 4 * V, 4 * V + 1
+        self._no_end_code = 4 * V  # (the torch kernel's code for an end not open yet)
         self._blank_bit = ts.bit[ts.ids[(0, 0)]]  # (remembered penalties: a lone 0-0 counts LONE_BLANK)
         # The mask's words: action tile * S + slot, 64 // S tiles a word (S = 2, 4: bit t of a
-        # slot's mask spread to bit S*t); else the slots' bits unpacked and interleaved.
+        # slot's mask spread to bit S*t; the places game sets its few legal actions instead).
         self._spreads = {2: 1, 4: 2}.get(S, 0)
         self._per_word = 64 // S
         self._words = -(-T // self._per_word)
@@ -552,12 +563,12 @@ class ChainKernel(VectorEnv):
         self._flat_ends, self._flat_doubled = self.ends.reshape(-1), self.doubled.reshape(-1)
         self._flat_length = self.length.reshape(-1)
         self._seat_base, self._side_base, self._end_base = self._rows * n, self._rows * D, self._rows * S
-        self._sides = np.arange(D)
         self._base = 0
         # Each table's scalar env's np_random (a PCG64 Generator, reseeded at each episode).
         self._dealer = Dealer(B, T, rules.shuffled_tiles, n, self._needs_lot, bool(self._every_round))
         self._mask: np.ndarray | None = None
-        self._line: tuple[np.ndarray, ...] | None = None  # the places line of every table, this step
+        self._line: _Line | None = None  # the places line of every table, this step
+        self._legal = np.empty(0, np.int64)  # the places tables' legal actions, set in _mask
         if self._places:
             self._init_places(rules)
         # Written where a table's round ends (_record), before the next deal: per side the
@@ -834,7 +845,8 @@ class ChainKernel(VectorEnv):
         if is_places:
             self.doubles_open[:], self.used[:] = np.array(branching, np.int64).reshape(U, 2)[which].T
         self._line = None
-        mask = self._places_mask(self._rows) if self._places else self._legal_mask()
+        legal_at = self._places_legal() if self._places else None
+        mask = self._legal_mask() if legal_at is None else self._mask_of(legal_at)
         want = np.zeros((U, self.num_actions), bool)
         want[np.repeat(np.arange(U), legal_count), legal] = True
         want = want[which]
@@ -847,6 +859,8 @@ class ChainKernel(VectorEnv):
                 f"kernel's {np.flatnonzero(mask[i]).tolist()}: not a game of this {self.name} table?"
             )
         self._mask = mask
+        if legal_at is not None:
+            self._legal = legal_at
         obs = self._observe(self.current, moving=True) if self.observing else np.zeros((B, 0), np.float32)
         return obs, mask.copy(), {"player": self.current.copy()}
 
@@ -1207,13 +1221,16 @@ class ChainKernel(VectorEnv):
         """The seat to move's observation (none unless ``observing``) and legal actions at every
         table (kept for step)."""
         if self._places:
-            self._mask = self._places_mask(self._rows, self._line)
+            legal = self._places_legal(self._line)
             self._line = None
+            self._keep_legal(legal)
+            mask = self._mask_of(legal)
         else:
             self._mask = self._legal_mask()
+            mask = self._mask.copy()
         if not self.observing:
-            return np.zeros((self.num_envs, 0), np.float32), self._mask.copy()
-        return self._observe(self.current, moving=True), self._mask.copy()
+            return np.zeros((self.num_envs, 0), np.float32), mask
+        return self._observe(self.current, moving=True), mask
 
     def _legal_mask(self) -> np.ndarray:
         """bool[B, A]: the legal actions of each table's seat to move (a line game's)."""
@@ -1245,25 +1262,22 @@ class ChainKernel(VectorEnv):
 
     def _placement_bits(self, fits: np.ndarray) -> np.ndarray:
         """bool[B, S*T]: action tile * S + slot set where ``fits`` (int64[B, S]: per slot, the
-        tiles that may be laid there) holds the tile. Each slot's mask spread (bit t to bit
-        S*t), 64 // S tiles a word, the slots' words OR-ed together, one unpack; else the
-        slots unpacked apart."""
+        tiles that may be laid there; S = 2 or 4) holds the tile. Each slot's mask spread (bit
+        t to bit S*t), 64 // S tiles a word, the slots' words OR-ed together, one unpack."""
         B, T, S = self.num_envs, self._T, self._S
-        if self._spreads:
-            per, words = self._per_word, np.empty((B, self._words), np.int64)
-            for w in range(self._words):
-                part = (fits >> (per * w)) & ((1 << per) - 1) if self._words > 1 else fits
-                for _ in range(self._spreads):
-                    part = _spread(part)
-                words[:, w] = _or_columns(part << np.arange(S))
-            return _bits(words, 64).reshape(B, -1)[:, : S * T].view(bool)
-        return _bits_by_tile(fits, T)
+        per, words = self._per_word, np.empty((B, self._words), np.int64)
+        for w in range(self._words):
+            part = (fits >> (per * w)) & ((1 << per) - 1) if self._words > 1 else fits
+            for _ in range(self._spreads):
+                part = _spread(part)
+            words[:, w] = _or_columns(part << np.arange(S))
+        return _bits(words, 64).reshape(B, -1)[:, : S * T].view(bool)
 
     def _observe(self, seat: np.ndarray, moving: bool) -> np.ndarray:
         """Each table's observation for ``seat`` (int64[B]), as the scalar encoder writes it;
         ``moving``: that seat is the one to move (its phase flags shown). (Gathers go through
         ``take`` on flat indices: a third of the cost of fancy indexing.)"""
-        B, n, T, D = self.num_envs, self.num_players, self._T, self._D
+        B, T = self.num_envs, self._T
         layout = self._layout
         out = np.empty((B, self.observation_size), np.float32)  # (every block is written)
         hand = self._flat_hands.take(self._seat_base + seat)
@@ -1273,19 +1287,15 @@ class ChainKernel(VectorEnv):
         else:
             out[:, layout["hand"]] = _bits(hand, T)
             out[:, layout["table"]] = _bits(self.played, T)
-        value = self.ends
-        live = (self._suit.take(value) & ~self.played[:, None]) != 0
-        no_end: np.ndarray | int = self._no_end_code
-        if self._face_down or self._places:  # (only face-down doubles, terminal tiles close an end)
-            no_end = np.where(value == self._V, no_end, self._closed_code)
-        code = np.where(value < self._V, 4 * value + 2 * self.doubled + live, no_end)
+        live = (self._suit.take(self.ends) & ~self.played[:, None]) != 0
+        code = 4 * self.ends + 2 * self.doubled + live
         out[:, layout["ends"]] = self._slot_rows.take(code.reshape(-1), axis=0).reshape(B, -1)
-        others = self._seat_base[:, None] + (seat[:, None] + self._seats[1:]) % n  # next seat first
+        others = self._seat_base[:, None] + self._others_from.take(seat, axis=0)  # next seat first
         out[:, layout["hand_sizes"]] = self._size_value.take(np.bitwise_count(self._flat_hands.take(others)))
         out[:, layout["boneyard"]] = self._stock_value.take(T - self.drawn)[:, None]
         voids = self._flat_voids.take(others.reshape(-1))
         out[:, layout["voids"]] = self._void_rows.take(voids, axis=0).reshape(B, -1)
-        sides = self._side_base[:, None] + (self._side_of.take(seat)[:, None] + self._sides) % D
+        sides = self._side_base[:, None] + self._sides_from.take(seat, axis=0)
         out[:, layout["scores"]] = (
             self._flat_scores.take(sides) * self._score_scale
         )  # (float64, then float32)
@@ -1343,7 +1353,7 @@ class ChainKernel(VectorEnv):
 
     def _per_seat(self, values: np.ndarray, seat: np.ndarray) -> np.ndarray:
         """[B, P]: each table's ``values`` (per seat) from ``seat`` on."""
-        at = self._seat_base[:, None] + (seat[:, None] + self._seats) % self.num_players
+        at = self._seat_base[:, None] + self._seats_from.take(seat, axis=0)
         return values.reshape(-1).take(at)
 
     def _block_remembered(self, seat: np.ndarray, moving: bool) -> np.ndarray:
@@ -1369,91 +1379,119 @@ class ChainKernel(VectorEnv):
         self._down_base = self._S * self._T  # the first face-down action
         ts = rules.tile_set
         self._lone_zero = ts.bit[ts.ids[(0, 0)]]
-        # _pair_tiles[u, w mask]: the tiles u-w for each w (not u) in the mask
+        # _pair_tiles[u << V | w mask]: the tiles u-w for each w (not u) in the mask
         V = self._V
         masks = np.arange(1 << V)
-        self._pair_tiles = np.zeros((V, 1 << V), np.int64)
+        pair_tiles = np.zeros((V, 1 << V), np.int64)
         for u in range(V):
             for w in range(V):
                 if w != u:
-                    self._pair_tiles[u] |= np.where(
-                        (masks >> w) & 1, ts.bit[ts.ids[(min(u, w), max(u, w))]], 0
-                    )
+                    pair_tiles[u] |= np.where((masks >> w) & 1, ts.bit[ts.ids[(min(u, w), max(u, w))]], 0)
+        self._pair_tiles = pair_tiles.reshape(-1)
+        # value mask -> the tiles carrying those values, their doubles, its lowest and highest value
+        has = ((masks[:, None] >> np.arange(V)) & 1).astype(bool)  # [2**V, V]
+        self._suits_in = np.bitwise_or.reduce(np.where(has, self._suit[:V], 0), axis=1)
+        self._doubles_in = np.bitwise_or.reduce(np.where(has, self._double_bit[:V], 0), axis=1)
+        self._low_value = has.argmax(axis=1)  # (no value: 0)
+        self._high_value = np.where(masks > 0, V - 1 - has[:, ::-1].argmax(axis=1), 0)
 
-    def _places_line(self, tables: np.ndarray) -> tuple[np.ndarray, ...]:
-        """What the line of ``tables`` offers, whoever holds the tiles: per slot the tiles off
-        the table that fit it (0: not a live end) and those whose face-up placement there
-        would leave no live end, per slot whether a double face down there would; per table
-        the tiles with a placement that leaves a live end, and the tiles that fit at all.
+    def _places_line(self) -> _Line:
+        """What each table's line offers, whoever holds the tiles (:class:`_Line`), read per
+        value rather than per slot: every end showing a value offers the same tiles.
 
         A placement of tile u-w on an end showing u leaves no live end when the live values
         are u (and w), w's last tile off the table is this one, and no other open end shows
         u with a u-tile left; the first double (face up) when it is u's last tile and u the
         only live value; a double face down when u is the only live value and no other open
-        end shows u with a u-tile left; an open double never."""
-        V = self._V
-        ends, played = self.ends[tables], self.played[tables]
-        avail = self._suit.take(ends) & ~played[:, None]
-        live = avail != 0
-        shown = self._value_bit.take(ends)  # (closed and unused ends: 0)
-        live_values = _or_columns(np.where(live, shown, 0))
-        seen, many = shown[:, 0].copy(), np.zeros(len(tables), np.int64)
+        end shows u with a u-tile left; an open double never. So only the lowest and highest
+        live values have such tiles, and only while at most two values are live."""
+        V, played, doubles_open = self._V, self.played, self.doubles_open
+        shown = self._value_bit.take(self.ends)  # (closed and unused ends: 0)
+        seen, many = shown[:, 0].copy(), np.zeros(self.num_envs, np.int64)
         for s in range(1, self._S):
             many |= seen & shown[:, s]
             seen |= shown[:, s]
-        left = np.bitwise_count(self._suit[None, :V] & ~played[:, None])  # [K, V] tiles of a value left
+        left = np.bitwise_count(self._suit[:V] & ~played[:, None])  # [B, V] tiles of a value left
         single = (left == 1).astype(np.int64) @ self._value_bit[:V]  # values with one tile left
-        value = np.minimum(ends, V - 1)
-        left_here = np.take_along_axis(left, value, axis=1)
-        alone = live_values[:, None] == shown  # the end's value is the only live one
-        pair = (np.bitwise_count(live_values) == 2)[:, None]  # (three live values: any move leaves one)
-        others = single[:, None] & ~shown & np.where(alone, -1, np.where(pair, live_values[:, None], 0))
-        kept = ((many[:, None] & shown) != 0) & (left_here >= 2)  # another end showing u stays live
-        doubles_open = self.doubles_open[tables, None]
-        first_double = ~doubles_open & alone & (left_here == 1)
-        metro_up = np.where(
-            live & ~kept,
-            self._pair_tiles[value, others] | np.where(first_double, self._double_bit.take(value), 0),
-            0,
-        )
-        metro_down = live & doubles_open & alone & ~kept
-        return avail, metro_up, metro_down, _or_columns(avail & ~metro_up), _or_columns(avail)
+        live = seen & ((left != 0).astype(np.int64) @ self._value_bit[:V])
+        fit = self._suits_in.take(live) & ~played
+        count = np.bitwise_count(live)
+        lone = count == 1
+        # the values w whose last tile u-w leaves no live end: any other (u alone), the other
+        # live one (two live values), none (three)
+        partner = np.where(lone, -1, np.where(count == 2, live, 0))
+        low, high = self._low_value.take(live), self._high_value.take(live)
+        # per value u (the low, the high): its bit, the tiles Metro on an end showing it, whether
+        # another end showing u stays live, the tiles fine there (a tile u-w Metro on u may be
+        # fine on w)
+        on = []
+        for u in (low, high):
+            bit, here = self._value_bit.take(u), self._suit.take(u) & fit
+            left_u = np.bitwise_count(here)
+            kept = ((many & bit) != 0) & (left_u >= 2)
+            tiles = self._pair_tiles.take((u << V) | (single & ~bit & partner))
+            tiles |= np.where(~doubles_open & lone & (left_u == 1), self._double_bit.take(u), 0)
+            tiles = np.where(kept, 0, tiles)
+            on.append((bit, tiles, kept, here & ~tiles))
+        (low_bit, low_metro, low_kept, low_fine), (high_bit, high_metro, _, high_fine) = on
+        fine = fit & ~(low_metro | high_metro) | low_fine | high_fine
+        down = np.where(doubles_open, self._doubles_in.take(live), 0)
+        down_metro = np.where(lone & ~low_kept, down, 0)
+        return _Line(fit, fine, seen, low_bit, high_bit, low_metro, high_metro, down, down_metro)
 
-    def _places_mask(self, tables: np.ndarray, line: tuple[np.ndarray, ...] | None = None) -> np.ndarray:
-        """bool[K, A]: the legal actions of the seat to move at ``tables``: a tile in hand fits
-        a live end only; once the first double is down each such double face down too; a move
-        that would leave no live end (not the last tile, not an open double) only where nothing
-        else fits and the boneyard is empty (else none: the seat draws). ``line``: the
-        tables' :meth:`_places_line`, if known."""
-        K, S, T = len(tables), self._S, self._T
-        hand = self.hands[tables, self.current[tables]]
-        avail, metro_up, metro_down, _, _ = self._places_line(tables) if line is None else line
-        up = avail & hand[:, None]
-        ends = self.ends[tables]
-        down = (
-            (avail != 0)
-            & self.doubles_open[tables, None]
-            & ((hand[:, None] & self._double_bit.take(ends)) != 0)
-        )
-        leading = self.count[tables] == 0
-        checked = ~leading & (np.bitwise_count(hand) >= 2)
-        bad = _or_columns(up & metro_up) != 0
-        fine = _or_columns(up & ~metro_up) != 0
-        bad |= (down & metro_down).any(axis=1)
-        fine |= (down & ~metro_down).any(axis=1)
-        drop = checked & bad & (fine | (self.drawn[tables] < T))
-        up = np.where(drop[:, None], up & ~metro_up, up)
-        down &= ~(drop[:, None] & metro_down)
-        if leading.any():
-            required = self.required[tables]
-            lead_fits = np.where(required >= 0, hand & self._bit.take(np.maximum(required, 0)), hand)
-            up[:, 0] = np.where(leading, lead_fits, up[:, 0])
-        mask = np.zeros((K, self.num_actions), bool)
-        mask[:, : S * T] = _bits_by_tile(up, T)
-        rows, slots = np.nonzero(down)
+    def _places_legal(self, line: _Line | None = None) -> np.ndarray:
+        """The legal actions of the seat to move at every table, as flat indices table * A +
+        action: a tile in hand fits a live end only; once the first double is down each such
+        double face down too; a move that would leave no live end (not the last tile, not an
+        open double) only where nothing else fits and the boneyard is empty (else none: the
+        seat draws). ``line``: :meth:`_places_line`, if known. (A seat has a few legal moves
+        among the 1,210 actions of a double-nine table: they are found from the slots with a
+        tile that fits, each unpacked alone, not from a whole unpacked mask.)"""
+        T, S, A = self._T, self._S, self.num_actions
+        line = self._places_line() if line is None else line
+        hand = self._flat_hands.take(self._seat_base + self.current)
+        checked = (self.count != 0) & (np.bitwise_count(hand) >= 2)
+        metro = hand & (line.low_metro | line.high_metro | line.down_metro)
+        drop = checked & (metro != 0) & (((hand & line.fine) != 0) | (self.drawn < T))
+        up = self._suit.take(self.ends) & hand[:, None]  # [B, S] (a value with a tile in hand is live)
+        dropping = np.flatnonzero(drop)
+        if dropping.size:
+            shown = self._value_bit.take(self.ends[dropping])
+            low, high = line.low[dropping, None], line.high[dropping, None]
+            low_metro, high_metro = line.low_metro[dropping, None], line.high_metro[dropping, None]
+            up[dropping] &= ~np.where(shown == low, low_metro, np.where(shown == high, high_metro, 0))
+        leads = np.flatnonzero(self.count == 0)
+        if leads.size:
+            required, held = self.required[leads], hand[leads]
+            up[leads, 0] = np.where(required >= 0, held & self._bit.take(np.maximum(required, 0)), held)
+        cells = np.flatnonzero(up != 0)  # table * S + slot
+        bits = np.flatnonzero(_bits(up.reshape(-1).take(cells), 64).view(bool))  # cell * 64 + tile
+        legal = [(cells + cells // S * (A - S)).take(bits >> 6) + (bits & 63) * S]
+        down = hand & np.where(drop, line.down & ~line.down_metro, line.down)
+        rows = np.flatnonzero(down)
         if rows.size:
-            mask[rows, self._down_base + self._double_of.take(ends[rows, slots]) * S + slots] = True
+            ends = self.ends[rows]
+            cells = np.flatnonzero(self._double_bit.take(ends) & down[rows, None])  # row * S + slot
+            tiles = self._double_of.take(ends.reshape(-1).take(cells))
+            legal.append(rows.take(cells // S) * A + self._down_base + tiles * S + cells % S)
+        return np.concatenate(legal)
+
+    def _mask_of(self, legal: np.ndarray) -> np.ndarray:
+        """bool[B, A]: set at the flat indices ``legal``."""
+        mask = np.zeros((self.num_envs, self.num_actions), bool)
+        mask.reshape(-1)[legal] = True
         return mask
+
+    def _keep_legal(self, legal: np.ndarray) -> None:
+        """Make the kept mask (``_mask``, what the next step checks) the flat indices ``legal``:
+        the last ones cleared, these set, rather than a new mask (zeroing the whole of it cost
+        a tenth of a step)."""
+        if self._mask is None:
+            self._mask = np.zeros((self.num_envs, self.num_actions), bool)
+        kept = self._mask.reshape(-1)
+        kept[self._legal] = False
+        kept[legal] = True
+        self._legal = legal
 
     def _skip_out(self, tables: np.ndarray, seat: np.ndarray) -> np.ndarray:
         """The next seat after ``seat`` still holding tiles (else the next seat)."""
@@ -1466,10 +1504,6 @@ class ChainKernel(VectorEnv):
             nxt = np.where(holds, other, nxt)
             found |= holds
         return nxt
-
-    def _open_mask(self, tables: np.ndarray) -> np.ndarray:
-        """The values shown by the open ends of ``tables`` (closed and unused ones: none)."""
-        return _or_columns(self._value_bit.take(self.ends[tables]))
 
     def _step_places(self, action: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, Info]:
         """A step of the places game (the places rules' lay, turn, draws and game end)."""
@@ -1506,13 +1540,11 @@ class ChainKernel(VectorEnv):
         self.used[leads] = 2
         self.doubles_open |= double
         # (the line as the draws, the passes and the next mask see it: a new deal's rows emptied)
-        self._line = line = self._places_line(rows)
-        fine, fit = line[3], line[4]
-        any_live = fit != 0
+        self._line = line = self._places_line()
         out = hand == 0
         # The game ends: no live end (blocked by an open double, domino-Metro, or a Metro), or
         # a player goes out leaving one player holding tiles (the mole).
-        dead = ~any_live
+        dead = line.fit == 0
         self._next_places(np.flatnonzero(out), seat)  # a player out takes the next place
         maker = np.where(dead & ~out & ~opened, seat, -1)
         cleared = np.where(dead & out & ~opened, seat, -1)
@@ -1521,8 +1553,7 @@ class ChainKernel(VectorEnv):
         # The rest move on: the next seat holding tiles, then draws and passes.
         go = ~over
         self.current = np.where(go, self._skip_out(rows, seat), seat)
-        moving = np.flatnonzero(go)
-        over[self._advance_places(moving, fine[moving], fit[moving])] = True
+        over[self._advance_places(go, line)] = True
         ended = np.flatnonzero(over)
         return self._finish_step(
             ended,
@@ -1535,48 +1566,53 @@ class ChainKernel(VectorEnv):
         if tables.size:
             self.places[tables, seat[tables]] = 1 + (self.places[tables] > 0).sum(axis=1)
 
-    def _advance_places(self, tables: np.ndarray, fine: np.ndarray, fit: np.ndarray) -> np.ndarray:
-        """Forced draws and passes at ``tables`` until the seat to move has a legal move; the
+    def _advance_places(self, go: np.ndarray, line: _Line) -> np.ndarray:
+        """Forced draws and passes where ``go`` until the seat to move has a legal move; the
         tables blocked by passes. The line stays as it is, so the tiles that would give a
         legal move are known: a seat draws up to the first tile with a placement that leaves
         a live end (all at once), and with the boneyard empty any tile that fits will do
-        (``fine`` and ``fit``: those tiles, per table)."""
-        if not tables.size:
-            return tables
-        T = self._T
-        hand = self.hands[tables, self.current[tables]]
-        empty = self.drawn[tables] >= T
-        ok = (hand & fit) != 0
-        ok &= (np.bitwise_count(hand) < 2) | ((hand & fine) != 0) | empty
-        stuck, fine, fit, empty = tables[~ok], fine[~ok], fit[~ok], empty[~ok]
-        drawers, dfine = stuck[~empty], fine[~empty]
+        (``line.fine`` and ``line.fit``)."""
+        T, fine, fit = self._T, line.fine, line.fit
+        hand = self._flat_hands.take(self._seat_base + self.current)
+        empty = self.drawn >= T
+        ok = ((hand & fit) != 0) & ((np.bitwise_count(hand) < 2) | ((hand & fine) != 0) | empty)
+        waiting = go & ~ok
+        drawers = np.flatnonzero(waiting & ~empty)
+        stuck = [np.flatnonzero(waiting & empty)]
         if drawers.size:
-            start, order = self.drawn[drawers], self.order[drawers]
-            unread = np.arange(T) >= start[:, None]
-            hits = unread & ((dfine[:, None] >> order) & 1).astype(bool)
-            found = hits.any(axis=1)
-            stop = np.where(found, hits.argmax(axis=1) + 1, T)
-            taken = unread & (np.arange(T) < stop[:, None])
-            seat = self.current[drawers]
-            self.hands[drawers, seat] |= np.bitwise_or.reduce(np.where(taken, self._bit[order], 0), axis=1)
+            K = len(drawers)
+            start = self.drawn[drawers]
+            bits = self._bit.take(self.order[drawers])  # [K, T] the deal's tiles in draw order
+            hits = ((bits & fine[drawers, None]) != 0) & (np.arange(T) >= start[:, None])
+            first = hits.argmax(axis=1)
+            found = hits.reshape(-1).take(np.arange(K) * T + first)
+            stop = np.where(found, first + 1, T)
+            # the tiles drawn: the deal's tiles before ``stop`` less those before ``start``
+            # (distinct bits: a running sum is their union)
+            before = np.zeros((K, T + 1), np.int64)
+            np.cumsum(bits, axis=1, out=before[:, 1:])
+            row = np.arange(K) * (T + 1)
+            taken = before.reshape(-1).take(row + stop) - before.reshape(-1).take(row + start)
+            at = self._seat_base[drawers] + self.current[drawers]
+            held = self._flat_hands.take(at) | taken
+            self._flat_hands[at] = held
             self.drawn[drawers] = stop
-            self.voids[drawers, seat] = self._open_mask(drawers)
-            stuck_now = ~found & ((self.hands[drawers, seat] & fit[~empty]) == 0)
-            stuck = np.concatenate([stuck[empty], drawers[stuck_now]])
-            fit = np.concatenate([fit[empty], fit[~empty][stuck_now]])
+            self._flat_voids[at] = line.shown[drawers]
+            stuck.append(drawers[~found & ((held & fit[drawers]) == 0)])
+        waiting = np.concatenate(stuck)
         blocked = []
         for _ in range(self.num_players):  # passes: the boneyard is empty, any tile that fits will do
-            if not stuck.size:
+            if not waiting.size:
                 break
-            self.voids[stuck, self.current[stuck]] |= self._open_mask(stuck)
-            self.passes[stuck] += 1
-            full = self.passes[stuck] >= (self.hands[stuck] != 0).sum(axis=1)
-            blocked.append(stuck[full])
-            stuck, fit = stuck[~full], fit[~full]
-            self.current[stuck] = self._skip_out(stuck, self.current[stuck])
-            held = (self.hands[stuck, self.current[stuck]] & fit) == 0
-            stuck, fit = stuck[held], fit[held]
-        return np.concatenate(blocked) if blocked else stuck
+            self._flat_voids[self._seat_base[waiting] + self.current[waiting]] |= line.shown[waiting]
+            self.passes[waiting] += 1
+            full = self.passes[waiting] >= np.count_nonzero(self.hands[waiting], axis=1)
+            blocked.append(waiting[full])
+            waiting = waiting[~full]
+            self.current[waiting] = self._skip_out(waiting, self.current[waiting])
+            held = self._flat_hands.take(self._seat_base[waiting] + self.current[waiting])
+            waiting = waiting[(held & fit[waiting]) == 0]
+        return np.concatenate(blocked) if blocked else waiting
 
     def _end_places(
         self, tables: np.ndarray, maker: np.ndarray, cleared: np.ndarray, before: np.ndarray
