@@ -34,6 +34,25 @@ def episode_seed(base: int, table: int, episode: int, num_envs: int) -> int:
     return base + table + episode * num_envs
 
 
+def episode_seeds(
+    base: int, episodes: np.ndarray, tables: np.ndarray
+) -> tuple[np.ndarray, np.ndarray | None]:
+    """What a kernel's dealer takes: the seed of each of ``tables``' current episode (``episodes``:
+    every table's episode count) and every table's next episode's seed. Where a seed would not
+    fit int64 the first are Python ints (an object array) and the second None."""
+    num_envs = len(episodes)
+    if base + (int(episodes.max()) + 2) * num_envs >= 1 << 63:
+        return np.array(
+            [
+                episode_seed(base, i, k, num_envs)
+                for i, k in zip(tables.tolist(), episodes[tables].tolist(), strict=True)
+            ],
+            object,
+        ), None
+    seeds = base + np.arange(num_envs) + episodes * num_envs
+    return seeds[tables], seeds + num_envs
+
+
 class VectorEnv(ABC):
     """B tables of one variant stepped together (see the module docstring).
 

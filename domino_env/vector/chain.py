@@ -141,7 +141,7 @@ from domino_env.rules.parts import (
 )
 from domino_env.rules.places import PlacesRules
 from domino_env.rules.table import TableRules
-from domino_env.vector.base import Info, VectorEnv, base_seed, checked_actions, episode_seed
+from domino_env.vector.base import Info, VectorEnv, base_seed, checked_actions, episode_seeds
 from domino_env.vector.dealing import Dealer, read_states
 
 _TIE_KEY = 1 << 32  # a round's key: the winner's side first, then the score change
@@ -1133,21 +1133,6 @@ class ChainKernel(VectorEnv):
         dealt = orders[:, : self.num_players * self._hand_size]
         return opens & (self._opening_rank[dealt].min(axis=1) >= self._T)
 
-    def _seeds(self, tables: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
-        """The seed of each of ``tables``' episode (``episode_seed``, read where it is a new
-        one) and every table's next episode's seed (None where one would not fit int64)."""
-        B, base = self.num_envs, self._base
-        if base + (int(self.episodes.max()) + 2) * B >= 1 << 63:
-            return np.array(
-                [
-                    episode_seed(base, i, k, B)
-                    for i, k in zip(tables.tolist(), self.episodes[tables].tolist(), strict=True)
-                ],
-                object,
-            ), None
-        seeds = base + self._rows + self.episodes * B
-        return seeds[tables], seeds + B
-
     def _outcome(self, keys: np.ndarray) -> np.ndarray:
         """Per side, the rules' outcome of ``keys`` (larger is better): rank k of D pays
         1 - 2(k-1)/(D-1), ties sharing the mean rank."""
@@ -1167,7 +1152,8 @@ class ChainKernel(VectorEnv):
         if self.redealing:
             order, lots = self.order[tables], None
         else:
-            order, lots = self._dealer.deal(tables, new_match, *self._seeds(tables))
+            seeds = episode_seeds(self._base, self.episodes, tables)
+            order, lots = self._dealer.deal(tables, new_match, *seeds)
         n, size = self.num_players, self._hand_size
         dealt = order[:, : n * size]
         self.hands[tables] = self._bit[dealt].reshape(len(tables), n, size).sum(axis=2)  # (distinct bits)

@@ -57,7 +57,7 @@ from domino_env.registry import raw_env
 from domino_env.rules.chain import ChainRules
 from domino_env.rules.parts import score_the_count, winner_leads
 from domino_env.rules.table import TableRules
-from domino_env.vector.base import Info, VectorEnv, base_seed, checked_actions, episode_seed
+from domino_env.vector.base import Info, VectorEnv, base_seed, checked_actions, episode_seeds
 from domino_env.vector.chain import _LEAD, _NORTH, _POINTS_SCALE, ChainKernel
 from domino_env.vector.dealing import Dealer, read_states
 
@@ -683,7 +683,7 @@ class MaskedKernel(VectorEnv):
         if not tables.size:
             return t
         new = fresh[tables]
-        orders, lots = self._dealer.deal(tables, new, *self._seeds(tables))
+        orders, lots = self._dealer.deal(tables, new, *episode_seeds(self._base, self._episodes, tables))
         K, n, size, T = len(tables), self.num_players, self._hand_size, self._T
         dealt = orders[:, : n * size]
         hands = self._deal_bit[dealt].reshape(K, n, size).sum(axis=2)  # (distinct bits)
@@ -726,21 +726,6 @@ class MaskedKernel(VectorEnv):
                 spin_value=t["spin_value"],
             )
         return out
-
-    def _seeds(self, tables: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
-        """The seed of each of ``tables``' episode and every table's next episode's seed (None
-        where one would not fit int64), as the chain kernel's."""
-        B, base = self.num_envs, self._base
-        if base + (int(self._episodes.max()) + 2) * B >= 1 << 63:
-            return np.array(
-                [
-                    episode_seed(base, i, k, B)
-                    for i, k in zip(tables.tolist(), self._episodes[tables].tolist(), strict=True)
-                ],
-                object,
-            ), None
-        seeds = base + np.arange(B) + self._episodes * B
-        return seeds[tables], seeds + B
 
     def _arrays(self) -> dict[str, np.ndarray]:
         """The tables' state as numpy copies (a snapshot's ``arrays``)."""
