@@ -351,6 +351,25 @@ def test_weights_only_export_loads_but_cannot_resume(tmp_path: Path, classic_run
         Trainer(tiny_config(tmp_path / "out"), resume=slim)
 
 
+def test_a_run_counts_its_wall_time_across_resumes_and_the_export_keeps_it(tmp_path: Path) -> None:
+    """``seconds`` (what ``ship --from`` reports as the training time) grows over a resume; a
+    checkpoint without it (written before the trainer counted) leaves the count unknown for good."""
+    first = Trainer(tiny_config(tmp_path))
+    saved = first.train(progress=False)
+    before = checkpoint.load(saved)["seconds"]
+    assert 0.0 < before == first.seconds
+    resumed = Trainer(tiny_config(tmp_path, "run.total_steps=256"), resume=saved)
+    assert resumed.seconds == before
+    after = checkpoint.load(resumed.train(progress=False))["seconds"]
+    assert after > before
+    assert checkpoint.load(checkpoint.export(saved, tmp_path / "slim.pt"))["seconds"] == before
+    older = torch.load(saved, weights_only=False)
+    del older["seconds"]
+    checkpoint.save(tmp_path / "older.pt", older)
+    unknown = Trainer(tiny_config(tmp_path / "older", "run.total_steps=256"), resume=tmp_path / "older.pt")
+    assert "seconds" not in checkpoint.load(unknown.train(progress=False))
+
+
 def test_rng_states_round_trip() -> None:
     rngs = {"a": np.random.default_rng(1)}
     states = checkpoint.rng_states(rngs)

@@ -136,6 +136,43 @@ def test_cli_trains_a_tiny_run(tmp_path: Path, capsys: pytest.CaptureFixture[str
     assert (tmp_path / "cli" / "evaluations.csv").read_text().splitlines()[0].startswith("iteration,steps")
 
 
+def test_ship_from_a_trained_run_exports_its_checkpoint_with_its_steps_and_time(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from tests.support.training_helpers import tiny_config
+    from training.model import checkpoint
+    from training.rl.train import Trainer
+
+    trainer = Trainer(tiny_config(tmp_path / "runs"))
+    latest = trainer.train(progress=False)
+    agents = tmp_path / "agents"
+    args = ["--agents-dir", str(agents), "--games", "2", "--opponents", "random", "--no-progress"]
+    assert main(["ship", "--from", str(trainer.run_dir), *args]) == 0
+    _, shipped = load_model(agents / "classic.pt")
+    assert shipped == trainer.config and load_config(str(agents / "classic.yaml")) == trainer.config
+    assert torch_equal_weights(agents / "classic.pt", latest)
+    with (agents / "results.csv").open() as handle:
+        (row,) = csv.DictReader(handle)
+    assert row["steps"] == "128" and row["vs_random_games"] == "2"
+    assert float(row["train_minutes"]) == round(checkpoint.load(latest)["seconds"] / 60, 1)
+    capsys.readouterr()
+    for wrong in (
+        [],  # neither a config nor --from
+        [str(ROOT / "configs" / "classic.yaml"), "--from", str(latest)],  # both
+        ["--from", str(latest), "--measure-only"],
+        ["--from", str(tmp_path / "nowhere")],
+    ):
+        assert main(["ship", *wrong, *args]) == 2, wrong
+        _, err = capsys.readouterr()
+        assert err.startswith("error:") and len(err.strip().splitlines()) == 1, err
+
+
+def torch_equal_weights(first: Path, second: Path) -> bool:
+    a, _ = load_model(first)
+    b, _ = load_model(second)
+    return all(x.equal(y) for x, y in zip(a.state_dict().values(), b.state_dict().values(), strict=True))
+
+
 def test_ship_exports_the_agent_with_its_config_and_records_its_win_rates(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -14,8 +14,14 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
         "ship",
         help="train a config and export it to agents/<variant>.pt with its win rates (agents/results.csv)",
     )
-    parser.add_argument("config", help="a YAML file in configs/")
+    parser.add_argument("config", nargs="?", help="a YAML file in configs/ (none with --from)")
     parser.add_argument("overrides", nargs="*", help="dotted overrides, e.g. run.total_steps=2000000")
+    parser.add_argument(
+        "--from",
+        dest="source",
+        metavar="RUN",
+        help="ship this trained run (a checkpoint, or a run folder's latest) instead of training a config",
+    )
     parser.add_argument("--agents-dir", default="agents", help="where shipped agents live (default agents)")
     parser.add_argument(
         "--opponents",
@@ -57,10 +63,14 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
 
 def run(args: argparse.Namespace) -> int:
     from training.eval.ship import ship
+    from training.model.config import ConfigError
 
+    if (args.config is None) == (args.source is None):
+        raise ConfigError("ship takes a config to train, or --from RUN to ship a trained run: one of the two")
     ship(
         args.config,
         args.overrides,
+        source=args.source,
         agents_dir=args.agents_dir,
         games=args.games,
         seed=args.seed,

@@ -6,6 +6,8 @@ checkpoint weights-only to ``agents/<variant>.pt`` (with its config, also writte
 ``random`` and ``greedy``; any agent name, ``search`` too) on whole matches and duplicate
 deals (each deal once per seating), ``--games`` matches against a baseline and
 ``--search-games`` against a search agent (whose games cost about a hundred times more).
+``--from RUN`` ships a run trained before (a checkpoint, or a run folder's latest: a long
+``train`` run, say) instead of training the config again; its steps and wall time are the run's.
 ``--measure-only`` skips the training and measures the agent already shipped, adding or
 replacing the columns of the opponents named; ``--guided`` measures the policy-guided search
 ``search:agents/<variant>.pt`` instead, in a row of its own, where the opponent ``policy`` is
@@ -47,9 +49,10 @@ def opponents_of(rows: list[dict[str, Any]]) -> list[str]:
 
 
 def ship(
-    config_path: str,
+    config_path: str | None,
     overrides: list[str],
     *,
+    source: str | Path | None = None,
     agents_dir: str | Path = "agents",
     games: int = 2000,
     seed: int = 0,
@@ -59,11 +62,13 @@ def ship(
     measure_only: bool = False,
     guided: bool = False,
 ) -> dict[str, Any]:
-    """Train, export, measure (or only measure: ``measure_only``; the guided search:
-    ``guided``); returns the row written to ``results.csv``. ``agents_dir`` is checked (and
-    made) before training, so a bad path does not throw the training away; ``progress`` shows
-    bars while training and evaluating (the final table is printed anyway)."""
-    config = load_config(config_path, overrides)
+    """Train, export, measure (or export the trained checkpoint ``source``; or only measure:
+    ``measure_only``; the guided search: ``guided``); returns the row written to
+    ``results.csv``. ``agents_dir`` is checked (and made) before training, so a bad path does
+    not throw the training away; ``progress`` shows bars while training and evaluating (the
+    final table is printed anyway)."""
+    trained_run = None if source is None else from_run(source, config_path, overrides, measure_only or guided)
+    config = trained_run[1] if trained_run is not None else load_config(str(config_path), overrides)
     for name in opponents:  # an unknown name fails here, before training (and before agents_dir)
         if name == POLICY and not guided:
             raise ConfigError("the opponent 'policy' (the shipped policy) is for --guided rows only")
@@ -78,6 +83,10 @@ def ship(
             raise ConfigError(f"{shipped} does not exist: ship {variant} first (without --measure-only)")
         trained = earlier_row(folder, variant, POLICY)
         row = {**earlier_row(folder, variant, agent), **{k: v for k, v in trained.items() if k in TRAINING}}
+    elif trained_run is not None:
+        path, _, row = trained_run
+        checkpoint.export(path, shipped)
+        (folder / f"{variant}.yaml").write_text(yaml.safe_dump(config.to_dict(), sort_keys=False))
     else:
         config.run.name = config.run.name or f"ship-{config.run_name}"  # never a `train` run's folder
         trainer = Trainer(config, overwrite=True)  # shipping retrains from scratch, in a folder of its own
@@ -100,6 +109,28 @@ def ship(
     )
     record(folder, row, new_agent=not (measure_only or guided))
     return row
+
+
+def from_run(
+    source: str | Path, config_path: str | None, overrides: list[str], measuring: bool
+) -> tuple[Path, Any, dict[str, Any]]:
+    """The checkpoint of ``source`` (a run folder: its latest), its config and its row's
+    training columns (``train_minutes`` left out where the checkpoint predates the trainer's
+    count of its wall time). A config or overrides given too, or ``measuring`` the agent
+    already shipped, is a ConfigError: the run's own config is what ships."""
+    if config_path is not None or overrides or measuring:
+        raise ConfigError(
+            "--from ships a trained run as it is: give no config, no overrides, no "
+            "--measure-only and no --guided with it"
+        )
+    path = checkpoint.resolve(source)
+    data = checkpoint.load(path)
+    row: dict[str, Any] = {"steps": data["steps"]}
+    if "seconds" in data:
+        row["train_minutes"] = round(data["seconds"] / 60, 1)
+    else:
+        print(f"{path} predates the trainer's count of its wall time: the training time stays empty")
+    return path, data["config"], row
 
 
 def measure(

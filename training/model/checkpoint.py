@@ -188,7 +188,7 @@ def restore_rngs(states: dict[str, Any], rngs: dict[str, np.random.Generator]) -
 def export(source: str | Path, target: str | Path) -> Path:
     """A weights-only copy of a checkpoint (no optimizer, games or pool): small enough to ship."""
     data = load(source)
-    kept = ("model", "architecture", "obs_size", "num_actions", "iteration", "steps")
+    kept = ("model", "architecture", "obs_size", "num_actions", "iteration", "steps", "seconds")
     slim: dict[str, Any] = {key: data[key] for key in kept if key in data}
     slim["config"] = data["config"].to_dict()
     target = Path(target)

@@ -171,6 +171,9 @@ class Trainer:
             self.nfsp = nfsp.Learner(config, self.model, self.rngs["update"])
         self.iteration = 0
         self.steps = 0
+        # the run's wall time so far, evaluations included, carried over resumes (None: resumed
+        # from a checkpoint that predates this count, so unknown for good)
+        self.seconds: float | None = 0.0
         self.per_iteration = config.run.num_envs * config.run.rollout_steps
         self.iterations = math.ceil(config.run.total_steps / self.per_iteration)
         self.last_good: dict[str, Any] | None = None
@@ -189,7 +192,9 @@ class Trainer:
         tensors where the learner holds them: :func:`checkpoint.save` writes CPU copies). An mmd
         run's moving magnet is saved too (``magnet``), an nfsp run's best response (``nfsp``:
         :meth:`training.rl.nfsp.Learner.state_dict`); the rest is every run's format."""
-        extra = {} if self.magnet is None else {"magnet": self.magnet.state_dict()}
+        extra: dict[str, Any] = {} if self.magnet is None else {"magnet": self.magnet.state_dict()}
+        if self.seconds is not None:
+            extra["seconds"] = self.seconds
         if self.nfsp is not None:
             extra["nfsp"] = self.nfsp.state_dict()
         return copy.deepcopy(
@@ -253,6 +258,7 @@ class Trainer:
                 f"checkpoint {path} is damaged and cannot resume a run ({type(err).__name__}: {err})"
             ) from None
         self.iteration, self.steps = data["iteration"], data["steps"]
+        self.seconds = data.get("seconds")
         for group in self.optimizer.param_groups:  # this run's rate (annealing sets it anyway)
             group["lr"] = self.config.ppo.learning_rate
         return path
@@ -332,6 +338,7 @@ class Trainer:
         )
         postfix: dict[str, str] = {}
         path = self.run_dir / "checkpoints" / "latest.pt"
+        began, seconds_before = time.perf_counter(), self.seconds
         try:
             if self.iteration == 0 and 0 in evaluated:  # the untrained policy: the curve's start
                 start_stats: dict[str, float] = {}
@@ -368,6 +375,8 @@ class Trainer:
                 postfix["steps/s"] = f"{stats['speed/steps_per_second']:,.0f}"
                 bar.set_postfix(postfix, refresh=False)
                 bar.update(self.per_iteration)
+                if seconds_before is not None:
+                    self.seconds = seconds_before + time.perf_counter() - began
                 self.last_good = self.payload()
                 if self.iteration % cfg.run.checkpoint_every == 0 or self.iteration == self.iterations:
                     path = self.save(self.last_good)
