@@ -1,5 +1,5 @@
-"""Classic's and All Fives' tables stepped together in torch tensors, every table under masks:
-the backend ``"torch"``.
+"""Classic's, Blitz's, All Fives' and Osel's tables stepped together in torch tensors, every
+table under masks: the backend ``"torch"``.
 
 **Why a second kernel.** :class:`~domino_env.vector.chain.ChainKernel` is written for the CPU:
 a step picks the tables that need work (the stuck seats, the ended rounds) with
@@ -13,20 +13,28 @@ and on a CUDA device. Tile masks are int64 (at most 62 tiles, bit 63 never set),
 uint64 lacks shifts, addition and ``max``; :func:`_popcount` stands in for the popcount torch
 lacks.
 
-**What it plays.** Two games, each a set of the rules' declared parts (``_GAMES``, known by
+**What it plays.** Four games, each a set of the rules' declared parts (``_GAMES``, known by
 identity as the chain kernel knows them): Classic's (no spinner, no scoring while laying,
-penalty pips to the winner's opponents, the lowest double opening) and All Fives' (the first
-double a spinner whose north and south arms open once both its sides hold a tile, the open
-ends' count scored as it comes when a multiple of 5, reaching the target there ending the
-match, the winner scoring the others' pips to the nearest 5, a lot for the first leader, the
-``points_now`` observation block); both with one tile a turn, a plain placement and the winner
-leading the next round. Either on 2-4 players (partners at 4), draw or block, one round or a
-whole match an episode, ``reward="outcome"`` or ``"points"``, any set up to 62 tiles: the
-tables :meth:`MaskedKernel.supports` accepts; anything else is refused with a ValueError. The
-parts a game lacks cost nothing: ``__init__`` reads which it has (a spinner, the count, the
-rounding to 5) and the step skips the others' code. Its lookups (the encoder's floats, the
-tiles' halves and pips) are a one-table ChainKernel's own, so its outputs are the chain
-kernel's bit for bit (``tests/env/test_vector_masked.py`` steps both side by side).
+penalty pips to the winner's opponents, the lowest double opening, the winner leading the next
+round); Blitz's (Classic's, the fewest pips opening, and a turn that lays on after any tile but
+the round's first until the seat plays ``stop`` or nothing more fits, shown by the phase flag
+``continuing``); All Fives' (the first double a spinner whose north and south arms open once
+both its sides hold a tile, the open ends' count scored as it comes when a multiple of 5,
+reaching the target there ending the match, the winner scoring the others' pips to the nearest
+5, a lot for the first leader, the ``points_now`` observation block); and Osel's (the first
+double a spinner opening all four arms at once, a turn laying on after each double, a double
+laid face down closing its end once the spinner is down, the lowest double but 0-0 opening,
+the last layer leading the next round, each seat's penalty pips (a lone 0-0: 10) remembered
+until more than 12 in a round open its score, a seat going out losing what it remembered, the
+``remembered`` and ``opened`` observation blocks). Each on 2-4 players (partners at 4 where
+the variant has them), draw or block where the variant offers it, one round or a whole match
+an episode, ``reward="outcome"`` or ``"points"``, any set up to 62 tiles: the tables
+:meth:`MaskedKernel.supports` accepts; anything else is refused with a ValueError. The parts a
+game lacks cost nothing: ``__init__`` reads which it has (a spinner and when its arms open, the
+count, the rounding to 5, the multi-tile turn, the face-down doubles, the remembered points,
+the last layer leading) and the step skips the others' code. Its lookups (the encoder's
+floats, the tiles' halves and pips) are a one-table ChainKernel's own, so its outputs are the
+chain kernel's bit for bit (``tests/env/test_vector_masked.py`` steps both side by side).
 
 **The host's part.** Deals come from the chain kernel's
 :class:`~domino_env.vector.dealing.Dealer` on the host (numpy's Generators, replayed in arrays),
@@ -54,8 +62,14 @@ import torch
 
 from domino_env.core.line import Spinner
 from domino_env.registry import raw_env
-from domino_env.rules.chain import ChainRules
-from domino_env.rules.parts import score_the_count, winner_leads
+from domino_env.rules.chain import LONE_BLANK, OPEN_ABOVE, ChainRules, RememberedPenaltyRules
+from domino_env.rules.parts import (
+    after_a_double,
+    after_the_opening_tile,
+    last_layer_leads,
+    score_the_count,
+    winner_leads,
+)
 from domino_env.rules.table import TableRules
 from domino_env.vector.base import Info, VectorEnv, base_seed, checked_actions, episode_seeds
 from domino_env.vector.chain import _LEAD, _NORTH, _POINTS_SCALE, ChainKernel
@@ -65,8 +79,9 @@ Tensor = torch.Tensor
 Tensors = dict[str, Tensor]
 
 PLAYS = (
-    "Classic's and All Fives' tables: 2-4 players (partners at 4), draw or block, a round or a "
-    "match an episode, outcome or points rewards, at most 62 tiles"
+    "Classic's, Blitz's, All Fives' and Osel's tables: 2-4 players (partners at 4 where the "
+    "variant has them), draw or block where it offers both, a round or a match an episode, "
+    "outcome or points rewards, at most 62 tiles"
 )
 # The games the kernel plays: each one's parts (the rules' class attributes), by identity. A
 # table must have one game's parts, every one: any other part, or a mix, is refused.
@@ -81,19 +96,34 @@ _CLASSIC: dict[str, Any] = {
 }
 _GAMES: dict[str, dict[str, Any]] = {
     "Classic": _CLASSIC,
+    "Blitz": {**_CLASSIC, "continues_turn": after_the_opening_tile},
     "All Fives": {
         **_CLASSIC,
         "spinner": Spinner.AFTER_SIDES,
         "lay_scoring": score_the_count,
         "score_round": ChainRules.pips_to_the_winner,
     },
+    "Osel": {
+        **_CLASSIC,
+        "spinner": Spinner.AT_ONCE,
+        "score_round": RememberedPenaltyRules.score_round,
+        "placements": ChainRules.doubles_face_down,
+        "continues_turn": after_a_double,
+        "leads_next": last_layer_leads,
+    },
 }
-# The observation blocks the kernel writes, in order: the chain encoder's, then All Fives'
-# points_now where the count scores.
+_NAMES = "Classic's, Blitz's, All Fives' or Osel's"  # (_GAMES in the refusals' words)
+# The observation blocks the kernel writes, in order: the chain encoder's (``phase`` one flag,
+# or two with a multi-tile turn: lead, continuing), then All Fives' points_now where the count
+# scores, Osel's remembered and opened where penalties are remembered.
 _BLOCKS = ("hand", "table", "ends", "hand_sizes", "boneyard", "voids", "scores", "phase")
 _COUNT_BLOCKS = ("points_now",)
+_REMEMBERED_BLOCKS = ("remembered", "opened")
 # The tables' state (the chain kernel's arrays of the same names and dtypes), on the device;
-# a spinner's arrays only where the rules have one.
+# the others only where the rules have their parts: a spinner's, a multi-tile turn's (the seat
+# to move laid a tile this turn), the remembered penalties'. (Not the chain kernel's
+# ``last_layer``: a round ends in the step of its last tile, or of a ``stop`` after it, so
+# the last layer is that step's seat.)
 _TABLES = (
     "hands",
     "order",
@@ -112,6 +142,8 @@ _TABLES = (
     "match_over",
 )
 _SPINNER_TABLES = ("length", "spinner", "depth", "spin_value")
+_TURN_TABLES = ("continuing",)
+_REMEMBERED_TABLES = ("remembered", "opened")
 _TIE_KEY = 1 << 32  # a round's key: the winner's side first, then the score change
 
 
@@ -188,9 +220,9 @@ def _host(tensor: Tensor) -> np.ndarray:
 
 
 class MaskedKernel(VectorEnv):
-    """B Classic or All Fives tables in torch tensors on ``device``, every table under masks
-    (the module docstring); built as the scalar env would be (``name`` and ``options`` as
-    :func:`domino_env.make`'s)."""
+    """B Classic, Blitz, All Fives or Osel tables in torch tensors on ``device``, every table
+    under masks (the module docstring); built as the scalar env would be (``name`` and
+    ``options`` as :func:`domino_env.make`'s)."""
 
     backend = "torch"
     _ENV_OPTIONS: ClassVar[tuple[str, ...]] = ("episode", "illegal_action", "render_mode")
@@ -208,18 +240,17 @@ class MaskedKernel(VectorEnv):
         for part, value in own.items():
             if all(value is not game[part] for game in _GAMES.values()):
                 return (
-                    f"{rules.name} has its own {part} ({getattr(value, '__qualname__', value)}), "
-                    "not one of Classic's or All Fives'"
+                    f"{rules.name} has its own {part} ({getattr(value, '__qualname__', value)}), not {_NAMES}"
                 )
         if not any(all(own[part] is value for part, value in game.items()) for game in _GAMES.values()):
-            return f"{rules.name} mixes Classic's and All Fives' parts"
-        opens = kind.opens
+            return f"{rules.name} mixes the parts of different games ({_NAMES})"
+        opens, dealt = kind.opens, rules.num_players * rules.hand_size
         if opens.every_round or (
-            opens.order is not None and len(opens.order(rules.tile_set)) != rules.tile_set.size
+            opens.order is not None and rules.tile_set.size - len(opens.order(rules.tile_set)) >= dealt
         ):
             return (
-                f"{rules.name} opens otherwise than Classic and All Fives (the first round by an "
-                "order of every tile, or by lot)"
+                f"{rules.name} opens otherwise than the games the torch kernel plays (the first "
+                "round by an order of which every deal holds a tile, or by lot)"
             )
         return None
 
@@ -229,7 +260,11 @@ class MaskedKernel(VectorEnv):
         refusal = self.supports(rules, {key: getattr(probe, key) for key in self._ENV_OPTIONS})
         kind = type(rules)
         if refusal is None:
-            blocks = _BLOCKS + (_COUNT_BLOCKS if kind.lay_scoring is score_the_count else ())
+            blocks = (
+                _BLOCKS
+                + (_COUNT_BLOCKS if kind.lay_scoring is score_the_count else ())
+                + (_REMEMBERED_BLOCKS if kind.score_round is RememberedPenaltyRules.score_round else ())
+            )
             if tuple(probe.observation_layout) != blocks:
                 refusal = f"{name} has observation blocks of its own"
         if refusal is not None:
@@ -248,18 +283,46 @@ class MaskedKernel(VectorEnv):
         self._round_episode, self._points = probe.episode == "round", probe.reward_mode == "points"
         self._target, self._sign = rules.match_target, chain._sign
         self._score_scale, self._reward_scale = chain._score_scale, chain._reward_scale
-        self._no_end_code = chain._no_end_code
-        # The game's parts (supports: Classic's or All Fives'), read once: a spinner opening its
-        # arms after its sides, the count scored while laying, the round's pips rounded to 5.
-        self._spinner = kind.spinner is Spinner.AFTER_SIDES
+        # The game's parts (supports: one game's of _GAMES), read once: a spinner (its arms
+        # opening at once, or after its sides), the count scored while laying, the round's pips
+        # rounded to 5, a multi-tile turn (laying on after any tile but the first, or after a
+        # double) with its ``stop`` action (-1: none), doubles laid face down, the last layer
+        # leading the next round, the remembered penalties.
+        self._spinner = kind.spinner is not Spinner.NONE
+        self._at_once = kind.spinner is Spinner.AT_ONCE
         self._counts = kind.lay_scoring is score_the_count
         self._fives = kind.score_round is ChainRules.pips_to_the_winner
-        self._names = _TABLES + (_SPINNER_TABLES if self._spinner else ())
+        self._continues = kind.continues_turn is not None
+        self._after_lead = kind.continues_turn is after_the_opening_tile
+        self._stop = chain._stop
+        self._face_down = kind.face_down_doubles
+        self._last_layer_leads = kind.leads_next is last_layer_leads
+        self._remembered = kind.score_round is RememberedPenaltyRules.score_round
+        self._blank_bit = chain._blank_bit  # (remembered penalties: a lone 0-0 counts LONE_BLANK)
+        self._names = (
+            _TABLES
+            + (_SPINNER_TABLES if self._spinner else ())
+            + (_TURN_TABLES if self._continues else ())
+            + (_REMEMBERED_TABLES if self._remembered else ())
+        )
+        # The actions: tile * S + slot face up, then (face-down doubles) T * S more laid face
+        # down, then ``stop`` (whose tile T lays nothing): the tile is action // S, less T from
+        # the face-down ones on.
         actions = np.arange(A)
+        tiles = actions // S
+        down = (tiles >= T) & (actions != self._stop)
+        if self._face_down:
+            tiles = np.where(tiles >= T, tiles - T, tiles)
         if not (
-            np.array_equal(chain._lay_tile, actions // S) and np.array_equal(chain._lay_slot, actions % S)
+            np.array_equal(chain._lay_tile, tiles)
+            and np.array_equal(chain._lay_slot, actions % S)
+            and np.array_equal(chain._lay_down, down)
+            and self._stop in (-1, A - 1)
         ):
-            raise ValueError(f"{name}'s actions are not tile * {S} + slot, as the torch kernel reads them")
+            raise ValueError(
+                f"{name}'s actions are not tile * {S} + slot (face down after face up, stop last), "
+                "as the torch kernel reads them"
+            )
         if list(probe.state_layout) != ["hands", "stock", *(f"seat_{k}" for k in range(n))]:
             raise ValueError(f"{name}'s state layout is not the chain tables' ({list(probe.state_layout)})")
         # The deals' lookups, on the host: each tile's bit, its rank in the opening order (None:
@@ -276,10 +339,13 @@ class MaskedKernel(VectorEnv):
         self._bit, self._lo, self._hi = put(chain._bit), put(chain._lo), put(chain._hi)
         self._is_double, self._pips = put(chain._is_double, torch.bool), put(chain._pips)
         self._suit, self._value_bit = put(chain._suit), put(chain._value_bit)
+        if self._face_down:  # value -> its double's bit (no end, a closed end: 0); a closed end
+            self._double_bit, self._closed = put(chain._double_bit), chain._closed
         # The mask's int64 words: action tile * S + slot at bit S*t + slot, 64 // S tiles a word
-        # (each slot's mask spread once for S = 2, twice for S = 4).
+        # (each slot's mask spread once for S = 2, twice for S = 4); the face-down actions the
+        # same, in words of their own; ``stop`` the bit after the plays of the last words.
         self._per_word, self._spreads = 64 // S, {2: 1, 4: 2}[S]
-        self._words = -(-T // self._per_word)
+        self._words = -(-(S * T + self._continues) // 64)
         bits = (np.arange(256)[:, None] >> np.arange(8)) & 1  # each byte's bits
         self._byte_flags, self._byte_floats = put(bits, torch.bool), put(bits, torch.float32)
         nbytes = -(-T // 8)  # the bytes of a mask that hold tiles, and each byte's pips
@@ -305,7 +371,7 @@ class MaskedKernel(VectorEnv):
             put(np.zeros(B, bool), torch.bool),
             put(np.ones(B, bool), torch.bool),
         )
-        self._idle_phase = put(np.zeros((B, 1)), torch.float32)
+        self._idle_phase = put(np.zeros((B, 1 + self._continues)), torch.float32)
         # The undealt tables (reset deals every row from them).
         self._empty: Tensors = {
             "hands": put(np.zeros((B, n), np.int64)),
@@ -330,6 +396,13 @@ class MaskedKernel(VectorEnv):
                 spinner=put(np.full(B, -1)),
                 depth=self._no_passes,
                 spin_value=self._no_passes,
+            )
+        if self._continues:
+            self._empty["continuing"] = self._nowhere
+        if self._remembered:  # per seat: the points remembered, its score opened
+            self._empty.update(
+                remembered=put(np.zeros((B, n), np.int64)),
+                opened=put(np.zeros((B, n), bool), torch.bool),
             )
         self._tables = self._empty
         self._episodes = np.zeros(B, np.int64)  # (the seeds' business: on the host)
@@ -485,9 +558,13 @@ class MaskedKernel(VectorEnv):
         n, T, S = self.num_players, self._T, self._S
         hands, ends, doubled = t["hands"], t["ends"], t["doubled"]
         # Lay: the lead makes the east (its high half) and west ends, else the tile's other half
-        # is the end it was laid on.
+        # is the end it was laid on (a double laid face down closes it). A ``stop`` lays nothing
+        # (tile T: no bit, no halves, not a double) and leaves the ends as they are.
         seat = t["current"]
         tile, slot = action // S, action % S  # (actions are tile * S + slot: __init__)
+        if self._face_down:  # (face down: T * S on; stop's tile 2T is T then)
+            down = (tile >= T) & (action != self._stop)
+            tile = torch.where(tile >= T, tile - T, tile)
         bit = torch.take(self._bit, tile)
         hand = hands.gather(1, seat[:, None]).squeeze(1) & ~bit
         hands = torch.where(self._seats == seat[:, None], hand[:, None], hands)
@@ -499,11 +576,17 @@ class MaskedKernel(VectorEnv):
         lead = t["count"] == 0
         leading = lead[:, None]
         at_slot = self._slots == slot[:, None]
+        laying = None if self._stop < 0 else action != self._stop
+        if laying is not None:
+            at_slot = at_slot & laying[:, None]
         inner = ends.gather(1, slot[:, None])
-        ends = torch.where(at_slot, lo[:, None] + hi[:, None] - inner, ends)
+        outer = lo[:, None] + hi[:, None] - inner
+        if self._face_down:
+            outer = torch.where(down[:, None], self._closed, outer)
+        ends = torch.where(at_slot, outer, ends)
         ends = torch.where(leading, torch.cat([torch.stack([hi, lo], dim=1), ends[:, 2:]], dim=1), ends)
         doubled = torch.where(at_slot | (leading & self._east_west), double[:, None], doubled)
-        played, count = t["played"] | bit, t["count"] + 1
+        played, count = t["played"] | bit, t["count"] + (1 if laying is None else laying)
         tables = {**t, "hands": hands, "played": played, "count": count, "ends": ends, "doubled": doubled}
         if self._spinner:
             tables.update(self._spin(tables, at_slot & ~leading, lead, slot, double, lo))
@@ -520,12 +603,21 @@ class MaskedKernel(VectorEnv):
             match_over = match_over | reached
         # The next seat lays, or draws and passes: a seat with nothing that fits draws up to the
         # first tile of the boneyard that fits (all at once); with none left (or no draws) it
-        # passes, the next seat tries, and P passes in a row block the round.
+        # passes, the next seat tries, and P passes in a row block the round. In a multi-tile
+        # turn the same seat lays on while the rules let it (after any tile but the round's
+        # first, or after a double) and a tile fits, else its turn ends by itself; a ``stop``
+        # ends it.
         went_out = hand == 0
         ended = went_out | reached
         playable = _or_columns(torch.take(self._suit, ends))
         open_values = _or_columns(torch.take(self._value_bit, ends))[:, None]
-        current = torch.where(ended, seat, torch.take(self._next, seat))
+        stays = ended
+        if laying is not None:
+            keeps = laying & ((count > 1) if self._after_lead else double)
+            keeps = keeps & ~ended & ((hand & playable) != 0)
+            tables["continuing"] = keeps
+            stays = ended | keeps
+        current = torch.where(stays, seat, torch.take(self._next, seat))
         held = hands.gather(1, current[:, None]).squeeze(1)
         passing = ((held & playable) == 0) & ~ended
         voids, drawn = t["voids"], t["drawn"]
@@ -556,52 +648,46 @@ class MaskedKernel(VectorEnv):
             held = hands.gather(1, current[:, None]).squeeze(1)
             passing = passing & ((held & playable) == 0)
         over = ended | blocked
-        leader, scores, match_over, winners = self._score(
-            hands, t["leader"], seat, over, blocked, scores, match_over
-        )
+        tables.update(hands=hands, scores=scores, match_over=match_over)
+        scored, keys = self._score(tables, seat, over, blocked)
+        tables.update(scored)
+        scores, match_over = tables["scores"], tables["match_over"]
         # What the ended rounds pay (the chain kernel's _round_rewards, over every row).
-        if self._round_episode:  # the rules' round_keys, signed: (won, the score change)
+        if self._round_episode:
             done = over.clone()  # (``over`` is handed out too, as round_over)
-            outcome = self._outcome(winners * _TIE_KEY + self._sign * (scores - t["start"]))
+            outcome = self._outcome(keys)
         else:
             done = over & match_over
-            outcome = torch.where(match_over[:, None], self._outcome(self._sign * scores), 0.0)
+            outcome = torch.where(match_over[:, None], self._outcome(keys), 0.0)
         by_seat = torch.where(over[:, None], outcome[:, self._side_of], 0.0)
         if self._points:  # the step's points: the count's and the round's
             gained = (scores - t["scores"]).to(torch.float64)
             reward = (gained * self._reward_scale + 0.0)[:, self._side_of]
         else:
             reward = by_seat
-        tables.update(
-            hands=hands,
-            drawn=drawn,
-            current=current,
-            leader=leader,
-            passes=passes,
-            voids=voids,
-            scores=scores,
-            match_over=match_over,
-        )
+        tables.update(drawn=drawn, current=current, passes=passes, voids=voids)
         return tables, over, done, reward.to(torch.float32), by_seat
 
     def _spin(
         self, t: Tensors, grows: Tensor, lead: Tensor, slot: Tensor, double: Tensor, lo: Tensor
     ) -> Tensors:
-        """The spinner of the tiles just laid on ``t``'s ends (the chain kernel's ``_spin``, All
-        Fives' rule): the first double is it, laid as the lead or on the east or west arm; its
-        north and south arms open (showing its value, a double at their end) once both its
-        sides hold a tile. ``grows``: the arm each tile was laid on beyond the lead. The
-        tables' line after it."""
+        """The spinner of the tiles just laid on ``t``'s ends (the chain kernel's ``_spin``): the
+        first double is it, laid as the lead or on the east or west arm; its north and south
+        arms open (showing its value, a double at their end) at once (Osel's rule) or once both
+        its sides hold a tile (All Fives'). ``grows``: the arm each tile was laid on beyond the
+        lead. The tables' line after it."""
         ends, length = t["ends"], t["length"] + grows
         spinner = t["spinner"]
         made = double & (spinner < 0) & (lead | (slot <= 1))
         spinner = torch.where(made, torch.where(lead, _LEAD, slot), spinner)
         depth = torch.where(made, length.gather(1, slot[:, None]).squeeze(1), t["depth"])
         spin_value = torch.where(made, lo, t["spin_value"])
-        # Its sides both hold a tile: as the lead, both arms do; on an arm, that arm beyond it.
-        beyond = length.gather(1, spinner.clamp(0, 1)[:, None]).squeeze(1) > depth
-        sides = torch.where(spinner == _LEAD, (length[:, 0] > 0) & (length[:, 1] > 0), beyond)
-        opening = ~made & ~lead & (spinner >= 0) & (ends[:, _NORTH] == self._V) & sides
+        if self._at_once:
+            opening = made
+        else:  # its sides both hold a tile: as the lead, both arms do; on an arm, that arm beyond it
+            beyond = length.gather(1, spinner.clamp(0, 1)[:, None]).squeeze(1) > depth
+            sides = torch.where(spinner == _LEAD, (length[:, 0] > 0) & (length[:, 1] > 0), beyond)
+            opening = ~made & ~lead & (spinner >= 0) & (ends[:, _NORTH] == self._V) & sides
         arms = opening[:, None] & ~self._east_west
         return {
             "ends": torch.where(arms, spin_value[:, None], ends),
@@ -618,21 +704,17 @@ class MaskedKernel(VectorEnv):
         counted = (ends < self._V) & (self._east_west | (length > 0))
         return torch.where(counted, ends * (1 + doubled.long()), 0)
 
-    def _score(
-        self,
-        hands: Tensor,
-        leader: Tensor,
-        seat: Tensor,
-        over: Tensor,
-        blocked: Tensor,
-        scores: Tensor,
-        match_over: Tensor,
-    ) -> tuple[Tensor, Tensor, Tensor, Tensor]:
+    def _score(self, t: Tensors, seat: Tensor, over: Tensor, blocked: Tensor) -> tuple[Tensors, Tensor]:
         """Score the rounds that ended (``over``; ``seat`` went out or reached the target unless
-        ``blocked``) from ``scores`` and ``match_over`` (a match the count ended scores no round):
-        the next leaders, the scores, the matches over and whether each side won (bool[B, D])."""
+        ``blocked``) on the tables ``t`` (their hands, scores and matches over after the step's
+        lay; a match the count ended scores no round): the tables' next leaders, scores, matches
+        over (and remembered penalties), and each side's key for the episode's outcome (the
+        rules' round_keys or match_keys, signed: larger is better)."""
         n, D = self.num_players, self._D
+        hands, leader, scores, match_over = t["hands"], t["leader"], t["scores"], t["match_over"]
         pips = self._pips_in(hands)
+        if self._remembered:  # round points: a lone 0-0 counts LONE_BLANK (and a block goes by them)
+            pips = torch.where(hands == self._blank_bit, LONE_BLANK, pips)
         side_pips = pips[:, :2] + pips[:, 2:] if self._teams else pips
         fewest = side_pips == side_pips.min(dim=1, keepdim=True).values  # (min: amin is slower on int64)
         single = fewest.sum(dim=1) == 1
@@ -644,18 +726,40 @@ class MaskedKernel(VectorEnv):
             key_partner = pips.gather(1, partner[:, None]).squeeze(1) * n + (partner - leader) % n
             best = torch.where(key_partner < key_side, partner, side)
         winner = torch.where(blocked, torch.where(single, best, -1), seat)
-        leader = torch.where(over, torch.where(winner >= 0, winner, (leader + 1) % n), leader)
+        if self._last_layer_leads:  # the last layer: the step's seat (it laid, or stopped after laying)
+            leader = torch.where(over, seat, leader)
+        else:
+            leader = torch.where(over, torch.where(winner >= 0, winner, (leader + 1) % n), leader)
         win_side = torch.where(winner >= 0, torch.take(self._side_of, winner.clamp(min=0)), -1)
         winners = self._sides == win_side[:, None]
         scoring = (over & ~match_over)[:, None]
-        if self._fives:  # the winner's side scores the others' pips, to the nearest 5
+        out: Tensors = {}
+        if self._remembered:  # an open score writes; else the seat that went out loses what it
+            # remembered, more than OPEN_ABOVE opens the score (remembered + this round), the rest
+            # is remembered (no partners: a side is its seat)
+            opened, remembered = t["opened"], t["remembered"]
+            closed = ~opened & ~(winners & ~blocked[:, None])  # (not open, and did not go out)
+            opens = closed & (pips > OPEN_ABOVE)
+            gained = torch.where(opened, pips, torch.where(opens, remembered + pips, 0))
+            gained = torch.where(scoring, gained, 0)
+            kept = torch.where(closed & ~opens, remembered + pips, 0)
+            out["remembered"] = remembered = torch.where(scoring, kept, remembered)
+            out["opened"] = opened | (opens & scoring)
+        elif self._fives:  # the winner's side scores the others' pips, to the nearest 5
             others = torch.where(winners, 0, side_pips).sum(dim=1, keepdim=True)
             gained = torch.where(winners & scoring, 5 * ((others + 2) // 5), 0)
         else:  # every other side adds its pips in hand as penalties
             gained = torch.where(~winners & scoring, side_pips, 0)
         scores = scores + gained
         match_over = match_over | (over & (scores.max(dim=1).values >= self._target))
-        return leader, scores, match_over, winners
+        out.update(leader=leader, scores=scores, match_over=match_over)
+        if self._remembered:  # (won, fewer round points), or (a lower score, fewer remembered)
+            keys = winners * _TIE_KEY - pips if self._round_episode else -scores * _TIE_KEY - remembered
+        elif self._round_episode:  # (won, the score change)
+            keys = winners * _TIE_KEY + self._sign * (scores - t["start"])
+        else:
+            keys = self._sign * scores
+        return out, keys
 
     def _outcome(self, keys: Tensor) -> Tensor:
         """float64[B, D]: the rules' outcome of ``keys`` (larger is better): rank k of D pays
@@ -725,6 +829,13 @@ class MaskedKernel(VectorEnv):
                 depth=t["depth"],
                 spin_value=t["spin_value"],
             )
+        if self._continues:  # (False where a round ended: a seat lays on only in a round going on)
+            out["continuing"] = t["continuing"]
+        if self._remembered:  # a new match remembers nothing, and no score is open
+            out.update(
+                remembered=torch.where(new_match[:, None], 0, t["remembered"]),
+                opened=t["opened"] & ~new_match[:, None],
+            )
         return out
 
     def _arrays(self) -> dict[str, np.ndarray]:
@@ -744,18 +855,32 @@ class MaskedKernel(VectorEnv):
         lead_fits = torch.where(required >= 0, hand & torch.take(self._bit, required.clamp(min=0)), hand)
         first = torch.where(t["count"] == 0, lead_fits, fits[:, 0])
         fits = torch.cat([first[:, None], fits[:, 1:]], dim=1)
+        regions = [fits]
+        if self._face_down:  # each double that fits an open end, laid face down there (once the
+            # spinner is down): per slot the double of its value where the hand holds it
+            down = hand[:, None] & torch.take(self._double_bit, t["ends"])
+            regions.append(torch.where((t["spinner"] >= 0)[:, None], down, 0))
         # Action S*t + slot at bit S*t + slot of a word, 64 // S tiles a word: each slot's mask
         # spread (bit t to bit S*t) and shifted by its slot, the slots' distinct bits summed (bit
-        # 63 may be set: the unpack reads the bytes as the AND with 255 leaves them).
-        per = self._per_word
+        # 63 may be set: the unpack reads the bytes as the AND with 255 leaves them); ``stop``
+        # (while the seat is in a multi-tile turn) the bit after the last region's plays.
+        per, plays = self._per_word, self._S * self._T
         words = []
-        for w in range(self._words):
-            part = (fits >> (per * w)) & ((1 << per) - 1)
-            for _ in range(self._spreads):
-                part = _spread(part)
-            words.append((part << self._slots).sum(dim=1))
+        for region in regions:
+            for w in range(self._words):
+                part = (region >> (per * w)) & ((1 << per) - 1)
+                for _ in range(self._spreads):
+                    part = _spread(part)
+                words.append((part << self._slots).sum(dim=1))
+        if self._continues:
+            w, at = divmod(plays, 64)
+            words[-self._words + w] = words[-self._words + w] | (t["continuing"].long() << at)
         bits = self._unpack(torch.stack(words, dim=1), self._byte_flags, 64)
-        self._mask = bits.view(self.num_envs, -1)[:, : self.num_actions]
+        bits = bits.view(self.num_envs, len(regions), -1)
+        if len(regions) == 1:
+            self._mask = bits[:, 0, : self.num_actions]
+        else:  # (face up, then face down and stop)
+            self._mask = torch.cat([bits[:, 0, :plays], bits[:, 1, : self.num_actions - plays]], dim=1)
         return self._observe(t, t["current"], self._mask), self._mask
 
     def _bits(self, masks: Tensor) -> Tensor:
@@ -773,14 +898,15 @@ class MaskedKernel(VectorEnv):
     def _observe(self, t: Tensors, seat: Tensor, mask: Tensor | None) -> Tensor:
         """Each table's observation for ``seat`` (int64[B]), entry for entry as the chain
         kernel (and the scalar encoder) writes it; ``mask``: that seat is the one to move and
-        these are its legal actions (its phase flag and All Fives' points shown), None: an idle
+        these are its legal actions (its phase flags and All Fives' points shown), None: an idle
         seat."""
-        B, n, D, V = self.num_envs, self.num_players, self._D, self._V
+        B, n, D = self.num_envs, self.num_players, self._D
         hands, ends, played = t["hands"], t["ends"], t["played"]
         hand = hands.gather(1, seat[:, None]).squeeze(1)
         seen = self._bits(torch.stack([hand, played], dim=1)).reshape(B, -1)
         live = (torch.take(self._suit, ends) & ~played[:, None]) != 0
-        code = torch.where(ends < V, 4 * ends + 2 * t["doubled"] + live, self._no_end_code)
+        # (an end not open yet, V, reads an all-zero row; a closed one, V + 1, the closed flag)
+        code = 4 * ends + 2 * t["doubled"] + live
         slots = self._slot_rows[code].reshape(B, -1)
         others = (seat[:, None] + self._seats[1:]) % n  # the next seat first
         sizes = torch.take(self._size_value, _popcount(hands.gather(1, others)))
@@ -788,10 +914,19 @@ class MaskedKernel(VectorEnv):
         voids = self._void_rows[t["voids"].gather(1, others)].reshape(B, -1)
         sides = (torch.take(self._side_of, seat)[:, None] + self._sides) % D
         scores = (t["scores"].gather(1, sides).to(torch.float64) * self._score_scale).to(torch.float32)
-        phase = self._idle_phase if mask is None else (t["count"] == 0).to(torch.float32)[:, None]
+        if mask is None:
+            phase = self._idle_phase
+        elif self._continues:  # lead, continuing (in a multi-tile turn)
+            phase = torch.stack([t["count"] == 0, t["continuing"]], dim=1).to(torch.float32)
+        else:
+            phase = (t["count"] == 0).to(torch.float32)[:, None]
         blocks = [seen, slots, sizes, boneyard, voids, scores, phase]
         if self._counts:
             blocks.append(self._no_points if mask is None else self._points_now(t, mask))
+        if self._remembered:  # Osel's remembered points (/ the target) and opened flags, from seat on
+            seats = (seat[:, None] + self._seats) % n
+            remembered = t["remembered"].gather(1, seats).to(torch.float64) * self._score_scale
+            blocks += [remembered.to(torch.float32), t["opened"].gather(1, seats).to(torch.float32)]
         return torch.cat(blocks, dim=1)
 
     def _points_now(self, t: Tensors, mask: Tensor) -> Tensor:

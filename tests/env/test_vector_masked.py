@@ -3,10 +3,14 @@
 Both kernels are dealt with the same seed and stepped with the same random legal actions; every
 step's outputs (observations bit for bit, masks, rewards, ``done``, every info array), the
 tables' arrays (the torch kernel's snapshot against the chain kernel's arrays of the same names)
-and, every few steps, the global state must agree, over every kind of Classic and All Fives
-table it plays; All Fives' own events (the spinner's arms, a count ending the match, the lot)
-are checked to happen. A few runs go against the scalar env itself
-(``tests/env/test_vector.py``'s harness). CUDA runs only where ``torch.cuda.is_available()``.
+and, every few steps, the global state must agree, over every kind of Classic, Blitz, All
+Fives and Osel table it plays; each game's own events are checked to happen (All Fives'
+spinner arms, a count ending the match, the lot; Blitz's and Osel's multi-tile turns and
+``stop``; Osel's face-down doubles, its scores opening, remembered points lost by going out,
+a lone 0-0, a fish); forced scores (set through both kernels' snapshots) end Blitz's and Osel's
+matches and make Osel's remembered points open or be lost. A few runs go against the scalar env
+itself (``tests/env/test_vector.py``'s harness). CUDA runs only where
+``torch.cuda.is_available()``.
 """
 
 from __future__ import annotations
@@ -23,8 +27,10 @@ import numpy as np
 import pytest
 
 from domino_env import vector
+from domino_env.core.line import Spinner
 from domino_env.registry import raw_env
 from domino_env.rules.chain import ChainRules
+from domino_env.rules.parts import Opening, after_a_double, winner_leads
 from domino_env.vector.chain import ChainKernel
 from tests.env.test_vector import (
     STEP_INFO,
@@ -45,9 +51,9 @@ STEPS = 250
 STATE_EVERY = 25
 CUDA = pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device here")
 
-# Every kind of table the torch kernel plays, for Classic and All Fives: 2, 3 and 4 players,
-# partners, draw and block (All Fives always draws), a round or a match an episode, both
-# reward modes, and the smallest and largest sets.
+# Every kind of table the torch kernel plays, for Classic, All Fives, Blitz and Osel: 2, 3 and
+# 4 players, partners (not in Osel), draw and block (All Fives and Osel always draw), a round or
+# a match an episode, both reward modes, and the smallest and largest sets.
 TABLES: list[tuple[str, dict[str, Any]]] = [
     ("classic", {"num_players": 2, "episode": "round", "reward": "outcome"}),
     ("classic", {"num_players": 2, "draw": False, "episode": "match", "reward": "points"}),
@@ -69,9 +75,27 @@ TABLES: list[tuple[str, dict[str, Any]]] = [
     ("all_fives", {"num_players": 4, "teams": True, "episode": "round", "reward": "points"}),
     ("all_fives", {"num_players": 2, "max_pip": 2, "hand_size": 2, "episode": "round"}),
     ("all_fives", {"num_players": 3, "max_pip": 9, "hand_size": 9, "episode": "match", "reward": "points"}),
+    ("blitz", {"num_players": 2, "episode": "round", "reward": "outcome"}),
+    ("blitz", {"num_players": 2, "draw": False, "episode": "match", "reward": "points"}),
+    ("blitz", {"num_players": 3, "episode": "match", "reward": "outcome"}),
+    ("blitz", {"num_players": 4, "draw": False, "episode": "round", "reward": "outcome"}),
+    ("blitz", {"num_players": 4, "teams": True, "episode": "match", "reward": "points"}),
+    ("blitz", {"num_players": 4, "teams": True, "draw": False, "episode": "round", "reward": "points"}),
+    ("blitz", {"num_players": 2, "max_pip": 2, "hand_size": 2, "draw": False, "episode": "round"}),
+    ("blitz", {"num_players": 3, "max_pip": 9, "hand_size": 9, "episode": "match", "reward": "points"}),
+    ("osel", {"num_players": 2, "episode": "round", "reward": "outcome"}),
+    ("osel", {"num_players": 2, "episode": "match", "reward": "points"}),
+    ("osel", {"num_players": 3, "episode": "match", "reward": "outcome"}),
+    ("osel", {"num_players": 3, "episode": "round", "reward": "points"}),
+    ("osel", {"num_players": 4, "episode": "round", "reward": "outcome"}),
+    ("osel", {"num_players": 4, "episode": "match", "reward": "points"}),
+    ("osel", {"num_players": 2, "max_pip": 2, "hand_size": 2, "episode": "round"}),
+    ("osel", {"num_players": 3, "max_pip": 9, "hand_size": 9, "episode": "match", "reward": "points"}),
 ]
 IDS = [table_id(table) for table in TABLES]
-ON_CUDA = [4, 6, 11, 16]  # (Classic's and All Fives' 4 players, partners and a match with points)
+# (each game's 4 players: Classic's and All Fives' partners and a match with points, Blitz's
+# partners, Osel's match with points)
+ON_CUDA = [4, 6, 11, 16, 24, 33]
 
 
 @pytest.fixture(autouse=True)
@@ -91,21 +115,21 @@ def play_kernels(
     steps: int = STEPS,
     seed: int = 0,
     device: str = "cpu",
-    scores: int | None = None,
+    arrays: dict[str, Any] | None = None,
 ) -> Counter[str]:
     """Step the torch and the chain kernel side by side, comparing everything; what happened
-    (``_events``: episodes ended, rounds ended inside a match, All Fives' spinner arms...).
-    ``scores``: every side's score (and the round's start) set to it after the reset, in
-    both kernels through their snapshots."""
-    chain = vector.make(name, num_envs, backend="kernel", **options)
+    (``_events``: episodes ended, rounds ended inside a match, each game's own events...).
+    ``arrays``: tables' arrays (``scores``, ``remembered``...) set to these values after the
+    reset, in both kernels through their snapshots."""
+    chain: Any = vector.make(name, num_envs, backend="kernel", **options)
     masked = vector.make(name, num_envs, backend="torch", device=device, **options)
     assert masked.backend == "torch" and chain.backend == "chain"
     want, got = chain.reset(seed=seed), masked.reset(seed=seed)
-    if scores is not None:
+    if arrays is not None:
         snaps = [chain.snapshot(), masked.snapshot()]
         for snap in snaps:
-            for key in ("scores", "start"):
-                snap["arrays"][key][:] = scores
+            for key, value in arrays.items():
+                snap["arrays"][key][:] = value
         want, got = chain.restore(snaps[0]), masked.restore(snaps[1])
     reset_outputs = (("obs", np.float32), ("mask", bool), ("player", np.int64))
     assert_all_same(
@@ -115,11 +139,11 @@ def play_kernels(
         "after reset",
     )
     rng = np.random.default_rng(seed)
-    mask, seen = want[1], Counter[str]()
+    mask, seen = want[1], _spy_round_ends(chain)
     for t in range(steps):
         actions = legal_choice(rng, mask)
         when = f"at step {t} (seed {seed}, actions {actions.tolist()})"
-        reaching = _reaching(chain, actions)
+        watched = _watch(chain, actions)
         theirs, mine = chain.step(actions), masked.step(actions)
         shown = [(*outputs[:4], *(outputs[4][key] for key in STEP_INFO)) for outputs in (mine, theirs)]
         assert_all_same(STEP_OUTPUTS, shown[0], shown[1], when)
@@ -128,35 +152,74 @@ def play_kernels(
         if t % STATE_EVERY == 0 or t == steps - 1:
             assert_same("state", masked.state(), chain.state(), np.float32, when)
         mask = theirs[1]
-        seen += _events(chain, theirs, reaching)
+        seen += _events(chain, theirs, watched)
     return seen
 
 
-def _reaching(chain: Any, actions: np.ndarray) -> np.ndarray:
-    """All Fives: the tables where ``actions`` make a count that takes the mover's side to the
-    target while the mover keeps a tile (the rules' immediate points: ``legal_points``)."""
-    rules = chain.rules
-    if rules.name != "all_fives":
-        return np.zeros(chain.num_envs, bool)
-    rows, legal, points = chain.legal_points()
-    made = points[legal == actions[rows]]  # (one legal action a row is the one played)
+def _watch(chain: Any, actions: np.ndarray) -> dict[str, np.ndarray]:
+    """Per table, what ``actions`` are about to do (bool[B]): ``reaching``, All Fives: a count
+    that takes the mover's side to the target while the mover keeps a tile (the rules'
+    immediate points: ``legal_points``); ``stop``; ``face_down``, Osel: a double laid face down;
+    ``out_on``: the mover lays its last tile in a multi-tile turn, after a tile of the turn."""
+    rules, B = chain.rules, chain.num_envs
     mover = chain.current
-    side = np.asarray(rules.side_of)[mover]
-    keeps = np.bitwise_count(chain.hands[np.arange(chain.num_envs), mover]) >= 2
-    return (chain.scores[np.arange(chain.num_envs), side] + made >= rules.match_target) & keeps
+    held = np.bitwise_count(chain.hands[np.arange(B), mover])
+    watched = {
+        "reaching": np.zeros(B, bool),
+        "stop": actions == chain._stop,
+        "face_down": chain._lay_down[actions],
+        "out_on": chain.continuing & (actions != chain._stop) & (held == 1),
+    }
+    if rules.name == "all_fives":
+        rows, legal, points = chain.legal_points()
+        made = points[legal == actions[rows]]  # (one legal action a row is the one played)
+        side = np.asarray(rules.side_of)[mover]
+        watched["reaching"] = (chain.scores[np.arange(B), side] + made >= rules.match_target) & (held >= 2)
+    return watched
 
 
-def _events(chain: Any, outputs: tuple[Any, ...], reaching: np.ndarray) -> Counter[str]:
+def _spy_round_ends(chain: Any) -> Counter[str]:
+    """Osel: count, in the chain kernel's round scoring as it goes (the returned Counter), the
+    rounds blocked (``fish``), the hands of a lone 0-0 (``lone_blank``), the remembered
+    points lost by going out before opening (``lost``) and the scores opened (``opens``)."""
+    seen = Counter[str]()
+    if chain.rules.name != "osel":
+        return seen
+    end_round = chain._end_round
+
+    def spied(tables: np.ndarray, winner: np.ndarray, blocked: np.ndarray, before: np.ndarray) -> Any:
+        hands = chain.hands[tables]
+        opened, remembered = chain.opened[tables].copy(), chain.remembered[tables].copy()
+        out = end_round(tables, winner, blocked, before)
+        rows, seat = np.arange(len(tables)), np.maximum(winner, 0)  # (winner -1: blocked)
+        seen["fish"] += int(blocked.sum())
+        seen["lone_blank"] += int((hands == chain._blank_bit).sum())
+        seen["lost"] += int(((winner >= 0) & ~opened[rows, seat] & (remembered[rows, seat] > 0)).sum())
+        seen["opens"] += int((chain.opened[tables] & ~opened).sum())
+        return out
+
+    chain._end_round = spied
+    return seen
+
+
+def _events(chain: Any, outputs: tuple[Any, ...], watched: dict[str, np.ndarray]) -> Counter[str]:
     """What a step of ``chain`` (``outputs``) showed: episodes ended, rounds ended inside a
-    match, matches a count ended mid-round (``reaching``: they must), All Fives' spinner arms
-    open and holding tiles (once the step's rounds are dealt again)."""
+    match, matches a count ended mid-round (``reaching``: they must), what ``_watch`` saw
+    coming, the spinner's arms open and holding tiles, the seats laying on in a multi-tile
+    turn and Osel's closed ends (once the step's rounds are dealt again)."""
     done, round_over = outputs[3], outputs[4]["round_over"]
-    assert done[reaching].all(), "a count reached the target and the match went on"
+    assert done[watched["reaching"]].all(), "a count reached the target and the match went on"
+    assert round_over[watched["out_on"]].all(), "a seat laid its last tile and the round went on"
     seen = Counter(episodes=int(done.sum()), rounds=int((round_over & ~done).sum()))
-    seen["count_ends"] = int(reaching.sum())
-    if chain.rules.name == "all_fives":
-        seen["arms_open"] = int((chain.ends[:, 2] < chain.rules.tile_set.num_values).sum())
+    seen["count_ends"] = int(watched["reaching"].sum())
+    for key in ("stop", "face_down", "out_on"):
+        seen[key] = int(watched[key].sum())
+    V = chain.rules.tile_set.num_values
+    if chain.rules.spinner is not Spinner.NONE:
+        seen["arms_open"] = int((chain.ends[:, 2] < V).sum())
         seen["arm_tiles"] = int((chain.length[:, 2:] > 0).any(axis=1).sum())
+    seen["laying_on"] = int(chain.continuing.sum())
+    seen["closed"] = int((chain.ends == V + 1).any(axis=1).sum())
     return seen
 
 
@@ -171,10 +234,18 @@ def test_the_torch_kernel_steps_exactly_as_the_chain_kernel(table: tuple[str, di
         assert seen["episodes"] > NUM_ENVS, "too few episodes ended: the autoreset went untested"
     else:
         assert seen["rounds"] > 0 and seen["episodes"] > 0, "no round ended inside a match, or no match ended"
-    if name == "all_fives":  # the spinner's north and south arms opened, and tiles went on them
+    if name in ("all_fives", "osel"):  # the spinner's north and south arms opened, and tiles went on them
         assert seen["arms_open"] > 0, seen
-        # (in the double-two set the spinner and its two sides hold every tile of its value)
-        assert seen["arm_tiles"] > 0 or options.get("max_pip") == 2, seen
+        # (in All Fives' double-two set the spinner and its two sides hold every tile of its value)
+        assert seen["arm_tiles"] > 0 or (name, options.get("max_pip")) == ("all_fives", 2), seen
+    if name in ("blitz", "osel"):  # turns laid on, were stopped, and a seat went out in one
+        assert seen["laying_on"] > 0 and seen["stop"] > 0 and seen["out_on"] > 0, seen
+    if name == "osel":  # doubles went face down and closed ends; rounds were fished, scores opened
+        assert seen["face_down"] > 0 and seen["closed"] > 0 and seen["fish"] > 0, seen
+        assert seen["opens"] > 0 or options.get("max_pip") == 2, seen  # (two tiles: at most 8 pips)
+        assert seen["lone_blank"] > 0 or options.get("max_pip") == 9, seen
+        if options["episode"] == "match":  # (a round episode starts with nothing remembered)
+            assert seen["lost"] > 0, seen
 
 
 @pytest.mark.parametrize("table", [TABLES[11], TABLES[16]], ids=[IDS[11], IDS[16]])
@@ -183,8 +254,37 @@ def test_a_count_that_reaches_the_target_ends_the_match_mid_round(table: tuple[s
     match there (unscored, the next match dealt), the mover still holding tiles."""
     name, options = table
     target = raw_env(name, **options).rules.match_target
-    seen = play_kernels(name, options, steps=60, scores=target - 5)
+    seen = play_kernels(name, options, steps=60, arrays={"scores": target - 5, "start": target - 5})
     assert seen["count_ends"] > NUM_ENVS // 2, seen
+
+
+@pytest.mark.parametrize(
+    ("table", "arrays"),
+    [
+        (TABLES[24], {"scores": 100, "start": 100}),
+        (TABLES[30], {"scores": 120, "start": 120, "opened": True}),
+        (TABLES[30], {"scores": 125, "start": 125, "remembered": [0, 7, 7]}),
+    ],
+    ids=[f"{IDS[24]}-1-short", f"{IDS[30]}-5-short-opened", f"{IDS[30]}-at-target-closed"],
+)
+def test_a_round_that_writes_the_target_ends_the_match(
+    table: tuple[str, dict[str, Any]], arrays: dict[str, Any]
+) -> None:
+    """Blitz's penalties (every side 1 short of 101) and Osel's written scores (every seat 5
+    short of 125, its score open) end most matches at their first round; with every written
+    score at 125 and none open, the first round ends every match, the written scores tied
+    unless a seat opens: the remembered points rank the seats."""
+    name, options = table
+    seen = play_kernels(name, options, steps=60, arrays=arrays)
+    assert seen["episodes"] > NUM_ENVS // 2, seen
+
+
+def test_osel_remembered_points_are_lost_going_out_or_open_a_score() -> None:
+    """Osel: every seat remembers 12 points, its score not open: the seat that goes out loses
+    them, a seat left with more than 12 pips writes them with its round's, the others
+    remember more."""
+    seen = play_kernels("osel", TABLES[29][1], steps=60, arrays={"remembered": 12})
+    assert seen["lost"] > NUM_ENVS // 2 and seen["opens"] > NUM_ENVS // 2, seen
 
 
 def test_all_fives_first_leader_is_drawn_by_lot() -> None:
@@ -207,12 +307,16 @@ def test_all_fives_first_leader_is_drawn_by_lot() -> None:
         ("classic", {"num_players": 4, "teams": True, "episode": "match", "reward": "points"}),
         ("all_fives", {"num_players": 3, "episode": "round", "reward": "points"}),
         ("all_fives", {"num_players": 4, "teams": True, "episode": "match"}),
+        ("blitz", {"num_players": 4, "teams": True, "episode": "match", "reward": "points"}),
+        ("osel", {"num_players": 3, "episode": "match"}),
     ],
     ids=[
         "classic-2p-round",
         "classic-4p-teams-match-points",
         "all_fives-3p-round-points",
         "all_fives-4p-teams-match",
+        "blitz-4p-teams-match-points",
+        "osel-3p-match",
     ],
 )
 def test_the_torch_kernel_plays_exactly_the_scalar_game(name: str, options: dict[str, Any]) -> None:
@@ -288,7 +392,9 @@ def test_writing_into_a_returned_mask_changes_no_rule() -> None:
 # --- snapshots -----------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("table", [TABLES[k] for k in (0, 6, 16)], ids=[IDS[k] for k in (0, 6, 16)])
+@pytest.mark.parametrize(
+    "table", [TABLES[k] for k in (0, 6, 16, 24, 33)], ids=[IDS[k] for k in (0, 6, 16, 24, 33)]
+)
 def test_a_restored_snapshot_replays_exactly(table: tuple[str, dict[str, Any]]) -> None:
     """A snapshot restored into a fresh batch, into the same one and after pickling replays the
     same actions exactly, and as the batch went on without it."""
@@ -343,7 +449,7 @@ def test_a_chain_kernels_snapshot_is_refused_and_changes_nothing() -> None:
 # --- bad input -----------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("name", ["classic", "all_fives"])
+@pytest.mark.parametrize("name", ["classic", "all_fives", "blitz", "osel"])
 def test_bad_actions_raise_and_change_nothing(name: str) -> None:
     options = {"num_players": 2, "episode": "round"}
     masked = vector.make(name, 4, backend="torch", **options)
@@ -400,9 +506,7 @@ def test_nothing_before_reset() -> None:
 @pytest.mark.parametrize(
     ("name", "options", "why"),
     [
-        ("blitz", {}, "the torch kernel cannot step this blitz table: blitz has its own continues_turn"),
-        ("osel", {}, "osel has its own spinner"),
-        ("cross", {}, "cross has its own spinner"),
+        ("cross", {}, "the torch kernel cannot step this cross table: cross has its own placements"),
         ("domino3d", {}, "domino3d is not a chain game"),
         ("metro", {}, "metro has its own seat_after"),
         ("blind", {}, "blind is not a chain game"),
@@ -416,26 +520,53 @@ def test_nothing_before_reset() -> None:
 def test_other_tables_are_refused_saying_what_it_plays(name: str, options: dict[str, Any], why: str) -> None:
     with pytest.raises(ValueError, match=why) as refused:
         vector.make(name, 2, backend="torch", **options)
+    from domino_env.vector.masked import PLAYS
+
     if "cannot step" in str(refused.value):
-        assert "it plays Classic's and All Fives' tables: 2-4 players (partners at 4), draw or block" in str(
-            refused.value
-        )
+        assert str(refused.value).endswith(f"; it plays {PLAYS}")
+        assert "Classic's, Blitz's, All Fives' and Osel's tables: 2-4 players" in PLAYS
 
 
-def test_a_mix_of_classics_and_all_fives_parts_is_refused() -> None:
-    """Each game's parts go together: All Fives' spinner and count with Classic's penalties is
-    a game the chain kernel plays but the torch kernel does not."""
+@pytest.mark.parametrize(
+    ("name", "parts"),
+    [
+        ("all_fives", {"score_round": ChainRules.penalties_round}),
+        ("blitz", {"continues_turn": after_a_double}),
+        ("osel", {"leads_next": winner_leads}),
+    ],
+    ids=["all_fives-with-penalties", "blitz-laying-on-after-doubles", "osel-with-the-winner-leading"],
+)
+def test_a_mix_of_the_games_parts_is_refused(name: str, parts: dict[str, Any]) -> None:
+    """Each game's parts go together: All Fives' spinner and count with Classic's penalties,
+    Blitz with Osel's turn, Osel with Classic's next leader are games the chain kernel plays
+    but the torch kernel does not."""
     from domino_env.vector.masked import MaskedKernel
 
-    rules = raw_env("all_fives").rules
-    mixed = type(
-        "MixedRules",
-        (type(rules),),
-        {"name": "mixed", "batched_kernel": "chain", "score_round": ChainRules.penalties_round},
+    rules = raw_env(name).rules
+    rules.__class__ = type(
+        "MixedRules", (type(rules),), {"name": "mixed", "batched_kernel": "chain", **parts}
     )
-    rules.__class__ = mixed
     assert ChainKernel.supports(rules, {}) is None
-    assert MaskedKernel.supports(rules, {}) == "mixed mixes Classic's and All Fives' parts"
+    assert MaskedKernel.supports(rules, {}) == (
+        "mixed mixes the parts of different games (Classic's, Blitz's, All Fives' or Osel's)"
+    )
+
+
+def test_an_opening_order_some_deals_miss_is_refused() -> None:
+    """An opening order that a deal may hold no tile of (then a lot draws the leader) is the
+    chain kernel's but not the torch kernel's; Osel's, which leaves out only 0-0, is."""
+    from domino_env.vector.masked import MaskedKernel
+
+    rules = raw_env("classic").rules
+    only_blank = Opening("0-0", lambda tile_set: [tile_set.ids[(0, 0)]])
+    rules.__class__ = type(
+        "BlankRules", (type(rules),), {"name": "blank", "batched_kernel": "chain", "opens": only_blank}
+    )
+    assert ChainKernel.supports(rules, {}) is None
+    assert MaskedKernel.supports(rules, {}) is not None
+    assert "blank opens otherwise" in str(MaskedKernel.supports(rules, {}))
+    osel = raw_env("osel", num_players=2, max_pip=1, hand_size=1).rules  # (two of three tiles dealt)
+    assert MaskedKernel.supports(osel, {}) is None
 
 
 def test_device_is_the_torch_backends_option_only() -> None:
