@@ -147,27 +147,36 @@ from domino_env.vector.dealing import Dealer, read_states
 _TIE_KEY = 1 << 32  # a round's key: the winner's side first, then the score change
 
 
-def _spread(masks: np.ndarray) -> np.ndarray:
-    """int64 masks below 2**32 with bit t moved to bit 2t (the bits between them zero)."""
-    for shift, keep in _SPREAD:
-        masks = (masks | (masks << shift)) & keep
+def _spread_rounds(by: int) -> list[tuple[int, int]]:
+    """The (shift, keep) rounds that move bit t of a mask below 2**(64 // by) to bit by*t (the
+    bits between them zero): each round moves the upper half of every block of bits ``by``
+    times as far apart as the lower one (by = 2: 16 then 8, 4, 2, 1; by = 4: 24, 12, 6, 3)."""
+    rounds, block = [], 64 // by
+    while block > 1:
+        half = block // 2
+        keep = sum(((1 << half) - 1) << start for start in range(0, 64, by * half))
+        rounds.append(((by - 1) * half, keep))
+        block = half
+    return rounds
+
+
+def _spread(masks: np.ndarray, rounds: list[tuple[int, int]]) -> np.ndarray:
+    """``masks`` (int64) spread by :func:`_spread_rounds`' ``rounds`` (in place after the first
+    shift: one new array a round)."""
+    for shift, keep in rounds:
+        spread = masks << shift
+        spread |= masks
+        spread &= keep
+        masks = spread
     return masks
 
 
-_SPREAD = [
-    (16, 0x0000FFFF0000FFFF),
-    (8, 0x00FF00FF00FF00FF),
-    (4, 0x0F0F0F0F0F0F0F0F),
-    (2, 0x3333333333333333),
-    (1, 0x5555555555555555),
-]
-
-
 def _bits(masks: np.ndarray, width: int) -> np.ndarray:
-    """uint8[..., width]: bit t of each int64 mask (``masks`` of any shape)."""
+    """uint8[..., width]: bit t of each int64 mask (``masks`` of any shape), contiguous (``count``
+    unpacks only the bits wanted: no slice of a wider unpack to copy later)."""
     masks = np.ascontiguousarray(masks, dtype=np.int64)
     as_bytes = masks.view(np.uint8).reshape(*masks.shape, 8)  # (little-endian: bit t is byte t//8)
-    return np.unpackbits(as_bytes, axis=-1, bitorder="little")[..., :width]
+    return np.unpackbits(as_bytes, axis=-1, count=width, bitorder="little")
 
 
 def _or_columns(masks: np.ndarray) -> np.ndarray:
@@ -435,7 +444,6 @@ class ChainKernel(VectorEnv):
         self.num_actions = int(rules.num_actions)
         self.state_size = int(probe.state_space.shape[0])
         self._layout = probe.observation_layout
-        self._hand_then_table = self._layout["hand"].stop == self._layout["table"].start
         self._state_layout = probe.state_layout
         self._round_episode = probe.episode == "round"
         self._points = probe.reward_mode == "points"
@@ -463,7 +471,7 @@ class ChainKernel(VectorEnv):
         self._last_layer_leads = kind.leads_next is last_layer_leads
 
         # --- lookup tables, once ---------------------------------------------------------
-        self._seats = np.arange(n)
+        self._seats, self._sides = np.arange(n), np.arange(D)
         self._next = (self._seats + 1) % n
         self._side_of = np.asarray(rules.side_of, np.int64)
         # seat -> the seats from it on, the others (the next first), the sides from its own
@@ -482,6 +490,11 @@ class ChainKernel(VectorEnv):
         self._value_bit = np.append(np.left_shift(1, np.arange(V, dtype=np.int64)), [0, 0])
         self._double_of = np.asarray([ts.ids[(v, v)] for v in range(V)], np.int64)  # value -> v-v
         self._double_bit = np.append(self._bit.take(self._double_of), [0, 0])
+        # tile -> the values it carries (1.0 each), place p in a deal -> bit p, in the dtype of
+        # _index_deals' product: float64 (BLAS) while every sum of place bits is exact there
+        exact = np.float64 if T <= 53 else np.int64
+        self._carries = ((self._suit[:V] >> np.arange(T)[:, None]) & 1).astype(exact)  # [T, V]
+        self._place_bits = np.left_shift(1, np.arange(T, dtype=np.int64)).astype(exact)
         self._closed = V + 1
         # action -> (tile, slot): the rules' own table; what it lays (an extra: tile T, slot 0)
         self._action_tile = np.asarray(rules.action_tile, np.int64)
@@ -496,12 +509,15 @@ class ChainKernel(VectorEnv):
         self._byte_pips = np.stack(
             [((byte[:, None] >> np.arange(8)) & 1) @ pips[8 * k : 8 * k + 8] for k in range(8)]
         )  # [8, 256]
+        self._tile_bytes = -(-T // 8)  # the bytes of a mask that hold tiles
+        self._flat_byte_pips = self._byte_pips.reshape(-1)
+        self._byte_base = np.arange(self._tile_bytes) * 256
         # The encoder's floats (its scales in float64, stored as float32, as it writes them).
         self._size_value = (np.arange(T + 1) * (1.0 / rules.hand_size)).astype(np.float32)
         self._stock_value = (np.arange(T + 1) * (1.0 / T)).astype(np.float32)
         self._score_scale = 1.0 / rules.match_target
         self._reward_scale = self._sign / rules.match_target
-        self._void_rows = _bits(np.arange(1 << V), V).astype(np.float32)  # value mask -> V flags
+        self._void_rows = _bits(np.arange(1 << V), V).astype(np.float32)  # value mask -> V flags (torch)
         # An end's features by the code 4*value + 2*double + live (value V: no end, all zeros;
         # V + 1, a closed end: the closed flag only).
         width = V + 4
@@ -513,13 +529,15 @@ class ChainKernel(VectorEnv):
                     row[v], row[V], row[V + 2], row[V + 3] = 1.0, 1.0, double, live
         slot_rows[4 * (V + 1) :, V + 1] = 1.0
         self._slot_rows = slot_rows
-        self._no_end_code = 4 * V  # (the torch kernel's code for an end not open yet)
+        self._slot_bits = slot_rows.astype(np.int64) @ np.left_shift(1, np.arange(width))  # (as bits)
+        self._obs_words = -(-self.observation_size // 64)  # _observe's bit string: int64 words a row
         self._blank_bit = ts.bit[ts.ids[(0, 0)]]  # (remembered penalties: a lone 0-0 counts LONE_BLANK)
         # The mask's words: action tile * S + slot, 64 // S tiles a word (S = 2, 4: bit t of a
         # slot's mask spread to bit S*t; the places game sets its few legal actions instead).
-        self._spreads = {2: 1, 4: 2}.get(S, 0)
+        self._spread_by = _spread_rounds(S) if S in (2, 4) else []
         self._per_word = 64 // S
         self._words = -(-T // self._per_word)
+        self._mask_words = -(-self.num_actions // 64)  # (the plays' words, then the extras')
         # The opening order's rank of each tile (``opens.order``; T for a tile not in it); None:
         # a lot draws the leader.
         order = kind.opens.order
@@ -557,12 +575,21 @@ class ChainKernel(VectorEnv):
         self.last_layer = np.zeros(B, np.int64)  # who laid the round's last tile
         self.remembered = np.zeros((B, n), np.int64)  # remembered penalties: per seat, not written
         self.opened = np.zeros((B, n), bool)  # ... and whose score is open
+        # Each table's deal read for its draws (_index_deals): the tiles dealt before each place
+        # p = 0..T (a mask), and per value the places (bit p) of the tiles carrying it (V, V + 1:
+        # none).
+        self._dealt_before = np.zeros((B, T + 1), np.int64)
+        self._suit_places = np.zeros((B, V + 2), np.int64)
         # Flat views and row offsets, for ``take`` on (table, seat), (table, side), (table, slot).
         self._flat_hands, self._flat_voids = self.hands.reshape(-1), self.voids.reshape(-1)
         self._flat_scores = self.scores.reshape(-1)
         self._flat_ends, self._flat_doubled = self.ends.reshape(-1), self.doubled.reshape(-1)
         self._flat_length = self.length.reshape(-1)
+        self._flat_before = self._dealt_before.reshape(-1)
+        self._flat_suit_places = self._suit_places.reshape(-1)
         self._seat_base, self._side_base, self._end_base = self._rows * n, self._rows * D, self._rows * S
+        self._action_base = self._rows * self.num_actions
+        self._row_starts = self._rows * T  # (row k of a [K, T] array, flat)
         self._base = 0
         # Each table's scalar env's np_random (a PCG64 Generator, reseeded at each episode).
         self._dealer = Dealer(B, T, rules.shuffled_tiles, n, self._needs_lot, bool(self._every_round))
@@ -611,7 +638,7 @@ class ChainKernel(VectorEnv):
     def step(self, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, Info]:
         if self._mask is None:
             raise ValueError("step() needs dealt tables: call reset() first")
-        action = checked_actions(actions, self._mask)
+        action = self._checked(actions, self._mask)
         if self._places:
             return self._step_places(action)
         B, n = self.num_envs, self.num_players
@@ -717,6 +744,7 @@ class ChainKernel(VectorEnv):
         for name in self._state_names:  # (in place: the flat views stay views)
             np.copyto(getattr(self, name), arrays[name])
         self._dealer.set_states(streams)
+        self._index_deals(self._rows, self.order)
         self._base = base
         self._line = None
         obs, mask = self._outputs()
@@ -821,6 +849,7 @@ class ChainKernel(VectorEnv):
         saved = {name: getattr(self, name).copy() for name in self._state_names}
         self.hands[:] = hand_masks[which]
         self.order[:] = order[which]
+        self._index_deals(self._rows, self.order)
         self.drawn[:] = drawn[which]
         line_arr, slot_arr = line_arr[which], slot_arr[which]
         turn_arr, score_arr = turn_arr[which], score_arr[which]
@@ -853,6 +882,7 @@ class ChainKernel(VectorEnv):
         if not np.array_equal(mask, want):
             for name, before in saved.items():  # (in place: the flat views stay views)
                 np.copyto(getattr(self, name), before)
+            self._index_deals(self._rows, self.order)
             i = int(np.flatnonzero((mask != want).any(axis=1))[0])
             raise ValueError(
                 f"load(): game {i}'s legal actions {np.flatnonzero(want[i]).tolist()} are not the "
@@ -884,6 +914,18 @@ class ChainKernel(VectorEnv):
             f"{self._T}, {self._spinner.value}, {self._extra_type.__name__})"
         )
 
+    def _checked(self, actions: Any, mask: np.ndarray) -> np.ndarray:
+        """``actions`` as int64[B] where each is legal at its table in ``mask`` (the kept one),
+        found by a flat ``take`` on it; anything else goes to :func:`checked_actions` for its
+        ValueError (a third of its cost: no two-array fancy index on the mask)."""
+        array = np.asarray(actions)
+        if array.shape == (self.num_envs,) and array.dtype.kind in "iu":
+            action = array.astype(np.int64, copy=False)
+            in_range = (action.view(np.uint64) < self.num_actions).all()  # (a negative one: past it)
+            if in_range and mask.reshape(-1).take(self._action_base + action).all():
+                return action
+        return checked_actions(actions, mask)
+
     def _take_tiles(self, action: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """Each table's seat to move, the tile and slot of its action, and its hand once the
         tile left it (written back): the start of every lay."""
@@ -900,9 +942,10 @@ class ChainKernel(VectorEnv):
         """The first tile of the round at ``leads``: it makes the east (its high half) and west
         ends, and is the lead tile."""
         if leads.size:
-            self.ends[leads, 0], self.ends[leads, 1] = hi[leads], lo[leads]
-            self.doubled[leads, :2] = double[leads, None]
-            self.lead_tile[leads] = tile[leads]
+            east = self._end_base.take(leads)  # (flat indices: east, then west at + 1)
+            self._flat_ends[east], self._flat_ends[east + 1] = hi.take(leads), lo.take(leads)
+            self._flat_doubled[east] = self._flat_doubled[east + 1] = double.take(leads)
+            self.lead_tile[leads] = tile.take(leads)
 
     def _finish_step(
         self,
@@ -989,7 +1032,7 @@ class ChainKernel(VectorEnv):
         """int64[B, S]: what each end adds to All Fives' count."""
         counted = self.ends < self._V
         counted[:, _NORTH:] &= self.length[:, _NORTH:] > 0
-        return np.where(counted, self.ends * (1 + self.doubled), 0)
+        return np.where(counted, self.ends << self.doubled, 0)  # (a double: twice the value)
 
     def _open_values(self, tables: np.ndarray) -> np.ndarray:
         return _or_columns(self._value_bit.take(self.ends[tables]))
@@ -1005,19 +1048,23 @@ class ChainKernel(VectorEnv):
             can = self.drawn[tables] < T
             drawers, dplay = tables[can], playable[can]
             if drawers.size:
-                # Draw up to the first tile of the boneyard that fits (or all of it), at once.
-                start = self.drawn[drawers]
-                order = self.order[drawers]
-                unread = np.arange(T) >= start[:, None]
-                fit = unread & ((dplay[:, None] >> order) & 1).astype(bool)
-                found = fit.any(axis=1)
-                stop = np.where(found, fit.argmax(axis=1) + 1, T)
-                taken = unread & (np.arange(T) < stop[:, None])
-                got = np.bitwise_or.reduce(np.where(taken, self._bit[order], 0), axis=1)
-                seat = self.current[drawers]
-                self.hands[drawers, seat] |= got
+                # Draw up to the first tile of the boneyard that fits (or all of it), at once: the
+                # places from ``start`` on of the tiles carrying an end's value, the lowest of them,
+                # the tiles dealt between (_index_deals).
+                start = self.drawn.take(drawers)
+                ends = self.ends.take(drawers, axis=0)
+                suits = self._flat_suit_places.take(drawers[:, None] * (self._V + 2) + ends)
+                fit = _or_columns(suits) & np.left_shift(-1, start)
+                found = fit != 0
+                # (the lowest set bit's place, + 1: the bits below it, counted)
+                stop = np.where(found, np.bitwise_count((fit & -fit) - 1) + 1, T)
+                row = drawers * (T + 1)
+                got = self._flat_before.take(row + stop) ^ self._flat_before.take(row + start)
+                at = self._seat_base.take(drawers) + self.current.take(drawers)
+                self._flat_hands[at] = self._flat_hands.take(at) | got
                 self.drawn[drawers] = stop
-                self.voids[drawers, seat] = self._open_values(drawers)  # (a draw sets them: the rules')
+                # (a draw sets the seat's voids to the values open: the rules')
+                self._flat_voids[at] = _or_columns(self._value_bit.take(ends))
                 left = ~found  # the boneyard ran out before a tile fitted: that seat passes
                 tables = np.concatenate([tables[~can], drawers[left]])
                 playable = np.concatenate([playable[~can], dplay[left]])
@@ -1037,9 +1084,10 @@ class ChainKernel(VectorEnv):
         return np.concatenate(blocked) if blocked else tables
 
     def _hand_pips(self, hands: np.ndarray) -> np.ndarray:
-        """Pips in each hand (int64 masks of any shape), a table lookup per byte."""
+        """Pips in each hand (int64 masks of any shape), a table lookup per byte of the set's
+        (``take`` on the flat table, byte k's at k * 256)."""
         as_bytes = np.ascontiguousarray(hands).view(np.uint8).reshape(*hands.shape, 8)
-        return self._byte_pips[np.arange(8), as_bytes].sum(axis=-1)
+        return self._flat_byte_pips.take(as_bytes[..., : self._tile_bytes] + self._byte_base).sum(axis=-1)
 
     def _end_round(
         self, tables: np.ndarray, winner: np.ndarray, blocked: np.ndarray, before: np.ndarray
@@ -1048,7 +1096,7 @@ class ChainKernel(VectorEnv):
         target, -1 where ``blocked``); return which episodes ended, each seat's reward and its
         episode outcome (:meth:`_round_rewards`)."""
         n = self.num_players
-        hands = self.hands[tables]
+        hands = self.hands.take(tables, axis=0)
         pips = self._hand_pips(hands)  # [K, P]
         if self._remembered:  # round points: a lone 0-0 counts LONE_BLANK (and a block goes by them)
             pips = np.where(hands == self._blank_bit, LONE_BLANK, pips)
@@ -1068,10 +1116,11 @@ class ChainKernel(VectorEnv):
         if self._last_layer_leads:
             self.leader[tables] = self.last_layer[tables]
         else:
-            self.leader[tables] = np.where(winner >= 0, winner, (self.leader[tables] + 1) % n)
-        win_side = np.where(winner >= 0, self._side_of[np.maximum(winner, 0)], -1)
-        winners = np.arange(self._D) == win_side[:, None]
-        scoring = ~self.match_over[tables]  # (a match the count ended scores no round)
+            self.leader[tables] = np.where(winner >= 0, winner, self._next.take(self.leader.take(tables)))
+        win_side = np.where(winner >= 0, self._side_of.take(np.maximum(winner, 0)), -1)
+        winners = self._sides == win_side[:, None]
+        match_over = self.match_over.take(tables)
+        scoring = ~match_over  # (a match the count ended scores no round)
         if self._remembered:  # an open score writes; else the seat that went out loses what it
             # remembered, more than OPEN_ABOVE opens the score (remembered + this round), the rest
             # is remembered
@@ -1086,20 +1135,20 @@ class ChainKernel(VectorEnv):
             gained = np.where(winners & scoring[:, None], 5 * ((others[:, None] + 2) // 5), 0)
         else:  # every other side adds its pips in hand as penalties
             gained = np.where(~winners & scoring[:, None], side_pips, 0)
-        self.scores[tables] += gained
-        scores = self.scores[tables]
-        self.match_over[tables] |= scores.max(axis=1) >= self._target
+        scores = self.scores.take(tables, axis=0) + gained
+        self.scores[tables] = scores
+        self.match_over[tables] = match_over = match_over | (scores.max(axis=1) >= self._target)
         if self._remembered:  # match_keys (score, fewer remembered points); no partners: a side is its seat
             remembered = self.remembered[tables]
             outcome = self._record(tables, scores + remembered, -scores * _TIE_KEY - remembered)
         else:
             outcome = self._record(tables, scores, self._sign * scores)
-        done = np.ones(len(tables), bool) if self._round_episode else self.match_over[tables]
+        done = np.ones(len(tables), bool) if self._round_episode else match_over
         if self._round_episode:  # the rules' round_keys, signed: (won, fewer round points) or (won, change)
             if self._remembered:
                 keys = winners * _TIE_KEY - pips
             else:
-                keys = winners * _TIE_KEY + self._sign * (scores - self.start[tables])
+                keys = winners * _TIE_KEY + self._sign * (scores - self.start.take(tables, axis=0))
             outcome = self._outcome(keys)
         return self._round_rewards(done, scores - before, outcome)
 
@@ -1119,11 +1168,30 @@ class ChainKernel(VectorEnv):
         ``standing`` per side, whether the match ended, and then the outcome of ``keys`` (the
         rules' match_keys, signed: larger is better); return that outcome (0: the match goes on)."""
         match_over = self.match_over[tables]
-        outcome = np.where(match_over[:, None], self._outcome(keys), 0.0)
+        outcome = np.zeros(keys.shape, np.float64)
+        over = np.flatnonzero(match_over)
+        if over.size:  # (most rounds end no match: their outcomes are never ranked)
+            outcome[over] = self._outcome(keys[over])
         self.round_standing[tables] = standing
         self.round_match_over[tables] = match_over
         self.round_outcome[tables] = outcome
         return outcome
+
+    def _index_deals(self, tables: np.ndarray, order: np.ndarray) -> np.ndarray:
+        """Read the deals ``order`` (int64[K, T]) of ``tables`` for their draws, once a round
+        rather than at every draw: ``_dealt_before`` (a running sum of the tiles' bits, distinct:
+        their union) and ``_suit_places`` (per value, its tiles' place bits: a seat's forced
+        draws are then a lowest set bit); returns the tables' ``_dealt_before`` rows."""
+        K, T, V = len(tables), self._T, self._V
+        before = np.zeros((K, T + 1), np.int64)
+        np.cumsum(self._bit.take(order), axis=1, out=before[:, 1:])
+        self._dealt_before[tables] = before
+        if not self._places:  # (the places game's draws read the tiles that fit one by one)
+            place_bit = np.empty((K, T), self._place_bits.dtype)  # tile -> its place's bit
+            at = (order + self._row_starts[:K, None]).reshape(-1)  # (flat: a third faster than 2-D)
+            place_bit.reshape(-1)[at] = np.tile(self._place_bits, K)
+            self._suit_places[tables, :V] = place_bit @ self._carries
+        return before
 
     def _needs_lot(self, orders: np.ndarray, opens: np.ndarray) -> np.ndarray:
         """Which deals (int64[K, T], where ``opens``) draw the leader by lot: an opening round
@@ -1131,11 +1199,14 @@ class ChainKernel(VectorEnv):
         if self._opening_rank is None:
             return opens.copy()
         dealt = orders[:, : self.num_players * self._hand_size]
-        return opens & (self._opening_rank[dealt].min(axis=1) >= self._T)
+        return opens & (self._opening_rank.take(dealt).min(axis=1) >= self._T)
 
     def _outcome(self, keys: np.ndarray) -> np.ndarray:
         """Per side, the rules' outcome of ``keys`` (larger is better): rank k of D pays
-        1 - 2(k-1)/(D-1), ties sharing the mean rank."""
+        1 - 2(k-1)/(D-1), ties sharing the mean rank (two sides: 1 and -1, or 0 and 0)."""
+        if keys.shape[1] == 2:  # (the same floats: +0.0 for a tie, as 1 - 2 * 0.5)
+            ahead = np.sign(keys[:, 0] - keys[:, 1])
+            return np.stack([ahead, -ahead], axis=1).astype(np.float64)
         better = (keys[:, None, :] > keys[:, :, None]).sum(axis=2)
         tied = (keys[:, None, :] == keys[:, :, None]).sum(axis=2)
         rank = better + (tied + 1) / 2
@@ -1156,8 +1227,9 @@ class ChainKernel(VectorEnv):
             order, lots = self._dealer.deal(tables, new_match, *seeds)
         n, size = self.num_players, self._hand_size
         dealt = order[:, : n * size]
-        self.hands[tables] = self._bit[dealt].reshape(len(tables), n, size).sum(axis=2)  # (distinct bits)
         self.order[tables] = order
+        before = self._index_deals(tables, order)
+        self.hands[tables] = np.diff(before[:, : n * size + 1 : size], axis=1)  # (between two hands' starts)
         self.drawn[tables] = n * size
         # The opening (``opening``): a new match's round, or every round where the rules say so,
         # is led by the holder of the first dealt tile of ``opens.order``, which it must lead;
@@ -1166,12 +1238,13 @@ class ChainKernel(VectorEnv):
         leader, required = self.leader[tables], np.full(len(tables), -1, np.int64)
         opens = new_match | self._every_round
         if self._opening_rank is not None and opens.any():
-            ranks = self._opening_rank[dealt[opens]]
-            first = ranks.argmin(axis=1)
-            named = ranks[np.arange(len(first)), first] < self._T
             at = np.flatnonzero(opens)
-            required[at[named]] = dealt[at[named], first[named]]
-            leader[at[named]] = first[named] // size
+            ranks = self._opening_rank.take(dealt.take(at, axis=0))
+            first = ranks.argmin(axis=1)
+            named = np.flatnonzero(ranks.min(axis=1) < self._T)
+            at, first = at[named], first[named]
+            required[at] = order.reshape(-1).take(at * self._T + first)
+            leader[at] = first // size
         if lots is not None:  # (redealt: the last leader leads again)
             leader = np.where(lots >= 0, lots, leader)
         self.current[tables] = self.leader[tables] = leader
@@ -1180,13 +1253,17 @@ class ChainKernel(VectorEnv):
         self.count[tables] = 0
         self.ends[tables] = self._V
         self.doubled[tables] = False
-        self.length[tables] = 0
-        self.spinner[tables] = -1
         self.passes[tables] = 0
         self.voids[tables] = 0
         self.scores[fresh] = 0
         self.match_over[fresh] = False
-        self.continuing[tables] = False
+        # (the arms' lengths, the spinner and a multi-tile turn stay at rest where the rules have none)
+        if self._lengths:
+            self.length[tables] = 0
+        if self._spinner is not Spinner.NONE:
+            self.spinner[tables] = -1
+        if self._continues:
+            self.continuing[tables] = False
         if self._remembered:
             self.remembered[fresh] = 0
             self.opened[fresh] = False
@@ -1221,78 +1298,96 @@ class ChainKernel(VectorEnv):
     def _legal_mask(self) -> np.ndarray:
         """bool[B, A]: the legal actions of each table's seat to move (a line game's)."""
         hand = self._flat_hands.take(self._seat_base + self.current)
-        leading = self.count == 0
         fits = hand[:, None] & self._suit.take(self.ends)  # [B, S] (no end: none fit)
-        lead_fits = np.where(self.required >= 0, hand & self._bit.take(np.maximum(self.required, 0)), hand)
-        fits[:, 0] = np.where(leading, lead_fits, fits[:, 0])
+        leads = np.flatnonzero(self.count == 0)  # (a lead goes in the east slot: the required tile, else any)
+        required, held = self.required.take(leads), hand.take(leads)
+        fits[leads, 0] = np.where(required >= 0, held & self._bit.take(np.maximum(required, 0)), held)
         if self._arms_first:  # Cross: while an open arm holds no tile, a seat that can start one must
             unstarted = (self.ends < self._V) & (self.length == 0)
             starts = _or_columns(np.where(unstarted, fits, 0)) != 0
             fits = np.where(starts[:, None] & ~unstarted, 0, fits)
-        # The plays (_placement_bits), then each double that fits an open end laid face down
-        # there (once a spinner is down: a few a table, set one by one), then ``stop`` while the
-        # seat is in a multi-tile turn.
-        if self._face_down or self._continues:
-            mask = np.zeros((len(hand), self.num_actions), bool)
-            plays = self._S * self._T
-            mask[:, :plays] = self._placement_bits(fits)
-            if self._face_down:
-                down = (hand[:, None] & self._double_bit.take(self.ends)) != 0
-                rows, slots = np.nonzero(down & (self.spinner >= 0)[:, None])
-                tiles = self._double_of.take(self.ends[rows, slots])
-                mask[rows, plays + tiles * self._S + slots] = True
-            if self._continues:
-                mask[:, self._stop] = self.continuing
-            return mask
-        return self._placement_bits(fits)
+        # The mask as a bit string a row (bit a: action a), unpacked once: the plays
+        # (_placement_words), then each double that fits an open end laid face down there (once
+        # a spinner is down: a few a table, set one by one), then ``stop`` while the seat is in a
+        # multi-tile turn.
+        S, W = self._S, self._mask_words
+        words = np.zeros((len(hand), W), np.int64)
+        self._placement_words(fits, words)
+        if self._face_down:
+            down = (hand[:, None] & self._double_bit.take(self.ends)) != 0
+            cells = np.flatnonzero(down & (self.spinner >= 0)[:, None])  # table * S + slot
+            action = S * self._T + self._double_of.take(self.ends.reshape(-1).take(cells)) * S + cells % S
+            np.bitwise_or.at(words.reshape(-1), cells // S * W + action // 64, np.left_shift(1, action % 64))
+        if self._continues:
+            self._put_bits(words, self.continuing, self._stop, 1)
+        mask = np.unpackbits(words.view(np.uint8), axis=1, count=self.num_actions, bitorder="little")
+        return mask.view(bool)
 
-    def _placement_bits(self, fits: np.ndarray) -> np.ndarray:
-        """bool[B, S*T]: action tile * S + slot set where ``fits`` (int64[B, S]: per slot, the
-        tiles that may be laid there; S = 2 or 4) holds the tile. Each slot's mask spread (bit
-        t to bit S*t), 64 // S tiles a word, the slots' words OR-ed together, one unpack."""
-        B, T, S = self.num_envs, self._T, self._S
-        per, words = self._per_word, np.empty((B, self._words), np.int64)
+    def _placement_words(self, fits: np.ndarray, words: np.ndarray) -> None:
+        """Set action tile * S + slot in the mask's bit string ``words`` where ``fits`` (int64[B,
+        S]: per slot, the tiles that may be laid there; S = 2 or 4) holds the tile: each slot's
+        mask spread (bit t to bit S*t), 64 // S tiles a word, the slots' words OR-ed together."""
+        per = self._per_word
         for w in range(self._words):
             part = (fits >> (per * w)) & ((1 << per) - 1) if self._words > 1 else fits
-            for _ in range(self._spreads):
-                part = _spread(part)
-            words[:, w] = _or_columns(part << np.arange(S))
-        return _bits(words, 64).reshape(B, -1)[:, : S * T].view(bool)
+            part = _spread(part, self._spread_by)
+            words[:, w] = part[:, 0]
+            for slot in range(1, self._S):  # (a scalar shift a slot: a broadcast one is slower)
+                words[:, w] |= part[:, slot] << slot
 
     def _observe(self, seat: np.ndarray, moving: bool) -> np.ndarray:
         """Each table's observation for ``seat`` (int64[B]), as the scalar encoder writes it;
-        ``moving``: that seat is the one to move (its phase flags shown). (Gathers go through
-        ``take`` on flat indices: a third of the cost of fancy indexing.)"""
-        B, T = self.num_envs, self._T
-        layout = self._layout
-        out = np.empty((B, self.observation_size), np.float32)  # (every block is written)
+        ``moving``: that seat is the one to move (its phase flags shown). The 0/1 blocks (hand,
+        table, ends, voids, phase) are laid in one bit string a row at their places, unpacked
+        and cast to float32 once with the whole row; the other blocks are then written over
+        their zeros. (Gathers go through ``take`` on flat indices: a third of the cost of fancy
+        indexing.)"""
+        B, T, V = self.num_envs, self._T, self._V
+        layout, put = self._layout, self._put_bits
+        words = np.zeros((B, self._obs_words), np.int64)
         hand = self._flat_hands.take(self._seat_base + seat)
-        if self._hand_then_table:  # (one unpack and one write for both)
-            seen = np.stack([hand, self.played], axis=1)
-            out[:, layout["hand"].start : layout["table"].stop] = _bits(seen, T).reshape(B, 2 * T)
-        else:
-            out[:, layout["hand"]] = _bits(hand, T)
-            out[:, layout["table"]] = _bits(self.played, T)
+        put(words, hand, layout["hand"].start, T)
+        put(words, self.played, layout["table"].start, T)
         live = (self._suit.take(self.ends) & ~self.played[:, None]) != 0
-        code = 4 * self.ends + 2 * self.doubled + live
-        out[:, layout["ends"]] = self._slot_rows.take(code.reshape(-1), axis=0).reshape(B, -1)
+        ends = self._slot_bits.take(4 * self.ends + 2 * self.doubled + live)  # [B, S]
+        self._put_fields(words, ends, layout["ends"].start, V + 4)
         others = self._seat_base[:, None] + self._others_from.take(seat, axis=0)  # next seat first
+        self._put_fields(words, self._flat_voids.take(others), layout["voids"].start, V)
+        if moving:  # the phase flags: lead, and continuing in a multi-tile turn (an idle seat's: 0)
+            put(words, self.count == 0, layout["phase"].start, 1)
+            if self._continues:
+                put(words, self.continuing, layout["phase"].start + 1, 1)
+        size = self.observation_size
+        out = np.unpackbits(words.view(np.uint8), axis=1, count=size, bitorder="little").astype(np.float32)
         out[:, layout["hand_sizes"]] = self._size_value.take(np.bitwise_count(self._flat_hands.take(others)))
         out[:, layout["boneyard"]] = self._stock_value.take(T - self.drawn)[:, None]
-        voids = self._flat_voids.take(others.reshape(-1))
-        out[:, layout["voids"]] = self._void_rows.take(voids, axis=0).reshape(B, -1)
         sides = self._side_base[:, None] + self._sides_from.take(seat, axis=0)
         out[:, layout["scores"]] = (
             self._flat_scores.take(sides) * self._score_scale
         )  # (float64, then float32)
-        lead = (self.count == 0) & moving  # the phase flags (an idle seat's: 0)
-        if self._continues:  # lead, continuing (in a multi-tile turn)
-            out[:, layout["phase"]] = np.stack([lead, self.continuing & moving], axis=1)
-        else:
-            out[:, layout["phase"]] = lead[:, None]
-        for block in self._blocks:  # the variant observer's blocks
-            out[:, layout[block]] = getattr(self, f"_block_{block}")(seat, moving)
+        for block in self._blocks:  # the variant observer's blocks, written over their zeros
+            getattr(self, f"_block_{block}")(out, layout[block], seat, moving)
         return out
+
+    @staticmethod
+    def _put_bits(words: np.ndarray, mask: np.ndarray, offset: int, width: int) -> None:
+        """OR ``mask`` (int64 or bool[B], below 2**width, width < 64) into the bit string
+        ``words`` (int64[B, W]) at bit ``offset``, across two words where it straddles them."""
+        word, at = divmod(offset, 64)
+        words[:, word] |= mask << at
+        if at + width > 64:
+            words[:, word + 1] |= mask >> (64 - at)
+
+    def _put_fields(self, words: np.ndarray, fields: np.ndarray, offset: int, width: int) -> None:
+        """:meth:`_put_bits` of the columns of ``fields`` (int64[B, F], each below 2**width),
+        one after another from bit ``offset``: as many side by side as fit 63 bits, put at once."""
+        F, together = fields.shape[1], 63 // width
+        for first in range(0, F, together):
+            count = min(together, F - first)
+            packed = fields[:, first]
+            for k in range(1, count):
+                packed = packed | fields[:, first + k] << (k * width)
+            self._put_bits(words, packed, offset + first * width, count * width)
 
     def legal_points(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """What each legal action of the seat to move scores at once, as the rules'
@@ -1307,14 +1402,21 @@ class ChainKernel(VectorEnv):
             )
         if self._lay_points == "count":
             return self._points_now()
-        rows, actions = np.nonzero(self._mask)
+        rows, actions = self._legal_actions()
         return rows, actions, np.zeros(len(rows), np.int64)
+
+    def _legal_actions(self) -> tuple[np.ndarray, np.ndarray]:
+        """(table, action) of every legal action the kept mask shows, in ``np.nonzero``'s order
+        (from its flat indices: ``nonzero``'s two index arrays cost several times as much)."""
+        assert self._mask is not None
+        flat = np.flatnonzero(self._mask)
+        rows = flat // self.num_actions
+        return rows, flat - rows * self.num_actions
 
     def _points_now(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """All Fives: (table, action, points) for each legal play of the seat to move: the count
         it would make where that is a multiple of 5, else 0."""
-        assert self._mask is not None
-        rows, actions = np.nonzero(self._mask)  # (a few legal plays a table: computed for those only)
+        rows, actions = self._legal_actions()  # (a few legal plays a table: computed for those only)
         tile, slot = self._action_tile.take(actions), self._action_slot.take(actions)
         values = self._end_values()
         at = rows * self._S + slot
@@ -1324,31 +1426,29 @@ class ChainKernel(VectorEnv):
         count = np.where(self.count.take(rows) == 0, self._pips.take(tile), count)
         return rows, actions, np.where(count % 5 == 0, count, 0)
 
-    def _block_points_now(self, seat: np.ndarray, moving: bool) -> np.ndarray:
+    def _block_points_now(self, out: np.ndarray, at: slice, seat: np.ndarray, moving: bool) -> None:
         """All Fives' ``points_now``: for the seat to move, the count each legal play would make
-        where it is a multiple of 5 (/20); an idle seat's zeros."""
-        out = np.zeros((self.num_envs, self.num_actions), np.float32)
+        where it is a multiple of 5 (/20), set at those plays only; an idle seat's zeros."""
         if moving:
             rows, actions, points = self._points_now()
-            out[rows, actions] = points * _POINTS_SCALE
-        return out
+            out.reshape(-1)[rows * out.shape[1] + at.start + actions] = points * _POINTS_SCALE
 
-    def _block_arm_started(self, seat: np.ndarray, moving: bool) -> np.ndarray:
+    def _block_arm_started(self, out: np.ndarray, at: slice, seat: np.ndarray, moving: bool) -> None:
         """Cross's ``arm_started``: per arm, it holds a tile beyond the lead."""
-        return (self.length > 0).astype(np.float32)
+        out[:, at] = self.length > 0
 
     def _per_seat(self, values: np.ndarray, seat: np.ndarray) -> np.ndarray:
         """[B, P]: each table's ``values`` (per seat) from ``seat`` on."""
         at = self._seat_base[:, None] + self._seats_from.take(seat, axis=0)
         return values.reshape(-1).take(at)
 
-    def _block_remembered(self, seat: np.ndarray, moving: bool) -> np.ndarray:
+    def _block_remembered(self, out: np.ndarray, at: slice, seat: np.ndarray, moving: bool) -> None:
         """Osel's ``remembered``: each seat's remembered points (/ the target), from ``seat`` on."""
-        return self._per_seat(self.remembered, seat) * self._score_scale
+        out[:, at] = self._per_seat(self.remembered, seat) * self._score_scale
 
-    def _block_opened(self, seat: np.ndarray, moving: bool) -> np.ndarray:
+    def _block_opened(self, out: np.ndarray, at: slice, seat: np.ndarray, moving: bool) -> None:
         """Osel's ``opened``: each seat's score is open, from ``seat`` on."""
-        return self._per_seat(self.opened, seat)
+        out[:, at] = self._per_seat(self.opened, seat)
 
     # --- places: players going out are skipped, live ends, no move may leave none --------------
 
@@ -1574,11 +1674,8 @@ class ChainKernel(VectorEnv):
             found = hits.reshape(-1).take(np.arange(K) * T + first)
             stop = np.where(found, first + 1, T)
             # the tiles drawn: the deal's tiles before ``stop`` less those before ``start``
-            # (distinct bits: a running sum is their union)
-            before = np.zeros((K, T + 1), np.int64)
-            np.cumsum(bits, axis=1, out=before[:, 1:])
-            row = np.arange(K) * (T + 1)
-            taken = before.reshape(-1).take(row + stop) - before.reshape(-1).take(row + start)
+            row = drawers * (T + 1)
+            taken = self._flat_before.take(row + stop) ^ self._flat_before.take(row + start)
             at = self._seat_base[drawers] + self.current[drawers]
             held = self._flat_hands.take(at) | taken
             self._flat_hands[at] = held
@@ -1642,14 +1739,14 @@ class ChainKernel(VectorEnv):
             outcome = self._outcome(-places)
         return self._round_rewards(done, scores - before, outcome)
 
-    def _block_places(self, seat: np.ndarray, moving: bool) -> np.ndarray:
+    def _block_places(self, out: np.ndarray, at: slice, seat: np.ndarray, moving: bool) -> None:
         """``places``: each seat's place / players (0 while in play), from ``seat`` on."""
-        return self._per_seat(self.places, seat) * (1.0 / self.num_players)
+        out[:, at] = self._per_seat(self.places, seat) * (1.0 / self.num_players)
 
-    def _block_metros(self, seat: np.ndarray, moving: bool) -> np.ndarray:
+    def _block_metros(self, out: np.ndarray, at: slice, seat: np.ndarray, moving: bool) -> None:
         """``metros``: each seat's uncleared Metros / the match target, from ``seat`` on."""
-        return self._per_seat(self.metros, seat) * self._score_scale
+        out[:, at] = self._per_seat(self.metros, seat) * self._score_scale
 
-    def _block_doubles_open(self, seat: np.ndarray, moving: bool) -> np.ndarray:
+    def _block_doubles_open(self, out: np.ndarray, at: slice, seat: np.ndarray, moving: bool) -> None:
         """``doubles_open``: the first double is down."""
-        return self.doubles_open[:, None].astype(np.float32)
+        out[:, at.start] = self.doubles_open
