@@ -31,6 +31,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+import torch
+
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
@@ -160,6 +162,7 @@ def main(argv: list[str] | None = None) -> int:
         help="only these points (0: the untrained network), e.g. the early ones while the run goes on",
     )
     args = parser.parse_args(argv)
+    torch.set_num_threads(1)  # one decision at a time: more threads only fight over the cores
     chosen = None if args.iterations is None else [i for i in args.iterations if i != 0]
     points = curve_points(args.run, chosen)
     last = max((args.run / "checkpoints").glob("iter_*.pt"))  # the run's last: --final-games

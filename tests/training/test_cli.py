@@ -139,6 +139,8 @@ def test_cli_trains_a_tiny_run(tmp_path: Path, capsys: pytest.CaptureFixture[str
 def test_ship_from_a_trained_run_exports_its_checkpoint_with_its_steps_and_time(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    import torch
+
     from tests.support.training_helpers import tiny_config
     from training.model import checkpoint
     from training.rl.train import Trainer
@@ -147,7 +149,13 @@ def test_ship_from_a_trained_run_exports_its_checkpoint_with_its_steps_and_time(
     latest = trainer.train(progress=False)
     agents = tmp_path / "agents"
     args = ["--agents-dir", str(agents), "--games", "2", "--opponents", "random", "--no-progress"]
-    assert main(["ship", "--from", str(trainer.run_dir), *args]) == 0
+    threads = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:  # the measuring acts with the config's threads (1), not torch's default
+        assert main(["ship", "--from", str(trainer.run_dir), *args]) == 0
+        assert torch.get_num_threads() == trainer.config.run.torch_threads == 1
+    finally:
+        torch.set_num_threads(threads)
     _, shipped = load_model(agents / "classic.pt")
     assert shipped == trainer.config and load_config(str(agents / "classic.yaml")) == trainer.config
     assert torch_equal_weights(agents / "classic.pt", latest)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 
+from training.cli.arguments import threads_argument
+
 
 def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> argparse.ArgumentParser:
     parser = subparsers.add_parser(
@@ -12,6 +14,7 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     parser.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1: this host)")
     parser.add_argument("--port", type=int, default=8000, help="port (default 8000)")
     parser.add_argument("--agents-dir", default="agents", help="where shipped agents are (default agents)")
+    threads_argument(parser)
     return parser
 
 

@@ -25,6 +25,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import torch
 import yaml
 
 from domino_env.agents import parse_search_name, parse_tier_name
@@ -69,6 +70,10 @@ def ship(
     final table is printed anyway)."""
     trained_run = None if source is None else from_run(source, config_path, overrides, measure_only or guided)
     config = trained_run[1] if trained_run is not None else load_config(str(config_path), overrides)
+    # the config's threads for the measuring too, not only the training: agents act one decision
+    # at a time, where torch's default threads fight over the cores (a hundred times slower on a
+    # busy machine)
+    torch.set_num_threads(config.run.torch_threads)
     for name in opponents:  # an unknown name fails here, before training (and before agents_dir)
         if name == POLICY and not guided:
             raise ConfigError("the opponent 'policy' (the shipped policy) is for --guided rows only")
