@@ -157,7 +157,11 @@ def test_ship_from_a_trained_run_exports_its_checkpoint_with_its_steps_and_time(
     finally:
         torch.set_num_threads(threads)
     _, shipped = load_model(agents / "classic.pt")
-    assert shipped == trainer.config and load_config(str(agents / "classic.yaml")) == trainer.config
+    assert shipped == trainer.config
+    reproduce = load_config(str(agents / "classic.yaml"))  # the run's config, in a folder of its own
+    assert reproduce.run.name == f"ship-{trainer.config.run_name}"
+    reproduce.run.name = trainer.config.run.name
+    assert reproduce == trainer.config
     assert torch_equal_weights(agents / "classic.pt", latest)
     with (agents / "results.csv").open() as handle:
         (row,) = csv.DictReader(handle)

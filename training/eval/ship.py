@@ -91,6 +91,7 @@ def ship(
     elif trained_run is not None:
         path, _, row = trained_run
         checkpoint.export(path, shipped)
+        config.run.name = f"ship-{config.run_name}"  # (its reproduction: never the trained run's folder)
         (folder / f"{variant}.yaml").write_text(yaml.safe_dump(config.to_dict(), sort_keys=False))
     else:
         config.run.name = config.run.name or f"ship-{config.run_name}"  # never a `train` run's folder
