@@ -517,7 +517,6 @@ class ChainKernel(VectorEnv):
         self._stock_value = (np.arange(T + 1) * (1.0 / T)).astype(np.float32)
         self._score_scale = 1.0 / rules.match_target
         self._reward_scale = self._sign / rules.match_target
-        self._void_rows = _bits(np.arange(1 << V), V).astype(np.float32)  # value mask -> V flags (torch)
         # An end's features by the code 4*value + 2*double + live (value V: no end, all zeros;
         # V + 1, a closed end: the closed flag only).
         width = V + 4
@@ -1034,8 +1033,9 @@ class ChainKernel(VectorEnv):
         counted[:, _NORTH:] &= self.length[:, _NORTH:] > 0
         return np.where(counted, self.ends << self.doubled, 0)  # (a double: twice the value)
 
-    def _open_values(self, tables: np.ndarray) -> np.ndarray:
-        return _or_columns(self._value_bit.take(self.ends[tables]))
+    def _open_values(self, ends: np.ndarray) -> np.ndarray:
+        """The values the ``ends`` (int64[K, S]: tables' ends) show, as a mask a table."""
+        return _or_columns(self._value_bit.take(ends))
 
     def _advance(self, tables: np.ndarray, playable: np.ndarray) -> np.ndarray:
         """Move ``tables``, whose seat to move holds nothing that fits (``playable``: the tiles
@@ -1064,7 +1064,7 @@ class ChainKernel(VectorEnv):
                 self._flat_hands[at] = self._flat_hands.take(at) | got
                 self.drawn[drawers] = stop
                 # (a draw sets the seat's voids to the values open: the rules')
-                self._flat_voids[at] = _or_columns(self._value_bit.take(ends))
+                self._flat_voids[at] = self._open_values(ends)
                 left = ~found  # the boneyard ran out before a tile fitted: that seat passes
                 tables = np.concatenate([tables[~can], drawers[left]])
                 playable = np.concatenate([playable[~can], dplay[left]])
@@ -1073,7 +1073,7 @@ class ChainKernel(VectorEnv):
             if not tables.size:
                 break
             seat = self.current[tables]
-            self.voids[tables, seat] |= self._open_values(tables)
+            self.voids[tables, seat] |= self._open_values(self.ends[tables])
             self.passes[tables] += 1
             full = self.passes[tables] >= self.num_players
             blocked.append(tables[full])

@@ -356,10 +356,8 @@ class MaskedKernel(VectorEnv):
             put(chain._size_value, torch.float32),
             put(chain._stock_value, torch.float32),
         )
-        self._void_rows, self._slot_rows = (
-            put(chain._void_rows, torch.float32),
-            put(chain._slot_rows, torch.float32),
-        )
+        voids = np.arange(1 << V)[:, None] >> np.arange(V) & 1  # value mask -> its V flags
+        self._void_rows, self._slot_rows = put(voids, torch.float32), put(chain._slot_rows, torch.float32)
         if self._counts:  # points_now's floats, read by (the end's value, the other ends' count)
             # (the other ends' count is below R: an end counts at most a double's 2 * (V - 1))
             self._rest_values = R = 2 * (S - 1) * (V - 1) + 1
