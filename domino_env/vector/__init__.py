@@ -37,8 +37,8 @@ The kernels: ``"chain"`` (:class:`~domino_env.vector.chain.ChainKernel`), the ta
 Classic, All Fives, Cross, Blitz, Osel and Metro.
 
 ``"torch"`` (:class:`~domino_env.vector.masked.MaskedKernel`, never chosen by ``"auto"``) steps
-Classic's and All Fives' tables in torch tensors under masks, on ``device`` (``"cpu"``, the default, or
-``"cuda"``), bit for bit as the chain kernel; any other table is refused (ValueError saying what
+the same six games' tables in torch tensors under masks, on ``device`` (``"cpu"``, the default,
+or ``"cuda"``), bit for bit as the chain kernel; any other table is refused (ValueError saying what
 it plays). Its ``reset_tensors`` and ``step_tensors`` keep the outputs on the device for a GPU
 learner. torch is optional (``pip install 'domino-env[train]'``): it is imported only when this
 backend is asked for. ``device`` is this backend's option only.

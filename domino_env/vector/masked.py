@@ -1,5 +1,5 @@
-"""Classic's, Blitz's, All Fives' and Osel's tables stepped together in torch tensors, every
-table under masks: the backend ``"torch"``.
+"""Classic's, Blitz's, All Fives', Osel's, Cross's and Domino-Metro's tables stepped together in
+torch tensors, every table under masks: the backend ``"torch"``.
 
 **Why a second kernel.** :class:`~domino_env.vector.chain.ChainKernel` is written for the CPU:
 a step picks the tables that need work (the stuck seats, the ended rounds) with
@@ -13,7 +13,7 @@ and on a CUDA device. Tile masks are int64 (at most 62 tiles, bit 63 never set),
 uint64 lacks shifts, addition and ``max``; :func:`_popcount` stands in for the popcount torch
 lacks.
 
-**What it plays.** Four games, each a set of the rules' declared parts (``_GAMES``, known by
+**What it plays.** Six games, each a set of the rules' declared parts (``_GAMES``, known by
 identity as the chain kernel knows them): Classic's (no spinner, no scoring while laying,
 penalty pips to the winner's opponents, the lowest double opening, the winner leading the next
 round); Blitz's (Classic's, the fewest pips opening, and a turn that lays on after any tile but
@@ -21,26 +21,41 @@ the round's first until the seat plays ``stop`` or nothing more fits, shown by t
 ``continuing``); All Fives' (the first double a spinner whose north and south arms open once
 both its sides hold a tile, the open ends' count scored as it comes when a multiple of 5,
 reaching the target there ending the match, the winner scoring the others' pips to the nearest
-5, a lot for the first leader, the ``points_now`` observation block); and Osel's (the first
+5, a lot for the first leader, the ``points_now`` observation block); Osel's (the first
 double a spinner opening all four arms at once, a turn laying on after each double, a double
 laid face down closing its end once the spinner is down, the lowest double but 0-0 opening,
 the last layer leading the next round, each seat's penalty pips (a lone 0-0: 10) remembered
 until more than 12 in a round open its score, a seat going out losing what it remembered, the
-``remembered`` and ``opened`` observation blocks). Each on 2-4 players (partners at 4 where
-the variant has them), draw or block where the variant offers it, one round or a whole match
-an episode, ``reward="outcome"`` or ``"points"``, any set up to 62 tiles: the tables
-:meth:`MaskedKernel.supports` accepts; anything else is refused with a ValueError. The parts a
-game lacks cost nothing: ``__init__`` reads which it has (a spinner and when its arms open, the
-count, the rounding to 5, the multi-tile turn, the face-down doubles, the remembered points,
-the last layer leading) and the step skips the others' code. Its lookups (the encoder's
-floats, the tiles' halves and pips) are a one-table ChainKernel's own, so its outputs are the
-chain kernel's bit for bit (``tests/env/test_vector_masked.py`` steps both side by side).
+``remembered`` and ``opened`` observation blocks); Cross's (Classic's penalties with every tile
+dealt, the highest double opening every round as a spinner whose four arms open at once, a
+seat that can start an empty arm made to start one, the ``arm_started`` block); and
+Domino-Metro's, the places game of :mod:`domino_env.rules.places`, in a step of its own
+(``_play_places``, as the chain kernel's ``_step_places``): 2 + max_pip ends, a later double
+laid open opening a new end of its value or face down closing its end, an end whose value is
+used up closed at once, the line read per value (``_places_line``: the tiles that fit a live
+end, those whose move would leave none) so that such a Metro move is offered only where
+nothing else is and the boneyard is empty, a seat going out taking the next place and being
+skipped, the game ending at a dead line or with one seat left holding tiles, the holders
+placed by pips (a lone 0-0: 10) and the Metro maker last, the last place paying (a Metro its
+penalty, a domino-Metro at 3 players clearing its maker's Metros) and leading the next game,
+the ``places``, ``metros`` and ``doubles_open`` blocks. Each on the tables its variant offers:
+2-4 players (partners at 4 where the variant has them; Cross 4, Metro 2 or 3), draw or block
+where it offers both, one round or a whole match an episode, ``reward="outcome"`` or
+``"points"``, any set up to 62 tiles: the tables :meth:`MaskedKernel.supports` accepts;
+anything else is refused with a ValueError. The parts a game lacks cost nothing: ``__init__``
+reads which it has (a spinner and when its arms open, the count, the rounding to 5, the
+multi-tile turn, the face-down doubles, the remembered points, the last layer leading, the
+arms to start, the places game) and the step skips the others' code. Its lookups (the
+encoder's floats, the tiles' halves and pips, the places game's value-mask tables) are a
+one-table ChainKernel's own, so its outputs are the chain kernel's bit for bit
+(``tests/env/test_vector_masked.py`` steps both side by side).
 
 **The host's part.** Deals come from the chain kernel's
 :class:`~domino_env.vector.dealing.Dealer` on the host (numpy's Generators, replayed in arrays),
-as they must to be the scalar env's; so do All Fives' lots for a match's first leader. So each
-step reads back one small array, per table whether its round and its episode ended and whether
-its action was legal: the step's only host sync. Where rounds ended the host deals them and
+as they must to be the scalar env's; so do the lots for a match's first leader (All Fives',
+and Metro's where a deal holds no double from 1-1 up). So each step reads back one small
+array, per table whether its round and its episode ended and whether its action was legal: the
+step's only host sync. Where rounds ended the host deals them and
 copies those K rows (the shuffle, the hands, the opening: int64) to the device in one transfer;
 every other change of a new deal is a mask over all rows. The tables' state is
 never written in place: each step builds new tensors, so an illegal action (found in that sync)
@@ -55,7 +70,7 @@ Snapshots hold numpy arrays: one taken on a GPU restores on the CPU and back.
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, NoReturn
+from typing import Any, ClassVar, NamedTuple, NoReturn
 
 import numpy as np
 import torch
@@ -67,9 +82,11 @@ from domino_env.rules.parts import (
     after_a_double,
     after_the_opening_tile,
     last_layer_leads,
+    next_deal_decides,
     score_the_count,
     winner_leads,
 )
+from domino_env.rules.places import PlacesRules, last_place_leads
 from domino_env.rules.table import TableRules
 from domino_env.vector.base import Info, VectorEnv, base_seed, checked_actions, episode_seeds
 from domino_env.vector.chain import _LEAD, _NORTH, _POINTS_SCALE, ChainKernel
@@ -79,9 +96,9 @@ Tensor = torch.Tensor
 Tensors = dict[str, Tensor]
 
 PLAYS = (
-    "Classic's, Blitz's, All Fives' and Osel's tables: 2-4 players (partners at 4 where the "
-    "variant has them), draw or block where it offers both, a round or a match an episode, "
-    "outcome or points rewards, at most 62 tiles"
+    "Classic's, Blitz's, All Fives', Osel's, Cross's and Domino-Metro's tables: 2-4 players "
+    "(partners at 4 where the variant has them; Cross 4, Metro 2 or 3), draw or block where it "
+    "offers both, a round or a match an episode, outcome or points rewards, at most 62 tiles"
 )
 # The games the kernel plays: each one's parts (the rules' class attributes), by identity. A
 # table must have one game's parts, every one: any other part, or a mix, is refused.
@@ -111,19 +128,38 @@ _GAMES: dict[str, dict[str, Any]] = {
         "continues_turn": after_a_double,
         "leads_next": last_layer_leads,
     },
+    "Cross": {
+        **_CLASSIC,
+        "spinner": Spinner.AT_ONCE,
+        "placements": ChainRules.arms_first,
+        "leads_next": next_deal_decides,
+    },
+    # (the places game: the chain kernel's supports has checked every part PlacesRules declares)
+    "Metro": {
+        **_CLASSIC,
+        "seat_after": PlacesRules.skip_players_out,
+        "lay_scoring": PlacesRules.score_lay,
+        "score_round": PlacesRules.score_round,
+        "placements": PlacesRules.placements,
+        "leads_next": last_place_leads,
+    },
 }
-_NAMES = "Classic's, Blitz's, All Fives' or Osel's"  # (_GAMES in the refusals' words)
+_NAMES = "Classic's, Blitz's, All Fives', Osel's, Cross's or Metro's"  # (_GAMES in the refusals' words)
 # The observation blocks the kernel writes, in order: the chain encoder's (``phase`` one flag,
 # or two with a multi-tile turn: lead, continuing), then All Fives' points_now where the count
-# scores, Osel's remembered and opened where penalties are remembered.
+# scores, Osel's remembered and opened where penalties are remembered, Cross's arm_started
+# where the arms must be started, Metro's places, metros and doubles_open in the places game.
 _BLOCKS = ("hand", "table", "ends", "hand_sizes", "boneyard", "voids", "scores", "phase")
 _COUNT_BLOCKS = ("points_now",)
 _REMEMBERED_BLOCKS = ("remembered", "opened")
+_ARM_BLOCKS = ("arm_started",)
+_PLACES_BLOCKS = ("places", "metros", "doubles_open")
 # The tables' state (the chain kernel's arrays of the same names and dtypes), on the device;
 # the others only where the rules have their parts: a spinner's, a multi-tile turn's (the seat
-# to move laid a tile this turn), the remembered penalties'. (Not the chain kernel's
-# ``last_layer``: a round ends in the step of its last tile, or of a ``stop`` after it, so
-# the last layer is that step's seat.)
+# to move laid a tile this turn), the remembered penalties', the places game's (per seat its
+# place, its uncleared Metros and their points; the ends in use, the first double down).
+# (Not the chain kernel's ``last_layer``: a round ends in the step of its last tile, or of a
+# ``stop`` after it, so the last layer is that step's seat.)
 _TABLES = (
     "hands",
     "order",
@@ -144,6 +180,7 @@ _TABLES = (
 _SPINNER_TABLES = ("length", "spinner", "depth", "spin_value")
 _TURN_TABLES = ("continuing",)
 _REMEMBERED_TABLES = ("remembered", "opened")
+_PLACES_TABLES = ("places", "metros", "metro_points", "used", "doubles_open")
 _TIE_KEY = 1 << 32  # a round's key: the winner's side first, then the score change
 
 
@@ -183,6 +220,22 @@ def _or_columns(masks: Tensor) -> Tensor:
     return out
 
 
+class _PlacesLine(NamedTuple):
+    """What each table's line offers in the places game, whoever holds the tiles: the chain
+    kernel's ``_Line`` (its fields' meanings), as int64[B] tensors (tile masks but ``shown``,
+    ``low`` and ``high``, value masks): :meth:`MaskedKernel._places_line`."""
+
+    fit: Tensor
+    fine: Tensor
+    shown: Tensor
+    low: Tensor
+    high: Tensor
+    low_metro: Tensor
+    high_metro: Tensor
+    down: Tensor
+    down_metro: Tensor
+
+
 def _points_table(chain: ChainKernel, R: int) -> np.ndarray:
     """float32[(V + 1) * R + 1, T]: All Fives' ``points_now`` of each tile laid on an end
     showing v (row v * R + r, r: the other ends' count, below R), as the chain kernel writes it
@@ -220,9 +273,9 @@ def _host(tensor: Tensor) -> np.ndarray:
 
 
 class MaskedKernel(VectorEnv):
-    """B Classic, Blitz, All Fives or Osel tables in torch tensors on ``device``, every table
-    under masks (the module docstring); built as the scalar env would be (``name`` and
-    ``options`` as :func:`domino_env.make`'s)."""
+    """B Classic, Blitz, All Fives, Osel, Cross or Metro tables in torch tensors on ``device``,
+    every table under masks (the module docstring); built as the scalar env would be (``name``
+    and ``options`` as :func:`domino_env.make`'s)."""
 
     backend = "torch"
     _ENV_OPTIONS: ClassVar[tuple[str, ...]] = ("episode", "illegal_action", "render_mode")
@@ -230,7 +283,9 @@ class MaskedKernel(VectorEnv):
     @classmethod
     def supports(cls, rules: TableRules[Any], env_options: dict[str, Any]) -> str | None:
         """None if this kernel plays ``rules``' tables with ``env_options`` exactly, else why not:
-        the chain kernel must play them, with one game's parts (``_GAMES``)."""
+        the chain kernel must play them, with one game's parts (``_GAMES``). Any opening the
+        chain kernel deals is dealt here too (an order's first dealt tile in a match's first
+        round or every round, else a lot)."""
         refusal = ChainKernel.supports(rules, env_options)
         if refusal is not None:
             return refusal
@@ -244,14 +299,6 @@ class MaskedKernel(VectorEnv):
                 )
         if not any(all(own[part] is value for part, value in game.items()) for game in _GAMES.values()):
             return f"{rules.name} mixes the parts of different games ({_NAMES})"
-        opens, dealt = kind.opens, rules.num_players * rules.hand_size
-        if opens.every_round or (
-            opens.order is not None and rules.tile_set.size - len(opens.order(rules.tile_set)) >= dealt
-        ):
-            return (
-                f"{rules.name} opens otherwise than the games the torch kernel plays (the first "
-                "round by an order of which every deal holds a tile, or by lot)"
-            )
         return None
 
     def __init__(self, name: str, num_envs: int, device: str | torch.device = "cpu", **options: Any) -> None:
@@ -264,6 +311,8 @@ class MaskedKernel(VectorEnv):
                 _BLOCKS
                 + (_COUNT_BLOCKS if kind.lay_scoring is score_the_count else ())
                 + (_REMEMBERED_BLOCKS if kind.score_round is RememberedPenaltyRules.score_round else ())
+                + (_ARM_BLOCKS if kind.placements is ChainRules.arms_first else ())
+                + (_PLACES_BLOCKS if kind.seat_after is PlacesRules.skip_players_out else ())
             )
             if tuple(probe.observation_layout) != blocks:
                 refusal = f"{name} has observation blocks of its own"
@@ -287,7 +336,8 @@ class MaskedKernel(VectorEnv):
         # opening at once, or after its sides), the count scored while laying, the round's pips
         # rounded to 5, a multi-tile turn (laying on after any tile but the first, or after a
         # double) with its ``stop`` action (-1: none), doubles laid face down, the last layer
-        # leading the next round, the remembered penalties.
+        # leading the next round, the remembered penalties, Cross's arms to start, the places
+        # game (its own step: _play_places), and an opening every round (Cross's).
         self._spinner = kind.spinner is not Spinner.NONE
         self._at_once = kind.spinner is Spinner.AT_ONCE
         self._counts = kind.lay_scoring is score_the_count
@@ -299,11 +349,15 @@ class MaskedKernel(VectorEnv):
         self._last_layer_leads = kind.leads_next is last_layer_leads
         self._remembered = kind.score_round is RememberedPenaltyRules.score_round
         self._blank_bit = chain._blank_bit  # (remembered penalties: a lone 0-0 counts LONE_BLANK)
+        self._arms_first = kind.placements is ChainRules.arms_first
+        self._places = kind.seat_after is PlacesRules.skip_players_out
+        self._every_round = bool(kind.opens.every_round)
         self._names = (
             _TABLES
             + (_SPINNER_TABLES if self._spinner else ())
             + (_TURN_TABLES if self._continues else ())
             + (_REMEMBERED_TABLES if self._remembered else ())
+            + (_PLACES_TABLES if self._places else ())
         )
         # The actions: tile * S + slot face up, then (face-down doubles) T * S more laid face
         # down, then ``stop`` (whose tile T lays nothing): the tile is action // S, less T from
@@ -341,11 +395,19 @@ class MaskedKernel(VectorEnv):
         self._suit, self._value_bit = put(chain._suit), put(chain._value_bit)
         if self._face_down:  # value -> its double's bit (no end, a closed end: 0); a closed end
             self._double_bit, self._closed = put(chain._double_bit), chain._closed
-        # The mask's int64 words: action tile * S + slot at bit S*t + slot, 64 // S tiles a word
-        # (each slot's mask spread once for S = 2, twice for S = 4); the face-down actions the
-        # same, in words of their own; ``stop`` the bit after the plays of the last words.
-        self._per_word, self._spreads = 64 // S, {2: 1, 4: 2}[S]
-        self._words = -(-(S * T + self._continues) // 64)
+        if self._places:  # the chain kernel's value-mask lookups (_init_places), and the scoring's
+            self._pair_tiles, self._suits_in = put(chain._pair_tiles), put(chain._suits_in)
+            self._doubles_in = put(chain._doubles_in)
+            self._low_value, self._high_value = put(chain._low_value), put(chain._high_value)
+            self._penalty, self._lone_zero = chain._penalty, chain._lone_zero
+            self._value_suits, self._value_bits = self._suit[:V], self._value_bit[:V]  # (value v < V's)
+        else:
+            # The mask's int64 words: action tile * S + slot at bit S*t + slot, 64 // S tiles a
+            # word (each slot's mask spread once for S = 2, twice for S = 4); the face-down
+            # actions the same, in words of their own; ``stop`` the bit after the plays of the
+            # last words. (The places game's S ends, 2 + max_pip, unpack slot by slot instead.)
+            self._per_word, self._spreads = 64 // S, {2: 1, 4: 2}[S]
+            self._words = -(-(S * T + self._continues) // 64)
         bits = (np.arange(256)[:, None] >> np.arange(8)) & 1  # each byte's bits
         self._byte_flags, self._byte_floats = put(bits, torch.bool), put(bits, torch.float32)
         nbytes = -(-T // 8)  # the bytes of a mask that hold tiles, and each byte's pips
@@ -402,11 +464,20 @@ class MaskedKernel(VectorEnv):
                 remembered=put(np.zeros((B, n), np.int64)),
                 opened=put(np.zeros((B, n), bool), torch.bool),
             )
+        if self._places:  # per seat: its place, its Metros and their points; the ends in use
+            self._empty.update(
+                places=put(np.zeros((B, n), np.int64)),
+                metros=put(np.zeros((B, n), np.int64)),
+                metro_points=put(np.zeros((B, n), np.int64)),
+                used=self._no_passes,
+                doubles_open=self._nowhere,
+            )
         self._tables = self._empty
         self._episodes = np.zeros(B, np.int64)  # (the seeds' business: on the host)
         self._base = 0
-        # The chain kernel's rule for which deals draw a lot (a first round with no order).
-        self._dealer = Dealer(B, T, rules.shuffled_tiles, n, chain._needs_lot, False)
+        # The chain kernel's rule for which deals draw a lot (an opening round with no tile of
+        # the order dealt, or no order).
+        self._dealer = Dealer(B, T, rules.shuffled_tiles, n, chain._needs_lot, self._every_round)
         self._mask: Tensor | None = None
 
     # --- the interface: numpy --------------------------------------------------------------
@@ -528,19 +599,24 @@ class MaskedKernel(VectorEnv):
         """Play ``action`` (int64[B] on the device) at every table; where one is illegal raise
         (:meth:`_refuse` of ``given``) and change nothing. Until the sync says so, an illegal
         row plays its first legal action instead: the step then reads no lookup out of range
-        (on a GPU, a device-side assert)."""
+        (on a GPU, a device-side assert). The places game's line, as the step left it, goes on to
+        the next mask."""
         mask = self._dealt("step")
         in_range = (action >= 0) & (action < self.num_actions)
         legal = in_range & mask.gather(1, torch.where(in_range, action, 0)[:, None]).squeeze(1)
         stand_in = mask.max(dim=1).indices  # (every table has a legal action)
-        tables, over, done, reward, outcome = self._play(self._tables, torch.where(legal, action, stand_in))
+        chosen, line = torch.where(legal, action, stand_in), None
+        if self._places:
+            tables, over, done, reward, outcome, line = self._play_places(self._tables, chosen)
+        else:
+            tables, over, done, reward, outcome = self._play(self._tables, chosen)
         flags = _host(torch.stack([over, done, ~legal]))  # the step's one host sync
         if flags[2].any():
             self._refuse(given)
         side_scores = tables["scores"].clone()  # (before the deal: a new match zeroes them)
         self._episodes += flags[1]
         self._tables = self._deal(tables, flags[0], flags[1], over, done)
-        obs, mask = self._outputs()
+        obs, mask = self._outputs(line)
         info = {
             "player": self._tables["current"].clone(),
             "round_over": over,
@@ -649,8 +725,15 @@ class MaskedKernel(VectorEnv):
         tables.update(hands=hands, scores=scores, match_over=match_over)
         scored, keys = self._score(tables, seat, over, blocked)
         tables.update(scored)
+        tables.update(drawn=drawn, current=current, passes=passes, voids=voids)
+        return tables, over, *self._pay(t, tables, over, keys)
+
+    def _pay(self, t: Tensors, tables: Tensors, over: Tensor, keys: Tensor) -> tuple[Tensor, Tensor, Tensor]:
+        """What the ended rounds (``over``) pay, the tables ``t`` before the step and ``tables``
+        after it (``keys``: each side's, the rules' round or match keys, larger better): per
+        table whether its episode ended, every seat's reward and its episode outcome (0 where
+        none ended): the chain kernel's _round_rewards, over every row."""
         scores, match_over = tables["scores"], tables["match_over"]
-        # What the ended rounds pay (the chain kernel's _round_rewards, over every row).
         if self._round_episode:
             done = over.clone()  # (``over`` is handed out too, as round_over)
             outcome = self._outcome(keys)
@@ -663,8 +746,7 @@ class MaskedKernel(VectorEnv):
             reward = (gained * self._reward_scale + 0.0)[:, self._side_of]
         else:
             reward = by_seat
-        tables.update(drawn=drawn, current=current, passes=passes, voids=voids)
-        return tables, over, done, reward.to(torch.float32), by_seat
+        return done, reward.to(torch.float32), by_seat
 
     def _spin(
         self, t: Tensors, grows: Tensor, lead: Tensor, slot: Tensor, double: Tensor, lo: Tensor
@@ -772,15 +854,241 @@ class MaskedKernel(VectorEnv):
         at = ((hands[..., None] >> self._byte_shifts[: len(self._byte_base)]) & 255) + self._byte_base
         return torch.take(self._byte_pips, at).sum(dim=-1)
 
+    # --- the places game (Metro) -------------------------------------------------------------
+
+    def _play_places(
+        self, t: Tensors, action: Tensor
+    ) -> tuple[Tensors, Tensor, Tensor, Tensor, Tensor, _PlacesLine]:
+        """:meth:`_play` in the places game (the chain kernel's ``_step_places``), and the line
+        the step left (:meth:`_places_line`; the draws and passes leave it as it is, and the
+        next mask reads it)."""
+        T, S = self._T, self._S
+        seat = t["current"]
+        tile, slot = action // S, action % S  # (face down: T * S on)
+        down = tile >= T
+        tile = torch.where(down, tile - T, tile)
+        bit = torch.take(self._bit, tile)
+        hand = t["hands"].gather(1, seat[:, None]).squeeze(1) & ~bit
+        at_seat = self._seats == seat[:, None]
+        hands = torch.where(at_seat, hand[:, None], t["hands"])
+        lo, hi, double = (
+            torch.take(self._lo, tile),
+            torch.take(self._hi, tile),
+            torch.take(self._is_double, tile),
+        )
+        lead = t["count"] == 0
+        played = t["played"] | bit
+        # Lay: the tile's other half shows at its end, or the end closes (the tile face down, or
+        # that value used up); a double laid open once the first double is down also opens an
+        # end of its value (the same) at the first unused slot. The lead makes the east (its
+        # high half) and west ends.
+        inner = t["ends"].gather(1, slot[:, None]).squeeze(1)
+        outer = torch.where(lead, 0, lo + hi - inner)  # (a lead's slot shows no value yet)
+        used_up = (torch.take(self._suit, outer) & ~played) == 0
+        shows = torch.where(down | used_up, self._closed, outer)[:, None]
+        laid = (self._slots == slot[:, None]) & ~lead[:, None]
+        opened = ~lead & ~down & double & t["doubles_open"]
+        new_end = (self._slots == t["used"][:, None]) & opened[:, None]
+        ends = torch.where(laid | new_end, shows, t["ends"])
+        doubled = torch.where(laid, double[:, None], t["doubled"]) | new_end
+        leading = lead[:, None]
+        ends = torch.where(leading, torch.cat([torch.stack([hi, lo], dim=1), ends[:, 2:]], dim=1), ends)
+        doubled = torch.where(leading & self._east_west, double[:, None], doubled)
+        tables = {
+            **t,
+            "hands": hands,
+            "played": played,
+            "count": t["count"] + 1,
+            "ends": ends,
+            "doubled": doubled,
+            "used": torch.where(lead, 2, t["used"] + opened),
+            "doubles_open": t["doubles_open"] | double,
+        }
+        line = self._places_line(tables)
+        # A seat going out takes the next place. The game ends with no live end left (an open
+        # double blocks it; else the mover made a Metro, or going out a domino-Metro), or with
+        # one seat left holding tiles; elsewhere the next seat holding tiles moves on.
+        out = hand == 0
+        dead = line.fit == 0
+        next_place = 1 + (t["places"] > 0).sum(dim=1, keepdim=True)
+        places = torch.where(out[:, None] & at_seat, next_place, t["places"])
+        maker = torch.where(dead & ~out & ~opened, seat, -1)
+        cleared = torch.where(dead & out & ~opened, seat, -1)
+        over = dead | (out & ((hands != 0).sum(dim=1) <= 1))
+        current = torch.where(over, seat, self._skip_out(hands, seat))
+        hands, current, drawn, voids, passes, blocked = self._advance_places(
+            tables, hands, current, ~over, line
+        )
+        over = over | blocked
+        tables.update(hands=hands, current=current, drawn=drawn, voids=voids, passes=passes, places=places)
+        scored, keys = self._end_places(tables, over, maker, cleared)
+        tables.update(scored)
+        done, reward, outcome = self._pay(t, tables, over, keys)
+        return tables, over, done, reward, outcome, line
+
+    def _places_line(self, t: Tensors) -> _PlacesLine:
+        """What each table's line offers in the places game, whoever holds the tiles (the chain
+        kernel's ``_places_line``, where its reasons are), read per value: the values the open
+        ends show (and those two ends show), the live ones (a tile of theirs off the table), the
+        tiles that fit a live end; per extreme live value (the lowest, the highest: only they
+        may have such tiles, only while at most two values are live) the tiles whose placement
+        on an end of it leaves no live end; the doubles that may go face down, and those of
+        them that leave no live end."""
+        V, played, doubles_open = self._V, t["played"], t["doubles_open"]
+        shown = torch.take(self._value_bit, t["ends"])  # (closed and unused ends: 0)
+        seen, many = shown[:, 0], self._no_passes
+        for s in range(1, self._S):
+            many = many | (seen & shown[:, s])
+            seen = seen | shown[:, s]
+        left = _popcount(self._value_suits & ~played[:, None])  # [B, V] each value's tiles left
+        single = torch.where(left == 1, self._value_bits, 0).sum(dim=1)  # (distinct bits)
+        live = seen & torch.where(left != 0, self._value_bits, 0).sum(dim=1)
+        fit = torch.take(self._suits_in, live) & ~played
+        count = _popcount(live)
+        lone = count == 1
+        # the values w whose last tile u-w leaves no live end: any other (u alone), the other
+        # live one (two live values), none (three)
+        partner = torch.where(lone, -1, torch.where(count == 2, live, 0))
+        on = []
+        for u in (torch.take(self._low_value, live), torch.take(self._high_value, live)):
+            bit, here = torch.take(self._value_bit, u), torch.take(self._suit, u) & fit
+            left_u = _popcount(here)
+            kept = ((many & bit) != 0) & (left_u >= 2)  # another end showing u stays live
+            tiles = torch.take(self._pair_tiles, (u << V) | (single & ~bit & partner))
+            first_double = ~doubles_open & lone & (left_u == 1)  # (its last tile: no new end)
+            tiles = tiles | torch.where(first_double, torch.take(self._double_bit, u), 0)
+            tiles = torch.where(kept, 0, tiles)
+            on.append((bit, tiles, kept, here & ~tiles))
+        (low, low_metro, low_kept, low_fine), (high, high_metro, _, high_fine) = on
+        fine = (fit & ~(low_metro | high_metro)) | low_fine | high_fine
+        down = torch.where(doubles_open, torch.take(self._doubles_in, live), 0)
+        down_metro = torch.where(lone & ~low_kept, down, 0)
+        return _PlacesLine(fit, fine, seen, low, high, low_metro, high_metro, down, down_metro)
+
+    def _skip_out(self, hands: Tensor, seat: Tensor) -> Tensor:
+        """The next seat after ``seat`` (int64[B]) still holding tiles (none: the next seat)."""
+        n = self.num_players
+        after, found = torch.take(self._next, seat), self._nowhere
+        for k in range(1, n):
+            other = (seat + k) % n
+            holds = (hands.gather(1, other[:, None]).squeeze(1) != 0) & ~found
+            after = torch.where(holds, other, after)
+            found = found | holds
+        return after
+
+    def _advance_places(
+        self, t: Tensors, hands: Tensor, current: Tensor, go: Tensor, line: _PlacesLine
+    ) -> tuple[Tensor, Tensor, Tensor, Tensor, Tensor, Tensor]:
+        """Forced draws and passes where ``go`` until the seat to move has a legal move (the
+        chain kernel's ``_advance_places``): a seat with no tile that fits a live end, or only
+        Metro moves while it holds two tiles or more and the boneyard has some, draws up to the
+        first tile with a move that leaves a live end (``line.fine``), all at once; with the
+        boneyard empty any tile that fits will do, and a seat with none passes: as many passes
+        in a row as seats holding tiles block the game. The tables' hands, seat to move, draws,
+        voids and passes after them, and which are blocked."""
+        T = self._T
+        drawn, voids, fit, shown = t["drawn"], t["voids"], line.fit, line.shown[:, None]
+        hand = hands.gather(1, current[:, None]).squeeze(1)
+        empty = drawn >= T
+        ok = ((hand & fit) != 0) & ((_popcount(hand) < 2) | ((hand & line.fine) != 0) | empty)
+        waiting = go & ~ok
+        drawer = waiting & ~empty
+        stock = torch.take(self._bit, t["order"])  # each tile's bit, in draw order
+        unread = self._tiles >= drawn[:, None]
+        found, first = (unread & ((stock & line.fine[:, None]) != 0)).max(dim=1)  # (max: the first)
+        stop = torch.where(found, first + 1, T)
+        got = torch.where(unread & (self._tiles < stop[:, None]), stock, 0).sum(dim=1)  # (distinct bits)
+        drawing = drawer[:, None] & (self._seats == current[:, None])
+        hands = torch.where(drawing, hands | got[:, None], hands)
+        voids = torch.where(drawing, shown, voids)  # (a draw sets them: the rules')
+        drawn = torch.where(drawer, stop, drawn)
+        waiting = (waiting & empty) | (drawer & ~found & (((hand | got) & fit) == 0))
+        holding = (hands != 0).sum(dim=1)
+        passes, blocked = self._no_passes, self._nowhere
+        for _ in range(self.num_players):  # (every row runs them all: one that stopped changes no more)
+            voids = torch.where(waiting[:, None] & (self._seats == current[:, None]), voids | shown, voids)
+            passes = passes + waiting
+            full = waiting & (passes >= holding)
+            blocked = blocked | full
+            waiting = waiting & ~full
+            current = torch.where(waiting, self._skip_out(hands, current), current)
+            held = hands.gather(1, current[:, None]).squeeze(1)
+            waiting = waiting & ((held & fit) == 0)
+        return hands, current, drawn, voids, passes, blocked
+
+    def _end_places(self, t: Tensors, over: Tensor, maker: Tensor, cleared: Tensor) -> tuple[Tensors, Tensor]:
+        """Score the games that ended (``over``) on the tables ``t`` (the chain kernel's
+        ``_end_places``): the seats still holding tiles take the free places by pips in hand
+        (a lone 0-0: 10; equal pips share the better place), the Metro ``maker`` (-1: none) the
+        last; the last place pays 1 (a Metro maker the Metro penalty, as one more Metro) and
+        leads next (tied, the first from this game's leader); at 3 players a domino-Metro
+        clears its maker's (``cleared``, -1: none) Metros and their points. The tables'
+        places, next leaders, scores, Metros and matches over, and each seat's key (larger is
+        better): a better place (a round episode), fewer penalties (a match)."""
+        n = self.num_players
+        places, leader = t["places"], t["leader"]
+        is_maker = self._seats == maker[:, None]
+        holders = (places == 0) & ~is_maker
+        first_free = 1 + (places > 0).sum(dim=1, keepdim=True)
+        counts = torch.where(t["hands"] == self._lone_zero, 10, self._pips_in(t["hands"]))
+        fewer = ((counts[:, None, :] < counts[:, :, None]) & holders[:, None, :]).sum(dim=2)
+        ranked = torch.where(is_maker, n, torch.where(holders, first_free + fewer, places))
+        worst = ranked.max(dim=1, keepdim=True).values
+        from_leader = (leader[:, None] + self._seats) % n
+        first_worst = (ranked.gather(1, from_leader) == worst).max(dim=1).indices  # (max: the first)
+        scores, metros, points = t["scores"], t["metros"], t["metro_points"]
+        if n == 3:
+            clears = (self._seats == cleared[:, None]) & (metros > 0)
+            scores = scores - torch.where(clears, points, 0)
+            metros, points = torch.where(clears, 0, metros), torch.where(clears, 0, points)
+        scores = scores + torch.where(is_maker, self._penalty, (ranked == worst).long())
+        ending = over[:, None]
+        out = {
+            "places": torch.where(ending, ranked, places),
+            "leader": torch.where(over, from_leader.gather(1, first_worst[:, None]).squeeze(1), leader),
+            "scores": torch.where(ending, scores, t["scores"]),
+            "metros": torch.where(ending, metros + is_maker, t["metros"]),
+            "metro_points": torch.where(ending, points + is_maker * self._penalty, t["metro_points"]),
+        }
+        out["match_over"] = t["match_over"] | (over & (out["scores"].max(dim=1).values >= self._target))
+        return out, -out["places"] if self._round_episode else -out["scores"]
+
+    def _places_mask(self, t: Tensors, line: _PlacesLine) -> Tensor:
+        """bool[B, A]: the places game's legal actions of each table's seat to move (the chain
+        kernel's ``_places_legal``): a tile in hand on an end showing its value (a value with a
+        tile in hand is live); once the first double is down each such double face down too; a
+        move that would leave no live end (not the last tile in hand, not the lead) only where
+        nothing else fits and the boneyard is empty. Per slot a mask of tiles face up and one
+        face down, unpacked to action tile * S + slot, then T * S on. (A new deal's rows read
+        nothing of ``line``, their last game's: unopened ends offer no tile and no double, and
+        a lead is never a Metro move.)"""
+        T, ends = self._T, t["ends"]
+        hand = t["hands"].gather(1, t["current"][:, None]).squeeze(1)
+        checked = (t["count"] != 0) & (_popcount(hand) >= 2)
+        metro = hand & (line.low_metro | line.high_metro | line.down_metro)
+        drop = checked & (metro != 0) & (((hand & line.fine) != 0) | (t["drawn"] < T))
+        shown = torch.take(self._value_bit, ends)
+        on_high = torch.where(shown == line.high[:, None], line.high_metro[:, None], 0)
+        metros = torch.where(shown == line.low[:, None], line.low_metro[:, None], on_high)
+        up = hand[:, None] & torch.take(self._suit, ends)
+        up = torch.where(drop[:, None], up & ~metros, up)
+        first = torch.where(t["count"] == 0, self._lead_fits(t, hand), up[:, 0])
+        up = torch.cat([first[:, None], up[:, 1:]], dim=1)
+        down = hand & torch.where(drop, line.down & ~line.down_metro, line.down)
+        doubles = torch.take(self._double_bit, ends) & down[:, None]
+        bits = self._unpack(torch.stack([up, doubles], dim=1), self._byte_flags, T)  # [B, 2, S, T]
+        return bits.transpose(2, 3).reshape(self.num_envs, -1)
+
     def _deal(
         self, t: Tensors, ended: np.ndarray, fresh: np.ndarray, renew: Tensor, new_match: Tensor
     ) -> Tensors:
         """Deal the next round where ``ended`` (bool[B] on the host; ``renew`` on the device), a
         new episode where ``fresh`` (``new_match``), as the scalar env does. The host's Dealer
-        shuffles (and draws the lots); the host reads those K rows' hands and opening (a new
-        match's leader holds the first dealt tile of the opening order and must lead it, or
-        with no order is drawn by lot and leads any tile; a later round's, named as the last
-        one ended, leads any tile) and sends them in one copy; the rest is masks."""
+        shuffles (and draws the lots); the host reads those K rows' hands and opening (a round
+        that opens, a new match's or every round where the rules say so, is led by the holder
+        of the first dealt tile of the opening order, who must lead it, or with none dealt or
+        no order by the lot's seat, leading any tile; any other round's leader, named as the
+        last one ended, leads any tile) and sends them in one copy; the rest is masks."""
         tables = np.flatnonzero(ended)
         if not tables.size:
             return t
@@ -790,10 +1098,12 @@ class MaskedKernel(VectorEnv):
         dealt = orders[:, : n * size]
         hands = self._deal_bit[dealt].reshape(K, n, size).sum(axis=2)  # (distinct bits)
         leader, required = lots, np.full(K, -1)  # (a lot: -1 where none was drawn)
-        if self._opening_rank is not None:  # (an order of every tile: always one dealt)
-            first = self._opening_rank[dealt].argmin(axis=1)
-            leader = np.where(new, first // size, leader)
-            required = np.where(new, dealt[np.arange(K), first], -1)
+        if self._opening_rank is not None:
+            ranks = self._opening_rank[dealt]
+            first = ranks.argmin(axis=1)
+            named = (new | self._every_round) & (ranks.min(axis=1) < T)  # (none dealt: the lot)
+            leader = np.where(named, first // size, leader)
+            required = np.where(named, dealt[np.arange(K), first], -1)
         rows = torch.from_numpy(
             np.concatenate([tables[:, None], orders, hands, leader[:, None], required[:, None]], axis=1)
         ).to(self.device)
@@ -834,6 +1144,15 @@ class MaskedKernel(VectorEnv):
                 remembered=torch.where(new_match[:, None], 0, t["remembered"]),
                 opened=t["opened"] & ~new_match[:, None],
             )
+        if self._places:  # a new game has no places, no ends in use, no double down; a new
+            # match no Metros
+            out.update(
+                places=torch.where(reset, 0, t["places"]),
+                metros=torch.where(new_match[:, None], 0, t["metros"]),
+                metro_points=torch.where(new_match[:, None], 0, t["metro_points"]),
+                used=torch.where(renew, 0, t["used"]),
+                doubles_open=t["doubles_open"] & ~renew,
+            )
         return out
 
     def _arrays(self) -> dict[str, np.ndarray]:
@@ -843,16 +1162,33 @@ class MaskedKernel(VectorEnv):
 
     # --- what a seat sees --------------------------------------------------------------------
 
-    def _outputs(self) -> tuple[Tensor, Tensor]:
+    def _outputs(self, line: _PlacesLine | None = None) -> tuple[Tensor, Tensor]:
         """The seat to move's observation and legal actions at every table (the mask is kept
-        for the next step's check)."""
+        for the next step's check); ``line``: the places game's line as the step left it (None:
+        read now)."""
         t = self._tables
+        if self._places:
+            self._mask = self._places_mask(t, self._places_line(t) if line is None else line)
+        else:
+            self._mask = self._line_mask(t)
+        return self._observe(t, t["current"], self._mask), self._mask
+
+    def _lead_fits(self, t: Tensors, hand: Tensor) -> Tensor:
+        """The tiles of ``hand`` (each table's seat to move's) it may lead: the required one, else
+        any."""
+        required = t["required"]
+        return torch.where(required >= 0, hand & torch.take(self._bit, required.clamp(min=0)), hand)
+
+    def _line_mask(self, t: Tensors) -> Tensor:
+        """bool[B, A]: the legal actions of each table's seat to move, but the places game's."""
         hand = t["hands"].gather(1, t["current"][:, None]).squeeze(1)
         fits = hand[:, None] & torch.take(self._suit, t["ends"])  # [B, S] (no end: none fit)
-        required = t["required"]
-        lead_fits = torch.where(required >= 0, hand & torch.take(self._bit, required.clamp(min=0)), hand)
-        first = torch.where(t["count"] == 0, lead_fits, fits[:, 0])
+        first = torch.where(t["count"] == 0, self._lead_fits(t, hand), fits[:, 0])
         fits = torch.cat([first[:, None], fits[:, 1:]], dim=1)
+        if self._arms_first:  # Cross: while an open arm holds no tile, a seat that can start one must
+            unstarted = (t["ends"] < self._V) & (t["length"] == 0)
+            starts = _or_columns(torch.where(unstarted, fits, 0)) != 0
+            fits = torch.where(starts[:, None] & ~unstarted, 0, fits)
         regions = [fits]
         if self._face_down:  # each double that fits an open end, laid face down there (once the
             # spinner is down): per slot the double of its value where the hand holds it
@@ -876,10 +1212,9 @@ class MaskedKernel(VectorEnv):
         bits = self._unpack(torch.stack(words, dim=1), self._byte_flags, 64)
         bits = bits.view(self.num_envs, len(regions), -1)
         if len(regions) == 1:
-            self._mask = bits[:, 0, : self.num_actions]
-        else:  # (face up, then face down and stop)
-            self._mask = torch.cat([bits[:, 0, :plays], bits[:, 1, : self.num_actions - plays]], dim=1)
-        return self._observe(t, t["current"], self._mask), self._mask
+            return bits[:, 0, : self.num_actions]
+        # (face up, then face down and stop)
+        return torch.cat([bits[:, 0, :plays], bits[:, 1, : self.num_actions - plays]], dim=1)
 
     def _bits(self, masks: Tensor) -> Tensor:
         """float32[..., T]: bit t of each int64 mask."""
@@ -925,6 +1260,14 @@ class MaskedKernel(VectorEnv):
             seats = (seat[:, None] + self._seats) % n
             remembered = t["remembered"].gather(1, seats).to(torch.float64) * self._score_scale
             blocks += [remembered.to(torch.float32), t["opened"].gather(1, seats).to(torch.float32)]
+        if self._arms_first:  # Cross's arm_started: each arm holds a tile beyond the lead
+            blocks.append((t["length"] > 0).to(torch.float32))
+        if self._places:  # Metro's places (/ players) and Metros (/ the target) from seat on, doubles_open
+            seats = (seat[:, None] + self._seats) % n
+            places = t["places"].gather(1, seats).to(torch.float64) * (1.0 / n)
+            metros = t["metros"].gather(1, seats).to(torch.float64) * self._score_scale
+            opened = t["doubles_open"].to(torch.float32)[:, None]
+            blocks += [places.to(torch.float32), metros.to(torch.float32), opened]
         return torch.cat(blocks, dim=1)
 
     def _points_now(self, t: Tensors, mask: Tensor) -> Tensor:
