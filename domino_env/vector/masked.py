@@ -696,18 +696,8 @@ class MaskedKernel(VectorEnv):
         passing = ((held & playable) == 0) & ~ended
         voids, drawn = t["voids"], t["drawn"]
         if self._draws:
-            stock = torch.take(self._bit, t["order"])  # each tile's bit, in draw order
-            unread = self._tiles >= drawn[:, None]
-            fit = unread & ((stock & playable[:, None]) != 0)
-            found, first = fit.max(dim=1)  # (the first fitting tile's place: max gives the first)
-            stop = torch.where(found, first + 1, T)
             drawer = passing & (drawn < T)
-            taken = unread & (self._tiles < stop[:, None])
-            got = torch.where(taken, stock, 0).sum(dim=1)  # (distinct bits)
-            drawing = drawer[:, None] & (self._seats == current[:, None])
-            hands = torch.where(drawing, hands | got[:, None], hands)
-            voids = torch.where(drawing, open_values, voids)  # (a draw sets them: the rules')
-            drawn = torch.where(drawer, stop, drawn)
+            hands, voids, drawn, found, _ = self._draw(t, hands, current, drawer, playable, open_values)
             passing = passing & ~(drawer & found)
         passes, blocked = self._no_passes, self._nowhere
         for _ in range(n):  # (every row runs all P: a row that stopped passing changes no more)
@@ -976,6 +966,24 @@ class MaskedKernel(VectorEnv):
             found = found | holds
         return after
 
+    def _draw(
+        self, t: Tensors, hands: Tensor, current: Tensor, drawer: Tensor, wanted: Tensor, open_values: Tensor
+    ) -> tuple[Tensor, Tensor, Tensor, Tensor, Tensor]:
+        """The seat to move draws where ``drawer`` (bool[B]), all at once, up to the first tile
+        of the boneyard in ``wanted`` (int64[B] tile masks; none there: the whole boneyard), its
+        voids set to ``open_values`` (int64[B, 1]). The hands, voids and draws after it, whether
+        such a tile was found, and the tiles drawn."""
+        drawn = t["drawn"]
+        stock = torch.take(self._bit, t["order"])  # each tile's bit, in draw order
+        unread = self._tiles >= drawn[:, None]
+        found, first = (unread & ((stock & wanted[:, None]) != 0)).max(dim=1)  # (max: the first)
+        stop = torch.where(found, first + 1, self._T)
+        got = torch.where(unread & (self._tiles < stop[:, None]), stock, 0).sum(dim=1)  # (distinct bits)
+        drawing = drawer[:, None] & (self._seats == current[:, None])
+        hands = torch.where(drawing, hands | got[:, None], hands)
+        voids = torch.where(drawing, open_values, t["voids"])  # (a draw sets them: the rules')
+        return hands, voids, torch.where(drawer, stop, drawn), found, got
+
     def _advance_places(
         self, t: Tensors, hands: Tensor, current: Tensor, go: Tensor, line: _PlacesLine
     ) -> tuple[Tensor, Tensor, Tensor, Tensor, Tensor, Tensor]:
@@ -987,21 +995,13 @@ class MaskedKernel(VectorEnv):
         in a row as seats holding tiles block the game. The tables' hands, seat to move, draws,
         voids and passes after them, and which are blocked."""
         T = self._T
-        drawn, voids, fit, shown = t["drawn"], t["voids"], line.fit, line.shown[:, None]
+        fit, shown = line.fit, line.shown[:, None]
         hand = hands.gather(1, current[:, None]).squeeze(1)
-        empty = drawn >= T
+        empty = t["drawn"] >= T
         ok = ((hand & fit) != 0) & ((_popcount(hand) < 2) | ((hand & line.fine) != 0) | empty)
         waiting = go & ~ok
         drawer = waiting & ~empty
-        stock = torch.take(self._bit, t["order"])  # each tile's bit, in draw order
-        unread = self._tiles >= drawn[:, None]
-        found, first = (unread & ((stock & line.fine[:, None]) != 0)).max(dim=1)  # (max: the first)
-        stop = torch.where(found, first + 1, T)
-        got = torch.where(unread & (self._tiles < stop[:, None]), stock, 0).sum(dim=1)  # (distinct bits)
-        drawing = drawer[:, None] & (self._seats == current[:, None])
-        hands = torch.where(drawing, hands | got[:, None], hands)
-        voids = torch.where(drawing, shown, voids)  # (a draw sets them: the rules')
-        drawn = torch.where(drawer, stop, drawn)
+        hands, voids, drawn, found, got = self._draw(t, hands, current, drawer, line.fine, shown)
         waiting = (waiting & empty) | (drawer & ~found & (((hand | got) & fit) == 0))
         holding = (hands != 0).sum(dim=1)
         passes, blocked = self._no_passes, self._nowhere
