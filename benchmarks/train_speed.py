@@ -1,7 +1,7 @@
 """Training speed: learner decisions per second of our PPO, sb3-contrib's MaskablePPO and RLlib's PPO.
 
     python benchmarks/train_speed.py [--config configs/all_fives.yaml] [--steps 40000] [--repeats 3]
-        [--set run.num_envs=256 ...] [--no-vector] [--ray 2]
+        [--set run.num_envs=256 ...] [--no-vector] [--no-scalar] [--ray 2]
 
 What is counted, for both: decisions made by the policy being trained, per second of
 wall-clock training (collection *and* PPO updates), one torch thread, CPU. Our learner moves
@@ -289,6 +289,11 @@ def main() -> None:
     )
     parser.add_argument("--no-vector", action="store_true", help="skip our runs with the vector collector")
     parser.add_argument(
+        "--no-scalar",
+        action="store_true",
+        help="skip our runs on scalar tables (ours, ours vector scalar) and the ratios to them",
+    )
+    parser.add_argument(
         "--ray", type=positive_int, metavar="N", help="also the vector collector on N Ray workers"
     )
     args = parser.parse_args()
@@ -342,9 +347,10 @@ def main() -> None:
             except ConfigError as err:
                 print(f"no vector collector runs: {err}")
         for r in range(args.repeats):
-            runs = [("ours", run_ours(mine))]
+            runs = [] if args.no_scalar else [("ours", run_ours(mine))]
             if batched is not None:
                 runs.append(("ours vector", run_ours(batched)))
+            if batched is not None and not args.no_scalar:
                 runs.append(("ours vector scalar", run_ours(batched, vector_collector("scalar"))))
             if batched is not None and args.ray:
                 runs.append((f"ours vector ray {args.ray}", run_ours(batched, ray_collector(args.ray))))
@@ -361,15 +367,18 @@ def main() -> None:
                 )
                 results[name].append(run)
     ours = results["ours"]
-    report("ours", ours)
+    if ours:
+        report("ours", ours)
     for name in ("ours vector", "ours vector scalar", f"ours vector ray {args.ray}"):
         if results[name]:
             report(name, results[name])
+        if results[name] and ours:
             print(f"{name} / ours, wall: {ratio([r.rate for r in results[name]], [r.rate for r in ours])}")
     for name in ("MaskablePPO", "MaskablePPO defaults", "RLlib PPO"):
         theirs = results[name]
         if theirs:
             report(name, theirs)
+        if theirs and ours:
             print(f"ours / {name}, wall: {ratio([r.rate for r in ours], [r.rate for r in theirs])}")
             print(f"ours / {name}, CPU:  {ratio([r.cpu_rate for r in ours], [r.cpu_rate for r in theirs])}")
 
