@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from tests.support.training_helpers import ROOT, TINY, write
 from training.__main__ import main
@@ -160,6 +161,8 @@ def test_ship_from_a_trained_run_exports_its_checkpoint_with_its_steps_and_time(
     assert shipped == trainer.config
     reproduce = load_config(str(agents / "classic.yaml"))  # the run's config, in a folder of its own
     assert reproduce.run.name == f"ship-{trainer.config.run_name}"
+    written = yaml.safe_load((agents / "classic.yaml").read_text())  # no section the run never read
+    assert "ppo" in written and not {"mmd", "dmc", "nfsp", "cfr", "mccfr", "distill"} & set(written)
     reproduce.run.name = trainer.config.run.name
     assert reproduce == trainer.config
     assert torch_equal_weights(agents / "classic.pt", latest)

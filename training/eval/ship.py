@@ -92,7 +92,7 @@ def ship(
         path, _, row = trained_run
         checkpoint.export(path, shipped)
         config.run.name = f"ship-{config.run_name}"  # (its reproduction: never the trained run's folder)
-        (folder / f"{variant}.yaml").write_text(yaml.safe_dump(config.to_dict(), sort_keys=False))
+        (folder / f"{variant}.yaml").write_text(yaml.safe_dump(config.to_dict(unread=False), sort_keys=False))
     else:
         config.run.name = config.run.name or f"ship-{config.run_name}"  # never a `train` run's folder
         trainer = Trainer(config, overwrite=True)  # shipping retrains from scratch, in a folder of its own
@@ -100,7 +100,7 @@ def ship(
         final = trainer.train(progress=progress)
         row = {"steps": trainer.steps, "train_minutes": round((time.perf_counter() - start) / 60, 1)}
         checkpoint.export(final, shipped)
-        (folder / f"{variant}.yaml").write_text(yaml.safe_dump(config.to_dict(), sort_keys=False))
+        (folder / f"{variant}.yaml").write_text(yaml.safe_dump(config.to_dict(unread=False), sort_keys=False))
     row |= {"variant": variant, "agent": agent}
     spec = f"search:{shipped}" if guided else str(shipped)
     measure(

@@ -210,8 +210,17 @@ class Config:
     eval: EvalConfig = field(default_factory=EvalConfig)
     run: RunConfig = field(default_factory=RunConfig)
 
-    def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
+    def to_dict(self, *, unread: bool = True) -> dict[str, Any]:
+        """Every field; ``unread=False`` leaves out the sections this run never reads (the other
+        algorithms', and ``distill`` where it is off): what ``ship`` writes beside an agent."""
+        out = dataclasses.asdict(self)
+        if not unread:
+            for name in ALGORITHMS[1:]:  # (each has a section of its name; ppo's is read by mmd too)
+                if name != self.algorithm:
+                    del out[name]
+            if self.algorithm not in DISTILLING or not self.distill.share:
+                del out["distill"]
+        return out
 
     @property
     def run_name(self) -> str:
