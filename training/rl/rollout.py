@@ -169,6 +169,20 @@ class Transitions:
         offset = sum(step_rewards) / self.num_players if self.config.run.zero_sum else 0.0
         self.credit(e, [reward - offset for reward in step_rewards])
 
+    def reward_tables(self, tables: np.ndarray, step_rewards: np.ndarray) -> None:
+        """:meth:`reward` at many tables in one go (``step_rewards``: [tables, seats]), the same
+        floats: the mean summed seat by seat in float64, each amount rounded to float32 as it
+        is added."""
+        amounts = step_rewards.astype(np.float64)
+        if self.config.run.zero_sum:
+            total = amounts[:, 0].copy()
+            for s in range(1, self.num_players):
+                total += amounts[:, s]
+            amounts -= (total / self.num_players)[:, None]
+        pending = self.pending[tables]
+        held = pending >= 0  # (distinct transitions: one add each)
+        self.rewards[pending[held]] += (amounts[held] * self.config.run.reward_scale).astype(np.float32)
+
     def credit(self, e: int, amounts: list[float]) -> None:
         """Add each seat's amount, times ``run.reward_scale``, to its open transition at table ``e``."""
         for s in range(self.num_players):

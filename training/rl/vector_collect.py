@@ -155,11 +155,14 @@ class VectorCollector:
             chosen = np.zeros(self.num_envs, dtype=np.int64)
             rows = np.flatnonzero(learner)
             if len(rows):
-                states = self.venv.state()[rows] if chains.state_size else None
+                # (every table's seat is the learner's in pure self-play: the arrays themselves)
+                mine = slice(None) if len(rows) == self.num_envs else rows
+                mine_obs, mine_mask = obs[mine], mask[mine]
+                states = self.venv.state()[mine] if chains.state_size else None
                 modes = None if self.modes is None else self.modes[rows, seats[rows]]
-                acted = learner_act(model, obs[rows], mask[rows], states, modes)
+                acted = learner_act(model, mine_obs, mine_mask, states, modes)
                 chosen[rows] = acted[0]
-                chains.add(rows, seats[rows], obs[rows], mask[rows], acted, states, modes)
+                chains.add(rows, seats[rows], mine_obs, mine_mask, acted, states, modes)
             groups: dict[int, list[int]] = {}  # the pool member playing each remaining table
             for e in np.flatnonzero(~learner).tolist():
                 groups.setdefault(id(self.opponent[e]), []).append(e)
@@ -178,8 +181,8 @@ class VectorCollector:
             self.player = info["player"]
             self.lengths += 1
             if self.match_value is None:
-                for e in np.flatnonzero(reward.any(axis=1)).tolist():
-                    chains.reward(e, reward[e].tolist())
+                rewarded = np.flatnonzero(reward.any(axis=1))
+                chains.reward_tables(rewarded, reward[rewarded])
             else:
                 self._end_rounds(np.flatnonzero(info["round_over"]), done, info, chains)
             for e in np.flatnonzero(done).tolist():
