@@ -13,7 +13,7 @@ from domino_env import raw_env
 from tests.support.helpers import deal, laid
 from tests.support.training_helpers import tiny_config
 from training.model.networks import ActorCritic, Architecture
-from training.rl.rollout import EpisodeStats, LocalCollector
+from training.rl.rollout import EpisodeStats, LocalCollector, Transitions
 
 
 class ScriptedModel:
@@ -292,3 +292,32 @@ def test_an_oracle_critic_gets_each_decision_s_global_state() -> None:
     assert torch.equal(batch.states[:, seat_0], batch.obs)
     plain, _ = LocalCollector(tiny_config(None), np.random.default_rng(6)).collect(model, 4)
     assert plain.states is None
+
+
+@pytest.mark.parametrize("players", [2, 3, 4])
+@pytest.mark.parametrize("zero_sum", [True, False])
+def test_rewards_credited_for_many_tables_at_once_are_the_same_float32_bits(
+    players: int, zero_sum: bool
+) -> None:
+    """The vector collector's ``reward_tables`` equals ``reward`` table by table, bit for bit:
+    thirds and 250ths, zero rows, seats with no open transition."""
+    config = tiny_config(None, f"run.zero_sum={str(zero_sum).lower()}", "run.reward_scale=0.04")
+    table = raw_env("classic", num_players=players)
+    one, many = (
+        Transitions(
+            config, Architecture.for_table(table, config.network), num_envs=64, num_players=players, steps=8
+        )
+        for _ in range(2)
+    )
+    rng = np.random.default_rng(players)
+    for _ in range(8):
+        open_ = rng.permutation(len(one.rewards))[: 64 * players].reshape(64, players)
+        one.pending = many.pending = np.where(rng.random((64, players)) < 0.2, -1, open_)
+        fractions = rng.integers(-30, 30, (64, players)) / rng.choice([1, 3, 7, 250], (64, players))
+        rewards = np.where(rng.random((64, players)) < 0.3, 0, fractions).astype(np.float32)
+        tables = np.flatnonzero(rewards.any(axis=1))
+        for e in tables.tolist():
+            one.reward(e, rewards[e].tolist())
+        many.reward_tables(tables, rewards[tables])
+    assert np.abs(one.rewards).sum() > 0
+    assert np.array_equal(one.rewards.view(np.int32), many.rewards.view(np.int32))
