@@ -4,7 +4,8 @@
                                       [--variants classic ...] [--python]
 
 For each variant (its benchmark table: 2 players, Cross 4 single players) and each agent
-(``search``, ``search:N``, ``advanced``, ``expert``: any built-in search name) it plays seeded
+(``search``, ``search:N``, ``advanced``, ``expert``: any built-in search name; or a
+policy-guided search ``search:[N:]<checkpoint>``, timed on its checkpoint's variant only) it plays seeded
 matches with the agent in seat 0 and ``greedy`` elsewhere, and times the agent's decisions
 that have a choice (more than one legal action: with one the agent answers at once, which is
 not what this measures) until ``--decisions`` of them are timed. It prints the mean and the
@@ -23,10 +24,13 @@ from __future__ import annotations
 
 import argparse
 import time
+from pathlib import Path
 
 import domino_env
 from domino_env.agents import SEARCH_NAMES, is_builtin, make_agent, search
 from domino_env.agents.search import DEFAULT_WORLDS
+from training.model import checkpoint
+from training.model.names import parse_guided_name
 
 AGENTS = ["search", "advanced", "expert"]
 
@@ -48,7 +52,7 @@ def _times(name: str, agent_name: str, decisions: int, seed: int) -> list[float]
     spec = domino_env.spec(name)
     options = dict(spec.benchmark_tables[0])
     env = domino_env.raw_env(name, **options)
-    searcher = make_agent(agent_name, seed=seed)
+    searcher = make_agent(agent_name, seed=seed, env=env)
     others = make_agent("greedy", seed=seed + 1)
     times: list[float] = []
     game = 0
@@ -71,14 +75,28 @@ def _times(name: str, agent_name: str, decisions: int, seed: int) -> list[float]
 
 
 def agent_name(text: str) -> str:
-    """An argparse type: a built-in search agent's name."""
+    """An argparse type: a built-in search agent's name, or a policy-guided search's whose
+    checkpoint exists."""
     try:
         known = is_builtin(text) and text not in ("random", "greedy")
+        guided = parse_guided_name(text)
     except ValueError as err:
         raise argparse.ArgumentTypeError(str(err)) from None
-    if not known:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a search agent ({SEARCH_NAMES})")
+    if guided is not None and not Path(guided[1]).exists():
+        raise argparse.ArgumentTypeError(f"{text!r}: no checkpoint file or run folder {guided[1]!r}")
+    if not known and guided is None:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a search agent ({SEARCH_NAMES}, or search:[N:]CHECKPOINT)"
+        )
     return text
+
+
+def plays(agent: str, variant: str) -> bool:
+    """Does ``agent`` play ``variant``? (A guided search plays its checkpoint's variant only.)"""
+    guided = parse_guided_name(agent)
+    if guided is None:
+        return True
+    return bool(checkpoint.load(checkpoint.resolve(Path(guided[1])))["config"].env.variant == variant)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -103,6 +121,9 @@ def main(argv: list[str] | None = None) -> None:
     for name in args.variants:
         cells = []
         for agent, batched in columns:
+            if not plays(agent, name):
+                cells.append(f" {'-':>8} {'-':>8}")
+                continue
             times = decision_times(name, agent, args.decisions, args.seed, batched)
             cells.append(f" {1000 * sum(times) / len(times):>8.1f} {1000 * max(times):>8.1f}")
         print(f"{name:<12}" + "".join(cells), flush=True)
