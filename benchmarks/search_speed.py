@@ -5,14 +5,15 @@
 
 For each variant (its benchmark table: 2 players, Cross 4 single players) and each agent
 (``search``, ``search:N``, ``advanced``, ``expert``: any built-in search name; or a
-policy-guided search ``search:[N:]<checkpoint>``, timed on its checkpoint's variant only) it plays seeded
-matches with the agent in seat 0 and ``greedy`` elsewhere, and times the agent's decisions
-that have a choice (more than one legal action: with one the agent answers at once, which is
-not what this measures) until ``--decisions`` of them are timed. It prints the mean and the
-slowest ms per decision, one row per variant, one column pair per agent: the table the
-budgets are chosen from (``DEFAULT_WORLDS`` in ``domino_env.agents.search``, about 20 ms or
-less a chain-game decision on one core; ``TIERS`` in ``domino_env.agents.expert``, about
-100 ms for ``expert`` and a quarter of that for ``advanced``).
+policy-guided search ``search:[N:]<checkpoint>``, timed on its checkpoint's variant only, to
+compare with ``expert`` at equal time) it plays seeded matches with the agent in seat 0 and
+``greedy`` elsewhere, and times the agent's decisions that have a choice (more than one legal
+action: with one the agent answers at once, which is not what this measures) until
+``--decisions`` of them are timed. It prints the mean and the slowest ms per decision, one row
+per variant, one column pair per agent: the table the budgets are chosen from
+(``DEFAULT_WORLDS`` in ``domino_env.agents.search``, about 20 ms or less a chain-game decision
+on one core; ``TIERS`` in ``domino_env.agents.expert``, about 100 ms for ``expert`` and a
+quarter of that for ``advanced``).
 
 Rollouts run in batches on the variant's kernel where it has one and a search stage has at
 least ``domino_env.vector.rollouts.MIN_ROWS`` (world, action) rows (the same values, so the
@@ -101,7 +102,9 @@ def plays(agent: str, variant: str) -> bool:
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description="ms per decision of the search tiers, per variant")
-    parser.add_argument("--agents", nargs="+", type=agent_name, default=AGENTS, help=SEARCH_NAMES)
+    parser.add_argument(
+        "--agents", nargs="+", type=agent_name, default=AGENTS, help=f"{SEARCH_NAMES}, search:[N:]CHECKPOINT"
+    )
     parser.add_argument("--decisions", type=int, default=40, help="timed decisions per cell (default 40)")
     variants = list(domino_env.SPECS)
     parser.add_argument("--variants", nargs="+", default=variants, choices=variants)
