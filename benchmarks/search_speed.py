@@ -30,7 +30,8 @@ from pathlib import Path
 import domino_env
 from domino_env.agents import SEARCH_NAMES, is_builtin, make_agent, search
 from domino_env.agents.search import DEFAULT_WORLDS
-from training.model import checkpoint
+from training.eval.benchmark.protocol import fits
+from training.eval.evaluate import contestant
 from training.model.names import parse_guided_name
 
 AGENTS = ["search", "advanced", "expert"]
@@ -92,14 +93,6 @@ def agent_name(text: str) -> str:
     return text
 
 
-def plays(agent: str, variant: str) -> bool:
-    """Does ``agent`` play ``variant``? (A guided search plays its checkpoint's variant only.)"""
-    guided = parse_guided_name(agent)
-    if guided is None:
-        return True
-    return bool(checkpoint.load(checkpoint.resolve(Path(guided[1])))["config"].env.variant == variant)
-
-
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description="ms per decision of the search tiers, per variant")
     parser.add_argument(
@@ -111,6 +104,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--python", action="store_true", help="also time every rollout in Python")
     args = parser.parse_args(argv)
+    # (a guided search plays only its checkpoint's table: the benchmark's own test of that)
+    contestants = {agent: contestant(agent) for agent in args.agents}
     columns = [(agent, True) for agent in args.agents]
     if args.python:
         columns = [(agent, batched) for agent in args.agents for batched in (True, False)]
@@ -124,7 +119,7 @@ def main(argv: list[str] | None = None) -> None:
     for name in args.variants:
         cells = []
         for agent, batched in columns:
-            if not plays(agent, name):
+            if not fits(contestants[agent], name):
                 cells.append(f" {'-':>8} {'-':>8}")
                 continue
             times = decision_times(name, agent, args.decisions, args.seed, batched)

@@ -28,9 +28,13 @@ def test_it_takes_the_search_tiers_and_a_guided_search_whose_checkpoint_exists()
             search_speed.agent_name(name)
 
 
-def test_a_guided_search_is_timed_on_its_own_variant_only() -> None:
-    assert search_speed.plays("expert", "classic") and search_speed.plays("search:8", "osel")
-    assert search_speed.plays(f"search:2:{OSEL}", "osel")
-    assert not search_speed.plays(f"search:2:{OSEL}", "classic")
+def test_a_guided_search_is_timed_on_its_own_variant_only(capsys: pytest.CaptureFixture[str]) -> None:
+    search_speed.main(
+        ["--agents", "search", f"search:2:{OSEL}", "--variants", "osel", "classic", "--decisions", "3"]
+    )
+    rows = {line.split()[0]: line.split()[1:] for line in capsys.readouterr().out.splitlines()[3:]}
+    assert all(float(cell) > 0 for cell in rows["osel"])
+    assert all(float(cell) > 0 for cell in rows["classic"][:2])  # search
+    assert rows["classic"][2:] == ["-", "-"]  # the Osel checkpoint's search: not timed on Classic
     times = search_speed.decision_times("osel", f"search:2:{OSEL}", decisions=3, seed=0)
     assert len(times) == 3 and all(t > 0 for t in times)
