@@ -8,9 +8,12 @@ from typing import Any
 import numpy as np
 import pytest
 import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tests.support.training_helpers import acted_batch, parameters, random_masks, tiny_config
 from training.model.networks import ActorCritic, Architecture
+from training.rl.dmc import monte_carlo_returns
 from training.rl.ppo import gae, update
 
 
@@ -123,3 +126,69 @@ def test_gae_with_gamma_and_lambda_one_is_the_monte_carlo_return_along_each_chai
             j = successor[j]
         assert returns[i] == pytest.approx(total)
         assert advantages[i] == pytest.approx(total - values[i])
+
+
+# --- the wave passes against the plain backward loops ------------------------------------------
+
+
+Chains = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]  # rewards, values, successor, done
+
+
+@st.composite
+def seat_chains(draw: st.DrawFn) -> Chains:
+    """A rollout's transitions as the collectors lay them out: interleaved per-seat chains,
+    each ending its episode (done, later transitions of the seat start a new chain) or open."""
+    n = draw(st.integers(0, 60))
+    seats = draw(st.lists(st.integers(0, 3), min_size=n, max_size=n))
+    ends = draw(st.lists(st.booleans(), min_size=n, max_size=n))  # where a chain ends its episode
+    successor, done = np.full(n, -1), np.zeros(n, dtype=bool)
+    for i in range(n):
+        later = [j for j in range(i + 1, n) if seats[j] == seats[i]]
+        done[i] = ends[i] or (not later and draw(st.booleans()))
+        if later and not done[i]:
+            successor[i] = later[0]
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    rewards, values = rng.normal(size=(2, n)).astype(np.float32)
+    return rewards, values, successor, done
+
+
+def plain_gae(
+    rewards: np.ndarray, values: np.ndarray, successor: np.ndarray, done: np.ndarray, gamma: float, lam: float
+) -> np.ndarray:
+    """GAE one transition at a time, from the last back."""
+    advantages = np.zeros_like(rewards)
+    for i in range(len(rewards) - 1, -1, -1):
+        if done[i]:
+            next_value, next_advantage = 0.0, 0.0
+        elif successor[i] >= 0:
+            next_value, next_advantage = values[successor[i]], advantages[successor[i]]
+        else:
+            continue
+        delta = rewards[i] + gamma * next_value - values[i]
+        advantages[i] = delta + gamma * lam * next_advantage
+    return advantages
+
+
+@settings(max_examples=200, deadline=None)
+@given(seat_chains(), st.sampled_from([(0.99, 0.95), (1.0, 1.0), (0.9, 0.0)]))
+def test_gae_by_waves_equals_the_plain_loop(chains: Chains, discounts: tuple[float, float]) -> None:
+    rewards, values, successor, done = chains
+    gamma, lam = discounts
+    advantages, returns = gae(rewards, values, successor=successor, done=done, gamma=gamma, lam=lam)
+    expected = plain_gae(rewards, values, successor, done, gamma, lam)
+    np.testing.assert_array_equal(advantages, expected)  # (the same float32 operations, in order)
+    assert advantages.dtype == np.float32
+    np.testing.assert_array_equal(returns, advantages + values)
+
+
+@settings(max_examples=200, deadline=None)
+@given(seat_chains())
+def test_monte_carlo_returns_by_waves_equal_the_plain_loop(chains: Chains) -> None:
+    rewards, _, successor, done = chains
+    returns, finished = monte_carlo_returns(rewards, successor=successor, done=done)
+    for i in range(len(rewards) - 1, -1, -1):  # a chain is finished where it reaches a done
+        j, total = i, 0.0
+        while not done[j] and successor[j] >= 0:
+            total, j = total + float(rewards[j]), successor[j]
+        assert finished[i] == done[j]
+        assert returns[i] == pytest.approx(total + float(rewards[j]) if done[j] else 0.0, abs=1e-5)

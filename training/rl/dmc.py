@@ -24,7 +24,7 @@ from torch import nn
 
 from training.model.config import PPOConfig
 from training.model.networks import ActorCritic
-from training.rl.ppo import Batch, explained_variance
+from training.rl.ppo import Batch, backward_waves, explained_variance
 
 
 def monte_carlo_returns(
@@ -37,12 +37,13 @@ def monte_carlo_returns(
     reaches its end within these transitions; elsewhere (cut by the rollout's end) 0."""
     returns = np.zeros_like(rewards)
     finished = np.zeros(len(rewards), dtype=bool)
-    for i in range(len(rewards) - 1, -1, -1):
-        if done[i]:
-            returns[i], finished[i] = rewards[i], True
-        elif successor[i] >= 0 and finished[successor[i]]:
-            # ALGO: the Monte Carlo return, this transition's rewards plus the rest of the episode's
-            returns[i], finished[i] = rewards[i] + returns[successor[i]], True
+    for wave in backward_waves(successor, done):
+        ends = wave[done[wave]]
+        returns[ends], finished[ends] = rewards[ends], True
+        going = wave[~done[wave] & (successor[wave] >= 0)]
+        going = going[finished[successor[going]]]
+        # ALGO: the Monte Carlo return, this transition's rewards plus the rest of the episode's
+        returns[going], finished[going] = rewards[going] + returns[successor[going]], True
     return returns, finished
 
 

@@ -56,6 +56,22 @@ class Batch:
         return dataclasses.replace(self, **moved)
 
 
+def backward_waves(successor: np.ndarray, done: np.ndarray) -> list[np.ndarray]:
+    """The transitions in the order a backward pass along per-seat chains needs, a wave at a
+    time (as CleanRL's GAE steps back through time, every env at once): the first wave ends
+    its chain (``done``, or open: no successor), each later one is the predecessors of the
+    wave before. So every transition comes after its successor, and a wave is computed whole."""
+    linked = np.flatnonzero(~done & (successor >= 0))
+    predecessor = np.full(len(successor), -1)
+    predecessor[successor[linked]] = linked
+    waves, wave = [], np.flatnonzero(done | (successor < 0))
+    while len(wave):
+        waves.append(wave)
+        wave = predecessor[wave]
+        wave = wave[wave >= 0]
+    return waves
+
+
 def gae(
     rewards: np.ndarray,
     values: np.ndarray,
@@ -74,17 +90,15 @@ def gae(
     there (truncated GAE); the caller leaves it out of the batch. Returns (advantages, returns).
     """
     advantages = np.zeros_like(rewards)
-    for i in range(len(rewards) - 1, -1, -1):
-        if done[i]:
-            next_value, next_advantage = 0.0, 0.0
-        elif successor[i] >= 0:
-            j = successor[i]
-            next_value, next_advantage = values[j], advantages[j]
-        else:
-            continue  # open: no estimate
+    for wave in backward_waves(successor, done):
+        wave = wave[done[wave] | (successor[wave] >= 0)]  # (open: no estimate)
+        going = ~done[wave]
+        after = np.where(going, successor[wave], wave)  # (at the episode's end: zeroed below)
+        next_value = np.where(going, values[after], 0)
+        next_advantage = np.where(going, advantages[after], 0)
         # ALGO: the TD error, and the advantage as its discounted sum along the seat's chain
-        delta = rewards[i] + gamma * next_value - values[i]
-        advantages[i] = delta + gamma * lam * next_advantage
+        delta = rewards[wave] + gamma * next_value - values[wave]
+        advantages[wave] = delta + gamma * lam * next_advantage
     return advantages, advantages + values
 
 
