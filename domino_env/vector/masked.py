@@ -704,18 +704,9 @@ class MaskedKernel(VectorEnv):
             drawer = passing & (drawn < T)
             hands, voids, drawn, found, _ = self._draw(t, hands, current, drawer, playable, open_values)
             passing = passing & ~(drawer & found)
-        passes, blocked = self._no_passes, self._nowhere
-        for _ in range(n):  # (every row runs all P: a row that stopped passing changes no more)
-            voids = torch.where(
-                passing[:, None] & (self._seats == current[:, None]), voids | open_values, voids
-            )
-            passes = passes + passing
-            full = passing & (passes >= n)
-            blocked = blocked | full
-            passing = passing & ~full
-            current = torch.where(passing, torch.take(self._next, current), current)
-            held = hands.gather(1, current[:, None]).squeeze(1)
-            passing = passing & ((held & playable) == 0)
+        current, voids, passes, blocked = self._pass_on(
+            hands, current, passing, voids, playable, open_values, n, skip_out=False
+        )
         over = ended | blocked
         tables.update(hands=hands, scores=scores, match_over=match_over)
         scored, keys = self._score(tables, seat, over, blocked)
@@ -1008,17 +999,41 @@ class MaskedKernel(VectorEnv):
         hands, voids, drawn, found, got = self._draw(t, hands, current, drawer, line.fine, shown)
         waiting = (waiting & empty) | (drawer & ~found & (((hand | got) & fit) == 0))
         holding = (hands != 0).sum(dim=1)
+        current, voids, passes, blocked = self._pass_on(
+            hands, current, waiting, voids, fit, shown, holding, skip_out=True
+        )
+        return hands, current, drawn, voids, passes, blocked
+
+    def _pass_on(
+        self,
+        hands: Tensor,
+        current: Tensor,
+        passing: Tensor,
+        voids: Tensor,
+        fit: Tensor,
+        shown: Tensor,
+        limit: int | Tensor,
+        *,
+        skip_out: bool,
+    ) -> tuple[Tensor, Tensor, Tensor, Tensor]:
+        """The passes of the rows ``passing`` (their seat to move has no tile in ``fit``), for the
+        line games' step and the places games' alike: each passing seat is void in ``shown``,
+        the turn goes to the next seat (``skip_out``: the next still holding tiles,
+        :meth:`_skip_out`), and ``limit`` passes in a row block the round; a row stops at the
+        first seat with a tile that fits. The seat to move, voids, passes and which rows are
+        blocked after them."""
         passes, blocked = self._no_passes, self._nowhere
         for _ in range(self.num_players):  # (every row runs them all: one that stopped changes no more)
-            voids = torch.where(waiting[:, None] & (self._seats == current[:, None]), voids | shown, voids)
-            passes = passes + waiting
-            full = waiting & (passes >= holding)
+            voids = torch.where(passing[:, None] & (self._seats == current[:, None]), voids | shown, voids)
+            passes = passes + passing
+            full = passing & (passes >= limit)
             blocked = blocked | full
-            waiting = waiting & ~full
-            current = torch.where(waiting, self._skip_out(hands, current), current)
+            passing = passing & ~full
+            after = self._skip_out(hands, current) if skip_out else torch.take(self._next, current)
+            current = torch.where(passing, after, current)
             held = hands.gather(1, current[:, None]).squeeze(1)
-            waiting = waiting & ((held & fit) == 0)
-        return hands, current, drawn, voids, passes, blocked
+            passing = passing & ((held & fit) == 0)
+        return current, voids, passes, blocked
 
     def _end_places(self, t: Tensors, over: Tensor, maker: Tensor, cleared: Tensor) -> tuple[Tensors, Tensor]:
         """Score the games that ended (``over``) on the tables ``t`` (the chain kernel's
