@@ -108,8 +108,9 @@ def add_to_pool(pool: list[ActorCritic], model: ActorCritic, config: Config) -> 
 class Transitions:
     """One rollout's learner transitions, each linked to its seat's next one: a chain per table
     and seat (the module docstring). Both collectors fill it the same way: :meth:`add` a step's
-    decisions, :meth:`reward` or :meth:`credit` a table's step rewards to its seats' open
-    transitions, :meth:`close` them all where the table's episode ends, and :meth:`batch`."""
+    decisions, :meth:`reward` tables' step rewards or :meth:`credit` a table's amounts to their
+    seats' open transitions, :meth:`close` them all where a table's episode ends, and
+    :meth:`batch`."""
 
     def __init__(
         self, config: Config, architecture: Architecture, *, num_envs: int, num_players: int, steps: int
@@ -163,16 +164,10 @@ class Transitions:
         self.successor[previous[linked]] = new[linked]
         self.pending[rows, seats] = new
 
-    def reward(self, e: int, step_rewards: list[float]) -> None:
-        """Table ``e``'s step rewards (one per seat) to its seats' open transitions, less the
-        table's mean with ``run.zero_sum``."""
-        offset = sum(step_rewards) / self.num_players if self.config.run.zero_sum else 0.0
-        self.credit(e, [reward - offset for reward in step_rewards])
-
-    def reward_tables(self, tables: np.ndarray, step_rewards: np.ndarray) -> None:
-        """:meth:`reward` at many tables in one go (``step_rewards``: [tables, seats]), the same
-        floats: the mean summed seat by seat in float64, each amount rounded to float32 as it
-        is added."""
+    def reward(self, tables: np.ndarray, step_rewards: np.ndarray) -> None:
+        """Tables ``tables``' step rewards (``step_rewards``: [tables, seats]) to their seats'
+        open transitions, less each table's mean with ``run.zero_sum`` (summed seat by seat in
+        float64), times ``run.reward_scale``: each amount rounded to float32 as it is added."""
         amounts = step_rewards.astype(np.float64)
         if self.config.run.zero_sum:
             total = amounts[:, 0].copy()
@@ -402,7 +397,7 @@ class LocalCollector:
                     if over or env.round_index != self.round_starts[e][0]:
                         self._end_round(e, over, chains)
                 elif any(step_rewards := [env.rewards[agent] for agent in env.possible_agents]):
-                    chains.reward(e, step_rewards)
+                    chains.reward(np.array([e]), np.array([step_rewards]))
                 if over:
                     self._record(e, env, stats)
                     chains.close(e)

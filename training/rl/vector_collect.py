@@ -182,7 +182,7 @@ class VectorCollector:
             self.lengths += 1
             if self.match_value is None:
                 rewarded = np.flatnonzero(reward.any(axis=1))
-                chains.reward_tables(rewarded, reward[rewarded])
+                chains.reward(rewarded, reward[rewarded])
             else:
                 self._end_rounds(np.flatnonzero(info["round_over"]), done, info, chains)
             for e in np.flatnonzero(done).tolist():
