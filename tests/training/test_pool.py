@@ -1,0 +1,100 @@
+"""``training.eval.pool``: jobs played in worker processes give their results in order with a
+tick per game, a worker's error reaches the main process, and workers do not outlive it."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from tqdm import tqdm
+
+from training.eval.pool import play_in_processes
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def ten_games(job: int, on_game: Callable[[], object]) -> int:
+    for _ in range(10):
+        on_game()
+    return job * job
+
+
+def fails_on_two(job: int, on_game: Callable[[], object]) -> int:
+    if job == 2:
+        raise ValueError("job 2 failed")
+    return job
+
+
+def endless(folder: str, on_game: Callable[[], object]) -> None:
+    """Note this worker's pid, then play 'games' until stopped."""
+    Path(folder, str(os.getpid())).touch()
+    while True:
+        time.sleep(0.05)
+        on_game()
+
+
+def bar(total: int) -> tqdm:
+    return tqdm(total=total, file=open(os.devnull, "w"))
+
+
+def test_results_in_order_with_every_game_ticked() -> None:
+    done: list[tuple[int, int]] = []
+    with bar(50) as progress:
+        played = play_in_processes(
+            list(range(5)),
+            ten_games,
+            workers=2,
+            bar=progress,
+            label=str,
+            on_done=lambda k, p: done.append((k, p)),
+        )
+        assert progress.n == 50  # every tick is in before the result it precedes
+    assert played == [0, 1, 4, 9, 16]
+    assert sorted(done) == [(k, k * k) for k in range(5)]
+
+
+def test_a_workers_error_is_raised_in_the_main_process() -> None:
+    with bar(0) as progress, pytest.raises(ValueError, match="job 2 failed"):
+        play_in_processes([1, 2, 3], fails_on_two, workers=2, bar=progress, label=str)
+
+
+def alive(pid: int) -> bool:
+    """Whether ``pid`` runs (a zombie, dead but not yet reaped, does not)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc")
+def test_workers_end_when_the_main_process_is_killed(tmp_path: Path) -> None:
+    script = (
+        "from tqdm import tqdm\n"
+        "from tests.training.test_pool import endless\n"
+        "from training.eval.pool import play_in_processes\n"
+        "if __name__ == '__main__':\n"
+        f"    jobs = [{str(tmp_path)!r}] * 3\n"
+        "    play_in_processes(jobs, endless, workers=2, bar=tqdm(disable=True), label=str)\n"
+    )
+    main = subprocess.Popen([sys.executable, "-c", script], cwd=ROOT)
+    try:
+        deadline = time.monotonic() + 120
+        while len(list(tmp_path.iterdir())) < 2:
+            assert main.poll() is None and time.monotonic() < deadline, "the workers did not start"
+            time.sleep(0.1)
+        workers = [int(p.name) for p in tmp_path.iterdir()]
+        assert all(alive(pid) for pid in workers)
+        main.send_signal(signal.SIGTERM)  # no clean-up runs in the main process: it is just gone
+        main.wait(timeout=30)
+        deadline = time.monotonic() + 10
+        while any(alive(pid) for pid in workers) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not any(alive(pid) for pid in workers), "a worker outlived the main process"
+    finally:
+        main.kill()
