@@ -1,0 +1,40 @@
+"""``benchmarks/ismcts.py``: the tree's counts are what UCB reads, its decisions do not peek, and
+it plays whole matches legally."""
+
+from __future__ import annotations
+
+import pytest
+
+import domino_env
+from domino_env.agents import make_agent
+from tests.support.helpers import decide_in_lockstep, load_script, play_with
+from tests.support.variant_configs import fixed_deal_envs
+
+ismcts = load_script("ismcts")
+
+
+def test_every_walk_visits_one_root_move_legal_in_every_world() -> None:
+    env = domino_env.raw_env("all_fives", num_players=2)
+    env.reset(seed=3)
+    while len(env.game.legal) < 2:
+        env.step(env.game.legal[0])
+    view = env.view(env.game.current)
+    root = ismcts.ISMCTSAgent(50, seed=0).tree(env.rules, env.game, view)
+    assert sum(root.visits.values()) == 50
+    assert set(root.visits) == set(view.legal_actions)  # each tried once before any twice
+    assert all(root.available[m] == 50 for m in view.legal_actions)  # the seat's own moves: always legal
+    child = max(root.children.values(), key=lambda n: sum(n.visits.values()))
+    assert all(child.available[m] >= child.visits[m] for m in child.visits)  # others' moves: by world
+
+
+@pytest.mark.parametrize("name", ["classic", "all_fives", "osel"])
+def test_it_does_not_peek(name: str) -> None:
+    """Whenever seat 0's views are equal, the same seed decides alike."""
+    envs = fixed_deal_envs(name, 2, False)
+    assert decide_in_lockstep(envs, [ismcts.ISMCTSAgent(30, seed=11) for _ in envs]) >= 1
+
+
+def test_it_plays_a_whole_match_legally() -> None:
+    players = [ismcts.ISMCTSAgent(20, seed=0), make_agent("greedy", seed=1)]
+    _, env = play_with("blitz", players, seed=2, num_players=2)  # (every action checked legal)
+    assert all(env.terminations.values())
