@@ -13,6 +13,9 @@ moved into it. The move played is the root's most visited. Where ``search`` and 
 value each first move by what follows it under greedy play, the tree also searches the replies
 (the seats' later choices), at the price of a tree over histories that mix worlds.
 
+With ``--endgame`` the decisions where ``expert`` solves its worlds exactly (few enough tiles
+left in the hands and the boneyard, a public count) are ``expert``'s, the rest the tree's.
+
 The value is ``search``'s (the round's score change against the other sides' mean, signed,
 plus ``match_target`` times the match outcome when the round ends the match). UCB's
 exploration is scaled by the spread of the values met at the root (their standard deviation),
@@ -36,7 +39,9 @@ from tqdm import tqdm
 import domino_env
 from domino_env.agents import make_agent
 from domino_env.agents.baselines import legal_actions
+from domino_env.agents.expert import ExpertAgent
 from domino_env.agents.search import rollout_value, round_value, standing
+from domino_env.agents.solver import solvable
 from domino_env.rules.chain import LineRules
 from training.matches import play_match, whole_deals
 
@@ -66,11 +71,19 @@ class Node:
 class ISMCTSAgent:
     """Single-observer IS-MCTS with greedy rollouts (the module docstring)."""
 
-    def __init__(self, iterations: int, exploration: float = EXPLORATION, seed: int | None = None) -> None:
+    def __init__(
+        self,
+        iterations: int,
+        exploration: float = EXPLORATION,
+        seed: int | None = None,
+        endgame: bool = False,
+    ) -> None:
         self.iterations = iterations
         self.exploration = exploration
         self.rng = random.Random(seed)
-        self.name = f"ismcts:{iterations}"
+        self.name = f"ismcts:{iterations}" + (" + expert's end games" if endgame else "")
+        # ``endgame``: the decisions where expert solves its worlds exactly are expert's
+        self.endgame = ExpertAgent("expert", seed=None if seed is None else seed + 2) if endgame else None
 
     def __call__(self, env: Any, observation: dict[str, np.ndarray]) -> int:
         legal = legal_actions(observation).tolist()
@@ -79,7 +92,11 @@ class ISMCTSAgent:
         return self.choose(env.rules, env.game, env.view(env.agent_selection))
 
     def choose(self, rules: Any, game: Any, view: Any) -> int:
-        """The root's most visited move (the lowest on a tie)."""
+        """The root's most visited move (the lowest on a tie); with :attr:`endgame`, expert's
+        choice once few enough tiles are left for it to solve (a public count)."""
+        expert, left = self.endgame, sum(view.hand_sizes) + view.boneyard_size
+        if expert is not None and solvable(rules) and left <= expert.tier.solve_tiles:
+            return expert.choose(rules, game, view)
         root = self.tree(rules, game, view)
         return max(view.legal_actions, key=lambda m: (root.visits.get(m, 0), -m))
 
@@ -132,12 +149,17 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--variant", default="classic", choices=LINE_VARIANTS)
     parser.add_argument("--iterations", type=int, default=600, help="sampled worlds (tree walks) a decision")
     parser.add_argument("--exploration", type=float, default=EXPLORATION)
+    parser.add_argument(
+        "--endgame",
+        action="store_true",
+        help="leave the decisions expert solves exactly (few tiles left) to expert",
+    )
     parser.add_argument("--opponent", default="expert")
     parser.add_argument("--games", type=int, default=200, help="whole matches, rounded up to whole deals")
     parser.add_argument("--seed", type=int, default=2000)
     args = parser.parse_args(argv)
     env = domino_env.raw_env(args.variant, num_players=2)
-    player = ISMCTSAgent(args.iterations, args.exploration, seed=args.seed)
+    player = ISMCTSAgent(args.iterations, args.exploration, seed=args.seed, endgame=args.endgame)
     opponent = make_agent(args.opponent, seed=args.seed + 1)
     games = whole_deals(args.games, env.rules)
     with tqdm(total=games, unit="game") as bar:

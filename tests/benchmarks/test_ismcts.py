@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 import domino_env
-from domino_env.agents import make_agent
+from domino_env.agents import expert, make_agent
 from tests.support.helpers import decide_in_lockstep, load_script, play_with
 from tests.support.variant_configs import fixed_deal_envs
 
@@ -38,3 +38,17 @@ def test_it_plays_a_whole_match_legally() -> None:
     players = [ismcts.ISMCTSAgent(20, seed=0), make_agent("greedy", seed=1)]
     _, env = play_with("blitz", players, seed=2, num_players=2)  # (every action checked legal)
     assert all(env.terminations.values())
+
+
+def test_with_endgame_a_solved_decision_is_experts() -> None:
+    """On the tiny table every decision is one expert solves: the choice is expert's own."""
+    env = domino_env.raw_env("classic", num_players=2, preset="tiny")
+    env.reset(seed=1)
+    while len(env.game.legal) < 2:
+        env.step(env.game.legal[0])
+    view = env.view(env.game.current)
+    agent = ismcts.ISMCTSAgent(10, seed=5, endgame=True)
+    assert agent.choose(env.rules, env.game, view) == expert.ExpertAgent("expert", seed=7).choose(
+        env.rules, env.game, view
+    )
+    assert agent.rng.random() == ismcts.ISMCTSAgent(10, seed=5).rng.random()  # (no walk was made)
