@@ -167,9 +167,11 @@ def main(argv: list[str] | None = None) -> None:
             env, player, opponent, games=games, seed=args.seed, duplicate=True, on_game=lambda: bar.update(1)
         )
     low, high = match.interval()
+    margin_low, margin_high = match.margin_interval()
     print(
         f"{args.variant}: {player.name} (exploration {args.exploration}) against {args.opponent}: "
-        f"{match.win_rate:.1%} [{low:.1%}, {high:.1%}] of {match.games} whole matches (seed {args.seed}); "
+        f"{match.win_rate:.1%} [{low:.1%}, {high:.1%}] of {match.games} whole matches (seed {args.seed}), "
+        f"margin {match.margin:+.1f} [{margin_low:+.1f}, {margin_high:+.1f}] points a match; "
         f"ms a decision {match.ms_per_decision(0):.1f} against {match.ms_per_decision(1):.1f}"
     )
 
