@@ -98,3 +98,30 @@ def test_workers_end_when_the_main_process_is_killed(tmp_path: Path) -> None:
         assert not any(alive(pid) for pid in workers), "a worker outlived the main process"
     finally:
         main.kill()
+
+
+def fails_soon(folder: str, on_game: Callable[[], object]) -> None:
+    """The first job: fail once the other job has started."""
+    deadline = time.monotonic() + 120
+    while not list(Path(folder).iterdir()) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    raise ValueError("the first job failed")
+
+
+def endless_or_fails(job: tuple[int, str], on_game: Callable[[], object]) -> None:
+    k, folder = job
+    (fails_soon if k == 0 else endless)(folder, on_game)
+
+
+def test_a_failed_run_ends_the_jobs_still_running(tmp_path: Path) -> None:
+    """The main process lives on after the error (a library caller): the other worker's job
+    ends at its next game instead of playing on."""
+    with bar(0) as progress, pytest.raises(ValueError, match="the first job failed"):
+        play_in_processes(
+            [(0, str(tmp_path)), (1, str(tmp_path))], endless_or_fails, workers=2, bar=progress, label=str
+        )
+    (worker,) = [int(p.name) for p in tmp_path.iterdir()]
+    deadline = time.monotonic() + 10
+    while alive(worker) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not alive(worker), "a job played on after the run failed"

@@ -23,16 +23,22 @@ Job = TypeVar("Job")
 Played = TypeVar("Played")
 
 _ticks: Any = None  # in a worker: the queue its games tick, set by worker_start
+_stop: Any = None  # in a worker: set by the main process when it gives up (an error, an interrupt)
 
 
-def worker_start(ticks: Any, parent: int) -> None:
+class Stopped(Exception):
+    """A worker's job ended early: the main process gave the run up."""
+
+
+def worker_start(ticks: Any, stop: Any, parent: int) -> None:
     """Set a worker up: one torch thread (the workers share the cores), the queue its games
-    tick, and a watch that ends it when ``parent``, the main process, is gone."""
+    tick, the main process's stop, and a watch that ends it when ``parent``, the main process,
+    is gone."""
     import torch
 
-    global _ticks
+    global _ticks, _stop
     torch.set_num_threads(1)
-    _ticks = ticks
+    _ticks, _stop = ticks, stop
     threading.Thread(target=_exit_when_orphaned, args=(parent,), daemon=True).start()
 
 
@@ -42,8 +48,15 @@ def _exit_when_orphaned(parent: int, every: float = 0.5) -> None:
     os._exit(1)
 
 
+def _tick(k: int) -> None:
+    """A game of job ``k`` is over: tick the bar, or end the job if the run was given up."""
+    if _stop.is_set():
+        raise Stopped
+    _ticks.put(k)
+
+
 def _play_job(play: Callable[[Job, Callable[[], object]], Played], job: Job, k: int) -> Played:
-    return play(job, partial(_ticks.put, k))
+    return play(job, partial(_tick, k))
 
 
 def play_in_processes(
@@ -58,10 +71,12 @@ def play_in_processes(
     """``play(job, on_game)`` for every job in ``workers`` spawned processes (``play`` a module
     function, so that it pickles); ``bar`` ticks once a game, described by ``label(job index)``
     of the job that last finished one; ``on_done(job index, played)`` is called here as each job
-    finishes (so a caller can keep what is done). An error or an interrupt drops what is queued."""
+    finishes (so a caller can keep what is done). An error or an interrupt drops what is queued
+    and ends the jobs running at their next game."""
     context = get_context("spawn")
     ticks = context.SimpleQueue()  # (its puts are written at once: all in the pipe before the job's result)
-    pool = ProcessPoolExecutor(min(workers, len(jobs)), context, worker_start, (ticks, os.getpid()))
+    stop = context.Event()
+    pool = ProcessPoolExecutor(min(workers, len(jobs)), context, worker_start, (ticks, stop, os.getpid()))
     try:
         futures = [pool.submit(_play_job, play, job, k) for k, job in enumerate(jobs)]
         index = {f: k for k, f in enumerate(futures)}
@@ -70,15 +85,17 @@ def play_in_processes(
             done, pending = wait(pending, timeout=0.25, return_when=FIRST_COMPLETED)
             _drain(ticks, bar, label)
             for future in sorted(done, key=index.__getitem__):
+                played = future.result()  # (a worker's error is raised here, at once)
                 if on_done is not None:
-                    on_done(index[future], future.result())  # (a worker's error is raised here)
+                    on_done(index[future], played)
         _drain(ticks, bar, label)
-        played = [f.result() for f in futures]  # a worker's error is raised here
-    except BaseException:  # (an interrupt too: drop what is queued, keep nothing)
+        results = [f.result() for f in futures]
+    except BaseException:  # (an interrupt too: drop what is queued, end what runs at its next game)
+        stop.set()
         pool.shutdown(wait=False, cancel_futures=True)
         raise
     pool.shutdown()
-    return played
+    return results
 
 
 def _drain(ticks: Any, bar: tqdm, label: Callable[[int], str]) -> None:
