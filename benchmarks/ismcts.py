@@ -25,7 +25,8 @@ It plays whole matches on duplicate deals, as ``python -m training evaluate expe
 --duplicate --first-only`` does, and prints the win rate and the margin a match with their 95%
 intervals over deals and both sides' milliseconds a decision (for equal time: compare with
 ``expert``'s in the same run). Measured (``benchmarks/results/tiers.csv``): at ``expert``'s time
-it is level with ``expert``, with or without ``--endgame``.
+it is level with ``expert`` in Classic (with or without ``--endgame``) and Osel, and below it
+in All Fives.
 """
 
 from __future__ import annotations
