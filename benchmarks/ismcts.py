@@ -106,7 +106,7 @@ class ISMCTSAgent:
     def tree(self, rules: Any, game: Any, view: Any) -> Node:
         """The root of :attr:`iterations` walks from the decision of ``view``."""
         rng, root = self.rng, Node()
-        sides = max(rules.side_of) + 1
+        sides, own = max(rules.side_of) + 1, rules.side_of[view.seat]
         mean, square = 0.0, 0.0  # the root's values: Welford's running mean and variance
         for count in range(1, self.iterations + 1):
             world = rules.sample_world(game, view, rng)
@@ -132,9 +132,9 @@ class ISMCTSAgent:
             for parent, move, side in path:
                 parent.visits[move] = parent.visits.get(move, 0) + 1
                 parent.totals[move] = parent.totals.get(move, 0.0) + values[side]
-            delta = values[path[0][2]] - mean
+            delta = values[own] - mean
             mean += delta / count
-            square += delta * (values[path[0][2]] - mean)
+            square += delta * (values[own] - mean)
         return root
 
     def _ucb(self, node: Node, legal: list[int], spread: float) -> int:
