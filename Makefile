@@ -34,8 +34,12 @@ lint: $(STAMP)
 	$(BIN)/mypy
 	$(BIN)/lint-imports
 
+# The main suite runs on TEST_WORKERS processes (pytest-xdist; logical: one per logical core,
+# about half the serial time on two cores); the extras' suite stays serial (one shared Ray).
+TEST_WORKERS ?= logical
+
 test: lint docs
-	$(BIN)/python -m pytest -m "not ray and not torchrl"
+	$(BIN)/python -m pytest -m "not ray and not torchrl" -n $(TEST_WORKERS)
 	$(MAKE) test-extras
 
 # The release checks alone (tests/release, also part of `make test`'s pytest): every variant marked
