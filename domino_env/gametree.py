@@ -37,6 +37,7 @@ Tables: the line-of-play games whose seats name their own tiles (not Blind, Blin
 from __future__ import annotations
 
 import os
+import threading
 import time
 from array import array
 from collections.abc import Iterable, Iterator
@@ -742,10 +743,23 @@ def _walk_all(variant: str, options: dict[str, Any], rules: Any, max_nodes: int,
     walk.key_a.append(0)
     walk.key_b.append(0)
     tasks = [(variant, options, outcome, max_nodes, label) for outcome in outcomes]
-    with ProcessPoolExecutor(min(workers, len(outcomes))) as pool:
+    processes = min(workers, len(outcomes))
+    with ProcessPoolExecutor(processes, initializer=_end_with, initargs=(os.getpid(),)) as pool:
         for part in pool.map(_walk_subtree, tasks):
             walk.append(part)
     return walk
+
+
+def _end_with(parent: int) -> None:
+    """A walker's start: a watch that ends it once ``parent``, the process building the tree,
+    is gone (killed, say), rather than walk on for nobody."""
+    threading.Thread(target=_watch, args=(parent,), daemon=True).start()
+
+
+def _watch(parent: int) -> None:
+    while os.getppid() == parent:
+        time.sleep(0.5)
+    os._exit(1)
 
 
 def _walk_subtree(task: tuple[str, dict[str, Any], int, int, str]) -> dict[str, array[Any]]:

@@ -6,6 +6,10 @@ tables it cannot walk refused with the reason."""
 from __future__ import annotations
 
 import hashlib
+import subprocess
+import sys
+import time
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -16,6 +20,7 @@ from hypothesis import strategies as st
 import domino_env
 from domino_env.gametree import GameTree, TooLarge
 from tests.support.extras import extra
+from tests.support.helpers import assert_killing_ends_them, children
 
 extra("pyspiel")
 from open_spiel.python import policy as openspiel_policy  # noqa: E402
@@ -23,6 +28,7 @@ from open_spiel.python.algorithms import cfr, exploitability  # noqa: E402
 
 from domino_env.integrations.openspiel import load_game  # noqa: E402
 
+ROOT = Path(__file__).resolve().parents[2]
 TINY = ["classic", "all_fives", "osel", "blitz", "metro"]
 SMALL = [variant for variant in domino_env.VARIANTS if "small" in domino_env.spec(variant).presets]
 TABLES = [(variant, "tiny") for variant in TINY] + [(variant, "small") for variant in SMALL]
@@ -222,6 +228,23 @@ def test_walking_in_processes_builds_the_same_tree() -> None:
         assert np.array_equal(getattr(alone, name), getattr(shared, name)), name
     for name in ("terminals", "returns", "keys", "starts", "actions"):
         assert np.array_equal(getattr(alone, name), getattr(shared, name)), name
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").exists(), reason="reads /proc")
+def test_the_walkers_end_when_the_process_building_the_tree_is_killed() -> None:
+    """Classic's medium table takes the two walkers most of a minute: killed a moment in, the
+    main process leaves none of them walking on."""
+    script = "from domino_env.gametree import GameTree\nGameTree.build('classic', preset='medium', workers=2)"
+    main = subprocess.Popen([sys.executable, "-c", script], cwd=ROOT)
+    try:
+        deadline = time.monotonic() + 120
+        while len(walkers := children(main.pid)) < 2:
+            assert main.poll() is None and time.monotonic() < deadline, "the walkers did not start"
+            time.sleep(0.1)
+        time.sleep(1)  # (their subtrees under way)
+        assert_killing_ends_them(main, walkers)
+    finally:
+        main.kill()
 
 
 TREES: dict[str, GameTree] = {}  # (built once for the examples)

@@ -1,11 +1,15 @@
 """Shared by the rules and API tests: tile notation (``"3-5"``, ``(5, 3)`` or ``"0-0 3-5 6-6"``),
 fixed deals, making a move, and the tile a move lays; by the search tests: games played in
 lockstep to show a seat's decisions do not depend on what it cannot know, and an episode
-played by given agents; and by the tests of ``benchmarks/`` scripts: loading one."""
+played by given agents; by the tests of ``benchmarks/`` scripts: loading one; and by the
+tests of worker processes: whether a process still runs."""
 
 from __future__ import annotations
 
 import importlib.util
+import signal
+import subprocess
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from types import ModuleType
@@ -175,3 +179,34 @@ def load_script(name: str) -> ModuleType:
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+def alive(pid: int) -> bool:
+    """Whether process ``pid`` runs (a zombie, dead but not yet reaped, does not); reads /proc."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+
+
+def children(pid: int) -> list[int]:
+    """The processes ``pid`` started that still run (its threads' children, from /proc)."""
+    found: list[int] = []
+    for task in Path(f"/proc/{pid}/task").glob("*"):
+        try:
+            found += [int(child) for child in (task / "children").read_text().split()]
+        except FileNotFoundError:
+            continue
+    return [child for child in found if alive(child)]
+
+
+def assert_killing_ends_them(main: subprocess.Popen[Any], workers: list[int]) -> None:
+    """SIGTERM ``main`` (no clean-up runs in it: it is just gone) and assert that every one of
+    ``workers``, its processes, ends within 10 s rather than work on for nobody."""
+    assert all(alive(pid) for pid in workers)
+    main.send_signal(signal.SIGTERM)
+    main.wait(timeout=30)
+    deadline = time.monotonic() + 10
+    while any(alive(pid) for pid in workers) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not any(alive(pid) for pid in workers), "a worker outlived the main process"

@@ -4,7 +4,6 @@ tick per game, a worker's error reaches the main process, and workers do not out
 from __future__ import annotations
 
 import os
-import signal
 import subprocess
 import sys
 import time
@@ -14,6 +13,7 @@ from pathlib import Path
 import pytest
 from tqdm import tqdm
 
+from tests.support.helpers import alive, assert_killing_ends_them
 from training.eval.pool import play_in_processes
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -64,14 +64,6 @@ def test_a_workers_error_is_raised_in_the_main_process() -> None:
         play_in_processes([1, 2, 3], fails_on_two, workers=2, bar=progress, label=str)
 
 
-def alive(pid: int) -> bool:
-    """Whether ``pid`` runs (a zombie, dead but not yet reaped, does not)."""
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
-    except (FileNotFoundError, ProcessLookupError):
-        return False
-
-
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc")
 def test_workers_end_when_the_main_process_is_killed(tmp_path: Path) -> None:
     script = (
@@ -88,14 +80,7 @@ def test_workers_end_when_the_main_process_is_killed(tmp_path: Path) -> None:
         while len(list(tmp_path.iterdir())) < 2:
             assert main.poll() is None and time.monotonic() < deadline, "the workers did not start"
             time.sleep(0.1)
-        workers = [int(p.name) for p in tmp_path.iterdir()]
-        assert all(alive(pid) for pid in workers)
-        main.send_signal(signal.SIGTERM)  # no clean-up runs in the main process: it is just gone
-        main.wait(timeout=30)
-        deadline = time.monotonic() + 10
-        while any(alive(pid) for pid in workers) and time.monotonic() < deadline:
-            time.sleep(0.1)
-        assert not any(alive(pid) for pid in workers), "a worker outlived the main process"
+        assert_killing_ends_them(main, [int(p.name) for p in tmp_path.iterdir()])
     finally:
         main.kill()
 
