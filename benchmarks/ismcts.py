@@ -43,7 +43,7 @@ import domino_env
 from domino_env.agents import make_agent
 from domino_env.agents.baselines import legal_actions
 from domino_env.agents.expert import ExpertAgent
-from domino_env.agents.search import rollout_value, round_value, standing
+from domino_env.agents.search import play_out, round_value, standing
 from domino_env.agents.solver import solvable
 from domino_env.rules.chain import LineRules
 from training.matches import play_match, whole_deals
@@ -126,8 +126,8 @@ class ISMCTSAgent:
                     node.children[move] = Node()
                     break
                 node = node.children[move]
-            if not world.round_over:  # (the greedy rollout; its value to one side is not needed)
-                rollout_value(rules, world, 0, before, random.Random(rng.getrandbits(64)))
+            if not world.round_over:  # (the greedy rollout)
+                play_out(rules, world, random.Random(rng.getrandbits(64)))
             values = [round_value(rules, world, s, before) for s in range(sides)]
             for parent, move, side in path:
                 parent.visits[move] = parent.visits.get(move, 0) + 1

@@ -265,10 +265,16 @@ def rollout_value(
     key: Key | None = None,
     value: Value | None = None,
 ) -> float:
-    """Play ``sim`` to the end of its round by the greedy rule (or ``key``) for every seat (ties
-    by ``rng``), and return its value to ``side`` (the module docstring; or ``value``'s): the
-    score change against the other sides' mean, signed, plus ``match_target`` times the match
-    outcome if it ended."""
+    """Play ``sim`` out (:func:`play_out`) and return its value to ``side`` (the module
+    docstring; or ``value``'s): the score change against the other sides' mean, signed, plus
+    ``match_target`` times the match outcome if it ended."""
+    play_out(rules, sim, rng, key)
+    return (value or round_value)(rules, sim, side, before)
+
+
+def play_out(rules: TableRules, sim: Any, rng: random.Random, key: Key | None = None) -> None:
+    """Play ``sim`` to the end of its round by the greedy rule (or ``key``) for every seat, ties
+    broken by ``rng``."""
     greedy_key, choice = key or rules.greedy_key, rng.choice
     while not sim.round_over:
         legal = sim.legal
@@ -280,7 +286,6 @@ def rollout_value(
             ties = [a for a, k in zip(legal, keys, strict=True) if k == best]
             move = ties[0] if len(ties) == 1 else choice(ties)
         rules.apply(sim, move)
-    return (value or round_value)(rules, sim, side, before)
 
 
 def round_value(rules: TableRules, sim: Any, side: int, before: list[int]) -> float:
