@@ -604,6 +604,11 @@ class ChainKernel(VectorEnv):
         self._flat_before = self._dealt_before.reshape(-1)
         self._flat_suit_places = self._suit_places.reshape(-1)
         self._seat_base, self._side_base, self._end_base = self._rows * n, self._rows * D, self._rows * S
+        # the same repeated along a row of seats, of the other seats, of sides: an add of a whole
+        # array takes half the time of one broadcasting a column
+        self._seats_base = np.repeat(self._seat_base[:, None], n, axis=1)
+        self._others_base = np.ascontiguousarray(self._seats_base[:, 1:])
+        self._sides_base = np.repeat(self._side_base[:, None], D, axis=1)
         self._action_base = self._rows * self.num_actions
         self._row_starts = self._rows * T  # (row k of a [K, T] array, flat)
         self._base = 0
@@ -1373,7 +1378,8 @@ class ChainKernel(VectorEnv):
         live = (self._suit.take(self.ends) & ~self.played[:, None]) != 0
         ends = self._slot_bits.take(4 * self.ends + 2 * self.doubled + live)  # [B, S]
         self._put_fields(words, ends, layout["ends"].start, V + 4)
-        others = self._seat_base[:, None] + self._others_from.take(seat, axis=0)  # next seat first
+        others = self._others_from.take(seat, axis=0)  # next seat first
+        others += self._others_base
         self._put_fields(words, self._flat_voids.take(others), layout["voids"].start, V)
         if moving:  # the phase flags: lead, and continuing in a multi-tile turn (an idle seat's: 0)
             put(words, self.count == 0, layout["phase"].start, 1)
@@ -1383,7 +1389,8 @@ class ChainKernel(VectorEnv):
         out = np.unpackbits(words.view(np.uint8), axis=1, count=size, bitorder="little").astype(np.float32)
         out[:, layout["hand_sizes"]] = self._size_value.take(np.bitwise_count(self._flat_hands.take(others)))
         out[:, layout["boneyard"]] = self._stock_value.take(T - self.drawn)[:, None]
-        sides = self._side_base[:, None] + self._sides_from.take(seat, axis=0)
+        sides = self._sides_from.take(seat, axis=0)
+        sides += self._sides_base
         out[:, layout["scores"]] = (
             self._flat_scores.take(sides) * self._score_scale
         )  # (float64, then float32)
@@ -1460,7 +1467,8 @@ class ChainKernel(VectorEnv):
 
     def _per_seat(self, values: np.ndarray, seat: np.ndarray) -> np.ndarray:
         """[B, P]: each table's ``values`` (per seat) from ``seat`` on."""
-        at = self._seat_base[:, None] + self._seats_from.take(seat, axis=0)
+        at = self._seats_from.take(seat, axis=0)
+        at += self._seats_base
         return values.reshape(-1).take(at)
 
     def _block_remembered(self, out: np.ndarray, at: slice, seat: np.ndarray, moving: bool) -> None:
