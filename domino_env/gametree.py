@@ -744,16 +744,17 @@ def _walk_all(variant: str, options: dict[str, Any], rules: Any, max_nodes: int,
     walk.key_b.append(0)
     tasks = [(variant, options, outcome, max_nodes, label) for outcome in outcomes]
     processes = min(workers, len(outcomes))
-    with ProcessPoolExecutor(processes, initializer=_end_with, initargs=(os.getpid(),)) as pool:
+    with ProcessPoolExecutor(processes, initializer=_end_with_parent) as pool:
         for part in pool.map(_walk_subtree, tasks):
             walk.append(part)
     return walk
 
 
-def _end_with(parent: int) -> None:
-    """A walker's start: a watch that ends it once ``parent``, the process building the tree,
-    is gone (killed, say), rather than walk on for nobody."""
-    threading.Thread(target=_watch, args=(parent,), daemon=True).start()
+def _end_with_parent() -> None:
+    """A walker's start: a watch that ends it once its parent is gone (the process building the
+    tree, killed, say; or, under the forkserver start method, the server, which ends with it)
+    rather than walk on for nobody."""
+    threading.Thread(target=_watch, args=(os.getppid(),), daemon=True).start()
 
 
 def _watch(parent: int) -> None:

@@ -188,7 +188,7 @@ def _or_columns(masks: np.ndarray) -> np.ndarray:
 
 
 def _sum_columns(values: np.ndarray) -> np.ndarray:
-    """The sum of the columns of int64[K, S] (a plain loop, as :func:`_or_columns`: a tenth of
+    """The sum of the columns of int64[K, S], S >= 2 (a plain loop, as :func:`_or_columns`: a tenth of
     ``sum(axis=1)``'s time at 4,096 rows of 4)."""
     out = values[:, 0] + values[:, 1]
     for s in range(2, values.shape[1]):
