@@ -206,7 +206,12 @@ def assert_killing_ends_them(main: subprocess.Popen[Any], workers: list[int]) ->
     assert all(alive(pid) for pid in workers)
     main.send_signal(signal.SIGTERM)
     main.wait(timeout=30)
-    deadline = time.monotonic() + 10
-    while any(alive(pid) for pid in workers) and time.monotonic() < deadline:
+    assert all_end(workers), "a worker outlived the main process"
+
+
+def all_end(pids: list[int], within: float = 10) -> bool:
+    """Whether every one of the processes ``pids`` has ended ``within`` seconds from now."""
+    deadline = time.monotonic() + within
+    while any(alive(pid) for pid in pids) and time.monotonic() < deadline:
         time.sleep(0.1)
-    assert not any(alive(pid) for pid in workers), "a worker outlived the main process"
+    return not any(alive(pid) for pid in pids)
