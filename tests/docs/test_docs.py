@@ -1,9 +1,11 @@
 """The documentation follows the code: a rules page per variant naming every option, a version
-history entry per variant version, and generated pages whose tables are the environment's own.
+history entry per variant version, generated pages whose tables are the environment's own, and
+the README's strength tables their results files' rows.
 (The strict site build itself is ``make docs``, part of ``make test``.)"""
 
 from __future__ import annotations
 
+import csv
 import dataclasses
 import importlib.util
 import itertools
@@ -16,6 +18,7 @@ from types import ModuleType
 import pytest
 
 import domino_env
+from domino_env.registry import shipped
 
 ROOT = Path(__file__).resolve().parents[2]
 RULES = ROOT / "docs" / "rules"
@@ -86,6 +89,88 @@ def test_readme_points_only_inside_the_repository() -> None:
     for path in [ROOT / "README.md", *ROOT.glob("docs/**/*.md"), *ROOT.glob("domino_env/**/*.py")]:
         text = path.read_text()
         assert "../shared" not in text and "RULES.md" not in text, path
+
+
+def readme_rate(cell: str) -> tuple[float, float, float, int | None]:
+    """``68.9% [66.1, 71.7]`` or ``76.2% [72.2, 80.3] (400)``: the rate, its interval (in
+    percent) and the matches where the cell names them."""
+    found = re.fullmatch(r"\*{0,2}([\d.]+)% \[([\d.]+), ([\d.]+)\]\*{0,2}(?: \(([\d,]+)\))?", cell)
+    assert found, f"not a win rate with its interval: {cell!r}"
+    rate, low, high, games = found.groups()
+    return float(rate), float(low), float(high), int(games.replace(",", "")) if games else None
+
+
+def readme_table(heading: str) -> list[tuple[str, list[str]]]:
+    """The rows of the README's table under the header row ``heading``: each row's variant
+    (named by its title at the start of the first cell) and its other cells."""
+    readme = (ROOT / "README.md").read_text()
+    assert heading in readme
+    lines = readme.split(heading, 1)[1].split("\n\n", 1)[0].splitlines()[2:]
+    titles = sorted(((s.title, name) for name, s in domino_env.SPECS.items()), key=lambda t: -len(t[0]))
+    rows = []
+    for line in lines:
+        first, *cells = [cell.strip() for cell in line.strip("|").split(" | ")]
+        rows.append((next(name for title, name in titles if first.startswith(title)), cells))
+    return rows
+
+
+def same_rate(cell: str, stored: tuple[float, float, float, int]) -> bool:
+    """Whether a README cell states ``stored`` (a CSV's rate, interval and matches; the cell
+    may leave the matches to its column): 4 digits in the CSV, 3 in the README, either side
+    of a rounding."""
+    rate, low, high, games = readme_rate(cell)
+    close = all(abs(a - 100 * b) <= 0.051 for a, b in zip((rate, low, high), stored[:3], strict=True))
+    return close and games in (None, stored[3])
+
+
+def results_rate(row: dict[str, str], column: str) -> tuple[float, float, float, int]:
+    """An ``agents/results.csv`` row's rate, interval and matches in ``column`` (``vs_search``)."""
+    return (
+        float(row[column]),
+        float(row[f"{column}_low"]),
+        float(row[f"{column}_high"]),
+        int(row[f"{column}_games"]),
+    )
+
+
+def test_the_readmes_table_against_search_is_agents_results_csv() -> None:
+    """The README's table of the shipped agents against ``search`` says what
+    ``agents/results.csv`` (written by ``ship``) holds: reshipping an agent without restating
+    the README fails here."""
+    with (ROOT / "agents" / "results.csv").open() as handle:
+        rows = {(r["variant"], r["agent"]): r for r in csv.DictReader(handle)}
+    columns = [("policy", "search"), ("guided", "search"), ("guided", "policy")]
+    table = readme_table("| variant | the shipped policy vs `search` (1,000 matches) |")
+    for variant, cells in table:
+        for cell, (agent, opponent) in zip(cells, columns, strict=True):
+            stored = results_rate(rows[(variant, agent)], f"vs_{opponent}")
+            assert same_rate(cell, stored), (variant, cell, stored)
+        assert int(rows[(variant, "policy")]["vs_search_games"]) == 1000
+    assert {variant for variant, _ in table} == set(shipped())
+
+
+def test_the_readmes_table_against_expert_has_a_results_row_behind_every_cell() -> None:
+    """Every measured cell of the README's table against ``expert`` is a row of the results
+    files of its variant: the 50-million-decision curves' (``long_<variant>_vec.csv``), the
+    search tiers' (``tiers.csv``) or ``agents/results.csv``."""
+    found: dict[str, list[tuple[float, float, float, int]]] = {}
+    results = ROOT / "benchmarks" / "results"
+    for path in [*results.glob("long_*_vec.csv"), results / "tiers.csv"]:
+        for r in csv.DictReader(path.open()):
+            if r["opponent"] == "expert":
+                variant = r.get("variant") or path.stem.removeprefix("long_").removesuffix("_vec")
+                stored = (float(r["win_rate"]), float(r["ci_low"]), float(r["ci_high"]), int(r["games"]))
+                found.setdefault(variant, []).append(stored)
+    for r in csv.DictReader((ROOT / "agents" / "results.csv").open()):
+        if r["vs_expert"]:
+            found.setdefault(r["variant"], []).append(results_rate(r, "vs_expert"))
+    table = readme_table("| variant (the shipped policy's training) | the policy alone |")
+    assert len(table) >= 5
+    for variant, cells in table:
+        for cell in cells:
+            if cell != "not measured":
+                plain = re.sub(r" \(([\d,]+), [^)]*\)$", r" (\1)", cell)  # ("(200, `ship`'s deals)")
+                assert any(same_rate(plain, s) for s in found.get(variant, [])), (variant, cell)
 
 
 def test_the_home_page_leads_to_every_guide() -> None:
