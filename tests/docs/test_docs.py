@@ -100,12 +100,12 @@ def readme_rate(cell: str) -> tuple[float, float, float, int | None]:
     return float(rate), float(low), float(high), int(games.replace(",", "")) if games else None
 
 
-def readme_table(heading: str) -> list[tuple[str, list[str]]]:
-    """The rows of the README's table under the header row ``heading``: each row's variant
+def page_table(page: Path, heading: str) -> list[tuple[str, list[str]]]:
+    """The rows of ``page``'s table under the header row ``heading``: each row's variant
     (named by its title at the start of the first cell) and its other cells."""
-    readme = (ROOT / "README.md").read_text()
-    assert heading in readme
-    lines = readme.split(heading, 1)[1].split("\n\n", 1)[0].splitlines()[2:]
+    text = page.read_text()
+    assert heading in text, (page, heading)
+    lines = text.split(heading, 1)[1].split("\n\n", 1)[0].splitlines()[2:]
     titles = sorted(((s.title, name) for name, s in domino_env.SPECS.items()), key=lambda t: -len(t[0]))
     rows = []
     for line in lines:
@@ -115,8 +115,8 @@ def readme_table(heading: str) -> list[tuple[str, list[str]]]:
 
 
 def same_rate(cell: str, stored: tuple[float, float, float, int]) -> bool:
-    """Whether a README cell states ``stored`` (a CSV's rate, interval and matches; the cell
-    may leave the matches to its column): 4 digits in the CSV, 3 in the README, either side
+    """Whether a cell states ``stored`` (a CSV's rate, interval and matches; the cell may
+    leave the matches to its column or text): 4 digits in the CSV, 3 in the docs, either side
     of a rounding."""
     rate, low, high, games = readme_rate(cell)
     close = all(abs(a - 100 * b) <= 0.051 for a, b in zip((rate, low, high), stored[:3], strict=True))
@@ -133,6 +133,24 @@ def results_rate(row: dict[str, str], column: str) -> tuple[float, float, float,
     )
 
 
+def results_rows() -> dict[str, list[tuple[float, float, float, int]]]:
+    """Per variant, every measured win rate of the results files: the 50-million-decision
+    curves' (``benchmarks/results/long_<variant>_vec.csv``), the search tiers'
+    (``benchmarks/results/tiers.csv``) and the shipped agents' (``agents/results.csv``)."""
+    found: dict[str, list[tuple[float, float, float, int]]] = {}
+    results = ROOT / "benchmarks" / "results"
+    for path in [*results.glob("long_*_vec.csv"), results / "tiers.csv"]:
+        for r in csv.DictReader(path.open()):
+            variant = r.get("variant") or path.stem.removeprefix("long_").removesuffix("_vec")
+            stored = (float(r["win_rate"]), float(r["ci_low"]), float(r["ci_high"]), int(r["games"]))
+            found.setdefault(variant, []).append(stored)
+    for r in csv.DictReader((ROOT / "agents" / "results.csv").open()):
+        for column in r:
+            if re.fullmatch(r"vs_[a-z]+", column) and r[column]:
+                found.setdefault(r["variant"], []).append(results_rate(r, column))
+    return found
+
+
 def test_the_readmes_table_against_search_is_agents_results_csv() -> None:
     """The README's table of the shipped agents against ``search`` says what
     ``agents/results.csv`` (written by ``ship``) holds: reshipping an agent without restating
@@ -140,7 +158,7 @@ def test_the_readmes_table_against_search_is_agents_results_csv() -> None:
     with (ROOT / "agents" / "results.csv").open() as handle:
         rows = {(r["variant"], r["agent"]): r for r in csv.DictReader(handle)}
     columns = [("policy", "search"), ("guided", "search"), ("guided", "policy")]
-    table = readme_table("| variant | the shipped policy vs `search` (1,000 matches) |")
+    table = page_table(ROOT / "README.md", "| variant | the shipped policy vs `search` (1,000 matches) |")
     for variant, cells in table:
         for cell, (agent, opponent) in zip(cells, columns, strict=True):
             stored = results_rate(rows[(variant, agent)], f"vs_{opponent}")
@@ -149,28 +167,25 @@ def test_the_readmes_table_against_search_is_agents_results_csv() -> None:
     assert {variant for variant, _ in table} == set(shipped())
 
 
-def test_the_readmes_table_against_expert_has_a_results_row_behind_every_cell() -> None:
-    """Every measured cell of the README's table against ``expert`` is a row of the results
-    files of its variant: the 50-million-decision curves' (``long_<variant>_vec.csv``), the
-    search tiers' (``tiers.csv``) or ``agents/results.csv``."""
-    found: dict[str, list[tuple[float, float, float, int]]] = {}
-    results = ROOT / "benchmarks" / "results"
-    for path in [*results.glob("long_*_vec.csv"), results / "tiers.csv"]:
-        for r in csv.DictReader(path.open()):
-            if r["opponent"] == "expert":
-                variant = r.get("variant") or path.stem.removeprefix("long_").removesuffix("_vec")
-                stored = (float(r["win_rate"]), float(r["ci_low"]), float(r["ci_high"]), int(r["games"]))
-                found.setdefault(variant, []).append(stored)
-    for r in csv.DictReader((ROOT / "agents" / "results.csv").open()):
-        if r["vs_expert"]:
-            found.setdefault(r["variant"], []).append(results_rate(r, "vs_expert"))
-    table = readme_table("| variant (the shipped policy's training) | the policy alone |")
-    assert len(table) >= 5
+@pytest.mark.parametrize(
+    ("page", "heading"),
+    [
+        ("README.md", "| variant (the shipped policy's training) | the policy alone |"),
+        ("docs/guides/agents.md", "| variant | `expert` vs `search` | `expert` vs `advanced` |"),
+        ("docs/guides/agents.md", "| variant | `search:agents/<variant>.pt` (8 worlds) against `expert` |"),
+    ],
+)
+def test_the_strength_tables_have_a_results_row_behind_every_win_rate(page: str, heading: str) -> None:
+    """Every win rate in the README's table against ``expert`` and the agents guide's tables of
+    the search tiers is a row of its variant in the results files (:func:`results_rows`)."""
+    found = results_rows()
+    table = page_table(ROOT / page, heading)
+    assert len(table) >= 3
     for variant, cells in table:
         for cell in cells:
-            if cell != "not measured":
+            if re.match(r"\*{0,2}[\d.]+% \[", cell):  # (not "not measured", nor a margin)
                 plain = re.sub(r" \(([\d,]+), [^)]*\)$", r" (\1)", cell)  # ("(200, `ship`'s deals)")
-                assert any(same_rate(plain, s) for s in found.get(variant, [])), (variant, cell)
+                assert any(same_rate(plain, s) for s in found.get(variant, [])), (page, variant, cell)
 
 
 def test_the_home_page_leads_to_every_guide() -> None:
