@@ -188,6 +188,34 @@ def test_the_strength_tables_have_a_results_row_behind_every_win_rate(page: str,
                 assert any(same_rate(plain, s) for s in found.get(variant, [])), (page, variant, cell)
 
 
+@pytest.mark.parametrize("variant", ["classic", "all_fives"])
+def test_the_algorithms_guides_full_table_results_are_full_tables_csv(variant: str) -> None:
+    """The algorithms guide's table for a full table says what ``benchmarks/full_tables.py``
+    wrote to ``benchmarks/results/full_tables.csv``: each algorithm's IQM and interval, every
+    seed's score and exploiter's win rate, and no algorithm left out."""
+    with (ROOT / "benchmarks" / "results" / "full_tables.csv").open() as handle:
+        rows = {r["algorithm"]: r for r in csv.DictReader(handle) if r["variant"] == variant}
+    title = domino_env.SPECS[variant].title
+    page = (ROOT / "docs" / "guides" / "algorithms.md").read_text()
+    section = page.split(f"## Results: the full {title} table", 1)[1].split("\n## ", 1)[0]
+    heading = "| algorithm | benchmark IQM [95% CI] | each seed's score |"
+    lines = section.split(heading, 1)[1].split("\n\n", 1)[0].splitlines()[2:]
+    shown = set()
+    for line in lines:
+        name, iqm, scores, _, exploiters = [cell.strip() for cell in line.strip("|").split(" | ")]
+        row = rows[name.lower()]
+        shown.add(name.lower())
+        stated = re.fullmatch(r"\*\*([\d.-]+)\*\* \[([\d.-]+), ([\d.-]+)\]", iqm)
+        assert stated, iqm
+        stored = (row["iqm"], row["ci_low"], row["ci_high"])
+        assert all(abs(float(a) - float(b)) <= 0.0051 for a, b in zip(stated.groups(), stored, strict=True))
+        seeds = [float(x) for x in row["scores"].split()]
+        assert [float(x) for x in scores.split(", ")] == pytest.approx(seeds, abs=0.0051), name
+        rates = [100 * float(x) for x in row["exploiter_win_rates"].split()]
+        assert [float(x.rstrip("%")) for x in exploiters.split(", ")] == pytest.approx(rates, abs=0.051), name
+    assert shown == set(rows)
+
+
 def test_the_home_page_leads_to_every_guide() -> None:
     """The home page's "Where to go next" names every page of the site's Guides section."""
     nav = (ROOT / "mkdocs.yml").read_text().split("  - Guides:\n", 1)[1].split("\n  - ", 1)[0]
