@@ -1,6 +1,6 @@
 """The documentation follows the code: a rules page per variant naming every option, a version
 history entry per variant version, generated pages whose tables are the environment's own, and
-the README's strength tables their results files' rows.
+strength tables (the README's, the guides') whose numbers are their results files' rows.
 (The strict site build itself is ``make docs``, part of ``make test``.)"""
 
 from __future__ import annotations
@@ -91,7 +91,7 @@ def test_readme_points_only_inside_the_repository() -> None:
         assert "../shared" not in text and "RULES.md" not in text, path
 
 
-def readme_rate(cell: str) -> tuple[float, float, float, int | None]:
+def stated_rate(cell: str) -> tuple[float, float, float, int | None]:
     """``68.9% [66.1, 71.7]`` or ``76.2% [72.2, 80.3] (400)``: the rate, its interval (in
     percent) and the matches where the cell names them."""
     found = re.fullmatch(r"\*{0,2}([\d.]+)% \[([\d.]+), ([\d.]+)\]\*{0,2}(?: \(([\d,]+)\))?", cell)
@@ -118,7 +118,7 @@ def same_rate(cell: str, stored: tuple[float, float, float, int]) -> bool:
     """Whether a cell states ``stored`` (a CSV's rate, interval and matches; the cell may
     leave the matches to its column or text): 4 digits in the CSV, 3 in the docs, either side
     of a rounding."""
-    rate, low, high, games = readme_rate(cell)
+    rate, low, high, games = stated_rate(cell)
     close = all(abs(a - 100 * b) <= 0.051 for a, b in zip((rate, low, high), stored[:3], strict=True))
     return close and games in (None, stored[3])
 
@@ -140,11 +140,11 @@ def results_rows() -> dict[str, list[tuple[float, float, float, int]]]:
     found: dict[str, list[tuple[float, float, float, int]]] = {}
     results = ROOT / "benchmarks" / "results"
     for path in [*results.glob("long_*_vec.csv"), results / "tiers.csv"]:
-        for r in csv.DictReader(path.open()):
+        for r in csv.DictReader(path.read_text().splitlines()):
             variant = r.get("variant") or path.stem.removeprefix("long_").removesuffix("_vec")
             stored = (float(r["win_rate"]), float(r["ci_low"]), float(r["ci_high"]), int(r["games"]))
             found.setdefault(variant, []).append(stored)
-    for r in csv.DictReader((ROOT / "agents" / "results.csv").open()):
+    for r in csv.DictReader((ROOT / "agents" / "results.csv").read_text().splitlines()):
         for column in r:
             if re.fullmatch(r"vs_[a-z]+", column) and r[column]:
                 found.setdefault(r["variant"], []).append(results_rate(r, column))
