@@ -37,7 +37,19 @@ def markdown_table(page: str, heading: str) -> list[list[str]]:
     """The cells of the first table after ``heading`` (header and rule rows left out)."""
     lines = page.split(f"\n{heading}\n", 1)[1].splitlines()
     start = next(i for i, line in enumerate(lines) if line.startswith("|"))
-    rows = list(itertools.takewhile(lambda line: line.startswith("|"), lines[start:]))
+    return table_cells(lines[start:])
+
+
+def table_under(page: str, header: str) -> list[list[str]]:
+    """The cells of the table whose header row starts with ``header`` (header and rule rows
+    left out)."""
+    assert header in page, header
+    return table_cells(page[page.index(header) :].splitlines())
+
+
+def table_cells(lines: list[str]) -> list[list[str]]:
+    """The cells of the table that starts at ``lines[0]``, below its header and rule rows."""
+    rows = list(itertools.takewhile(lambda line: line.startswith("|"), lines))
     return [[cell.strip() for cell in row.strip("|").split(" | ")] for row in rows[2:]]
 
 
@@ -100,18 +112,14 @@ def stated_rate(cell: str) -> tuple[float, float, float, int | None]:
     return float(rate), float(low), float(high), int(games.replace(",", "")) if games else None
 
 
-def page_table(page: Path, heading: str) -> list[tuple[str, list[str]]]:
-    """The rows of ``page``'s table under the header row ``heading``: each row's variant
+def page_table(page: Path, header: str) -> list[tuple[str, list[str]]]:
+    """The rows of ``page``'s table whose header row starts with ``header``: each row's variant
     (named by its title at the start of the first cell) and its other cells."""
-    text = page.read_text()
-    assert heading in text, (page, heading)
-    lines = text.split(heading, 1)[1].split("\n\n", 1)[0].splitlines()[2:]
     titles = sorted(((s.title, name) for name, s in domino_env.SPECS.items()), key=lambda t: -len(t[0]))
-    rows = []
-    for line in lines:
-        first, *cells = [cell.strip() for cell in line.strip("|").split(" | ")]
-        rows.append((next(name for title, name in titles if first.startswith(title)), cells))
-    return rows
+    return [
+        (next(name for title, name in titles if first.startswith(title)), cells)
+        for first, *cells in table_under(page.read_text(), header)
+    ]
 
 
 def same_rate(cell: str, stored: tuple[float, float, float, int]) -> bool:
@@ -198,11 +206,8 @@ def test_the_algorithms_guides_full_table_results_are_full_tables_csv(variant: s
     title = domino_env.SPECS[variant].title
     page = (ROOT / "docs" / "guides" / "algorithms.md").read_text()
     section = page.split(f"## Results: the full {title} table", 1)[1].split("\n## ", 1)[0]
-    heading = "| algorithm | benchmark IQM [95% CI] | each seed's score |"
-    lines = section.split(heading, 1)[1].split("\n\n", 1)[0].splitlines()[2:]
     shown = set()
-    for line in lines:
-        name, iqm, scores, _, exploiters = [cell.strip() for cell in line.strip("|").split(" | ")]
+    for name, iqm, scores, _, exploiters in table_under(section, "| algorithm | benchmark IQM [95% CI] |"):
         row = rows[name.lower()]
         shown.add(name.lower())
         stated = re.fullmatch(r"\*\*([\d.-]+)\*\* \[([\d.-]+), ([\d.-]+)\]", iqm)
