@@ -173,19 +173,24 @@ class DominoEnv(AECEnv, Generic[RulesT]):
     @property
     def round_index(self) -> int:
         """Rounds finished in the match so far (``public_state()["round"]``, without building it)."""
-        return int(self.game.round_index)
+        return int(self._game_in_progress("round_index").round_index)
 
     @property
     def side_scores(self) -> tuple[int, ...]:
         """Each side's match score (seats: ``rules.side_of``), as ``public_state()`` shows it."""
-        return tuple(self.game.scores)
+        return tuple(self._game_in_progress("side_scores").scores)
+
+    def _game_in_progress(self, what: str) -> Any:
+        """The game, for ``what`` (a call that reads it); before the first reset() a clear
+        ValueError instead of an attribute error from deep inside the engine."""
+        if self.game is None:
+            raise ValueError(f"{what} needs a game in progress: call reset() first")
+        return self.game
 
     def state(self) -> np.ndarray:
         """The whole table, every hand and the boneyard included (the module docstring): for
         a critic that learns from what no player sees; a new array each call."""
-        game = self.game
-        if game is None:
-            raise ValueError("state() needs a game in progress: call reset() first")
+        game = self._game_in_progress("state()")
         n, bits, tiles = len(self.possible_agents), self._tile_bits, len(self._tile_bits)
         out = np.zeros(self.state_space.shape, np.float32)
         order = [(game.current + k) % n for k in range(n)]
@@ -239,6 +244,8 @@ class DominoEnv(AECEnv, Generic[RulesT]):
         return [self.rules.parse_deal(deal) for deal in deals]
 
     def last(self, observe: bool = True) -> tuple[Any, float, bool, bool, dict[str, Any]]:
+        if self.game is None:  # (no agent_selection yet)
+            self._game_in_progress("last()")
         agent = self.agent_selection
         return (
             self.observe(agent) if observe else None,
@@ -249,12 +256,16 @@ class DominoEnv(AECEnv, Generic[RulesT]):
         )
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
+        if self.game is None:
+            self._game_in_progress("observe()")
         mask = self._mask_snapshot if agent == self.agent_selection else self._zero_mask
         return {"observation": self.encoder.observe(self.game, self._seat[agent]), "action_mask": mask}
 
     def step(self, action: Any) -> None:
-        agent = self.agent_selection
         game = self.game
+        if game is None:
+            self._game_in_progress("step()")
+        agent = self.agent_selection
         action_id = action if type(action) is int else action_id_of(action)
         if action_id is None or action_id not in game.legal:
             if self.terminations[agent] or self.truncations[agent]:  # (a finished game has no legal action)
@@ -348,6 +359,7 @@ class DominoEnv(AECEnv, Generic[RulesT]):
     def render(self) -> str | np.ndarray | None:
         if self.render_mode is None:
             return None
+        self._game_in_progress("render()")
         if self.render_mode == "rgb_array":
             return self.table_image()
         text = self.table_text()
@@ -377,6 +389,8 @@ class DominoEnv(AECEnv, Generic[RulesT]):
         sharing, partners alike), whatever ``reward`` the env was built with: what ``reward=
         "outcome"`` pays at the end, and what evaluations count."""
         rules, game = self.rules, self.game
+        if game is None:
+            self._game_in_progress("outcomes()")
         by_side = rules.outcome(rules.round_keys(game) if self.episode == "round" else rules.match_keys(game))
         return [by_side[side] for side in rules.side_of]
 
@@ -384,8 +398,7 @@ class DominoEnv(AECEnv, Generic[RulesT]):
         """What ``seat`` (a seat number or an agent name) knows now, as a read-only
         :class:`~domino_env.core.view.SeatView`: the information state search agents sample
         from and players' front ends draw."""
-        if self.game is None:
-            raise ValueError("view() needs a game in progress: call reset() first")
+        self._game_in_progress("view()")
         if isinstance(seat, str):
             if seat not in self._seat:
                 raise ValueError(f"unknown agent {seat!r}; agents: {', '.join(self.possible_agents)}")
@@ -395,7 +408,8 @@ class DominoEnv(AECEnv, Generic[RulesT]):
     def table_text(self, names: list[str] | None = None) -> str:
         """The whole table in words, every hand shown (``render_mode="ansi"``'s picture), players
         called ``names`` (default: the agent names)."""
-        return self.renderer.render_text(self.rules, self.game, names or self.possible_agents)
+        game = self._game_in_progress("table_text()")
+        return self.renderer.render_text(self.rules, game, names or self.possible_agents)
 
     def table_image(
         self, names: list[str] | None = None, seat: int | str | None = None, reveal: bool = False
@@ -405,6 +419,7 @@ class DominoEnv(AECEnv, Generic[RulesT]):
         names) where the picture names them. Given a ``seat``, drawn as that seat sees it (its
         :meth:`view`): the tiles it cannot name as backs, or with ``reveal`` face up but dimmed
         (marked unseen), and the events as it saw them; a front end shows a person this."""
+        self._game_in_progress("table_image()")
         sight = None
         if seat is not None:
             view = self.view(seat)
@@ -424,7 +439,7 @@ class DominoEnv(AECEnv, Generic[RulesT]):
 
     def legal_moves(self) -> list[dict[str, Any]]:
         """The legal moves of the agent to move, described as by :meth:`describe_action`."""
-        return [self.describe_action(a) for a in self.game.legal]
+        return [self.describe_action(a) for a in self._game_in_progress("legal_moves()").legal]
 
     def describe_action(self, action: Any) -> dict[str, Any]:
         """What an action id means in the current position (the keys depend on the table)."""
@@ -441,9 +456,7 @@ class DominoEnv(AECEnv, Generic[RulesT]):
         """The points a legal action of the agent to move scores at once (All Fives' count of
         the ends, 3D dominoes' placement), as the rules count them; 0 in games that score none
         during play. Front ends show it beside the move; an action that is not legal now raises."""
-        if self.game is None:
-            raise ValueError("immediate_points() needs a game in progress: call reset() first")
-        legal = self.game.legal
+        legal = self._game_in_progress("immediate_points()").legal
         if isinstance(action, bool) or action not in legal:
             raise ValueError(
                 f"immediate_points() takes a legal action of the agent to move; {action!r} is not one "
@@ -459,6 +472,10 @@ class DominoEnv(AECEnv, Generic[RulesT]):
 
     def public_state(self) -> dict[str, Any]:
         """What everyone at the table can see, in plain Python types."""
+        return self._public_state(self._game_in_progress("public_state()"))
+
+    def _public_state(self, game: Any) -> dict[str, Any]:
+        """:meth:`public_state` of a game in progress."""
         raise NotImplementedError
 
     def _render_rgb(self, names: list[str], sight: Sight | None) -> np.ndarray:

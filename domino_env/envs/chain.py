@@ -64,9 +64,8 @@ class ChainEnv(DominoEnv[LineRules]):
     def _render_rgb(self, names: list[str], sight: Sight | None) -> np.ndarray:
         return chain_image.render_rgb(self.rules, self.game, names, sight)
 
-    def public_state(self) -> dict[str, Any]:
-        """What everyone at the table can see, in plain Python types."""
-        game, rules = self.game, self.rules
+    def _public_state(self, game: Any) -> dict[str, Any]:
+        rules = self.rules
         line = game.line
         return {
             "variant": rules.name,

@@ -44,9 +44,9 @@ class Domino3DEnv(DominoEnv[GridRules]):
         rules forbid it whoever holds the tile)."""
         return self.rules.describe(self.game, action)
 
-    def public_state(self) -> dict[str, Any]:
-        """What everyone at the table can see, in plain Python types (``hands`` with ``open_hands``)."""
-        game, rules = self.game, self.rules
+    def _public_state(self, game: Any) -> dict[str, Any]:
+        """(``hands`` with ``open_hands``.)"""
+        rules = self.rules
         grid = game.grid
         state: dict[str, Any] = {
             "variant": rules.name,

@@ -825,6 +825,36 @@ def test_a_failed_first_reset_leaves_the_env_waiting_for_a_good_one():
 
 
 @variants
+def test_the_raw_env_before_its_first_reset_says_to_call_reset(name):
+    """Unwrapped (no order-enforcing wrapper), every call that reads the game names itself and
+    asks for reset() rather than failing inside the engine; the env then plays as usual."""
+    env = domino_env.raw_env(name, render_mode="rgb_array")
+    calls = {
+        "step()": lambda: env.step(0),
+        "observe()": lambda: env.observe("player_0"),
+        "last()": env.last,
+        "state()": env.state,
+        "public_state()": env.public_state,
+        "outcomes()": env.outcomes,
+        "render()": env.render,
+        "table_text()": env.table_text,
+        "table_image()": env.table_image,
+        "legal_moves()": env.legal_moves,
+        "view()": lambda: env.view(0),
+        "immediate_points()": lambda: env.immediate_points(0),
+        "round_index": lambda: env.round_index,
+        "side_scores": lambda: env.side_scores,
+    }
+    for what, call in calls.items():
+        said = rf"^{re.escape(what)} needs a game in progress: call reset\(\) first$"
+        with pytest.raises(ValueError, match=said):
+            call()
+    env.reset(seed=0)
+    assert env.render().ndim == 3 and env.public_state()["hand_sizes"]
+    env.step(int(np.flatnonzero(env.last()[0]["action_mask"])[0]))
+
+
+@variants
 def test_malformed_deal_leaves_running_game_intact(name):
     n = domino_env.VARIANTS[name].player_counts[0]
     env = make(name, n)
