@@ -181,6 +181,7 @@ def test_the_readmes_table_against_search_is_agents_results_csv() -> None:
         ("README.md", "| variant (the shipped policy's training) | the policy alone |"),
         ("docs/guides/agents.md", "| variant | `expert` vs `search` | `expert` vs `advanced` |"),
         ("docs/guides/agents.md", "| variant | `search:agents/<variant>.pt` (8 worlds) against `expert` |"),
+        ("docs/guides/agents.md", "| variant, tier | against `greedy` | against the shipped policy |"),
     ],
 )
 def test_the_strength_tables_have_a_results_row_behind_every_win_rate(page: str, heading: str) -> None:
