@@ -259,7 +259,11 @@ class DominoEnv(AECEnv, Generic[RulesT]):
         if self.game is None:
             self._game_in_progress("observe()")
         mask = self._mask_snapshot if agent == self.agent_selection else self._zero_mask
-        return {"observation": self.encoder.observe(self.game, self._seat[agent]), "action_mask": mask}
+        try:
+            seat = self._seat[agent]
+        except KeyError:
+            raise ValueError(f"unknown agent {agent!r}; agents: {', '.join(self.possible_agents)}") from None
+        return {"observation": self.encoder.observe(self.game, seat), "action_mask": mask}
 
     def step(self, action: Any) -> None:
         game = self.game

@@ -851,6 +851,8 @@ def test_the_raw_env_before_its_first_reset_says_to_call_reset(name):
             call()
     env.reset(seed=0)
     assert env.render().ndim == 3 and env.public_state()["hand_sizes"]
+    with pytest.raises(ValueError, match=r"^unknown agent 'player_9'; agents: player_0, player_1"):
+        env.observe("player_9")
     env.step(int(np.flatnonzero(env.last()[0]["action_mask"])[0]))
 
 

@@ -50,6 +50,52 @@ def test_cli_setup_errors_exit_2_with_one_line(
     assert err.startswith("error:") and words in err
 
 
+@pytest.mark.parametrize(
+    ("argv", "words"),
+    [
+        (["evaluate", "random", "greedy", "--games", "abc"], "argument --games: must be a positive integer"),
+        (["evaluate"], "the following arguments are required: agent"),
+        (["serve", "--port", "abc"], "argument --port: invalid int value"),
+        (["nope"], "invalid choice: 'nope' (choose from 'train', 'evaluate'"),
+    ],
+)
+def test_a_flag_argparse_refuses_is_one_line_too(
+    argv: list[str], words: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """argparse's own refusals (a bad flag value, a missing argument, an unknown command) read
+    like the commands' own: one line, what was wrong and where the flags are listed, exit 2."""
+    with pytest.raises(SystemExit) as exited:
+        main(argv)
+    out, err = capsys.readouterr()
+    assert exited.value.code == 2 and out == ""
+    assert err.count("\n") == 1 and err.startswith("error: python -m training") and words in err
+    assert err.rstrip().endswith("--help)")
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["benchmark", "shipped", "--variants", "classic", "--games", "2", "--agents-dir", "{missing}"],
+        ["serve", "--port", "0", "--agents-dir", "{missing}"],
+        ["exploitability", "random", "--variant", "classic", "--preset", "tiny", "--out-dir", "{file}/x"],
+        ["evaluate", "random", "greedy", "--games", "2", "--csv", "/proc/x.csv"],
+    ],
+    ids=["benchmark-agents-dir", "serve-agents-dir", "exploitability-out-dir", "evaluate-csv-in-proc"],
+)
+def test_an_unusable_folder_is_refused_before_any_work(
+    argv: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A folder that is not there, or one that cannot take a file (as root ``os.access`` says
+    yes to /proc: the check writes for real), is one line and exit 2 before any game or walk."""
+    (tmp_path / "afile").write_text("")
+    args = [a.format(missing=tmp_path / "missing", file=tmp_path / "afile") for a in argv]
+    if "/proc/x.csv" in args and not Path("/proc").is_dir():
+        pytest.skip("no /proc here")
+    assert main(args) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.startswith("error: ") and err.count("\n") == 1, (out, err)
+
+
 def test_cli_module_entry_point_exits_2() -> None:
     result = subprocess.run(
         [sys.executable, "-m", "training", "train", "configs/all_fives.yaml", "ppo.bogus=1", "--no-progress"],

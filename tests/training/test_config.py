@@ -91,6 +91,31 @@ def test_bad_override_syntax(override: str) -> None:
         load_config(None, [override])
 
 
+@pytest.mark.parametrize("override", ["run.total_steps=[1", "network.hidden=[64, 64", "run.seed={"])
+def test_an_override_that_is_not_yaml_says_so_in_one_line(override: str) -> None:
+    said = r"^override .* the value is not valid YAML .*; write e\.g\. "
+    with pytest.raises(ConfigError, match=said) as err:
+        load_config(None, [override])
+    assert "\n" not in str(err.value)
+
+
+@pytest.mark.parametrize("name", ["../../etc", "a/b", "/tmp/x", "..", "."])
+def test_a_run_name_is_a_plain_folder_name(name: str) -> None:
+    """A run's folder is ``run.out_dir/run.name``: a name with path parts would put it (and,
+    for demo and ship, which overwrite their run folder, delete it) somewhere else."""
+    with pytest.raises(ConfigError, match=r"run\.name must be a plain folder name .*run\.out_dir"):
+        load_config(None, [f"run.name={name}"])
+    assert load_config(None, ["run.name=my-run_2"]).run.name == "my-run_2"
+
+
+@pytest.mark.parametrize("stored", ["zzz", 3, ["a"]])
+def test_a_stored_config_that_is_not_a_mapping_is_refused(stored: object) -> None:
+    """A checkpoint's config rebuilt by :func:`config_from_dict`: a damaged one is a ConfigError
+    (which the checkpoint loader reports), not an AttributeError."""
+    with pytest.raises(ConfigError, match=r"a config must be a mapping of its keys"):
+        config_from_dict(stored)  # type: ignore[arg-type]
+
+
 @pytest.mark.parametrize(
     ("override", "words"),
     [

@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import sys
+from typing import NoReturn
 
 from training.cli import (
     benchmark,
@@ -77,8 +78,16 @@ def extras_needed(args: argparse.Namespace) -> list[str]:
     return [e for e in (extra, "ray" if ray else None) if e is not None]
 
 
+class OneLineParser(argparse.ArgumentParser):
+    """argparse's parser (its sub-commands' too) whose errors are one line, as :func:`fail`'s:
+    what was wrong, and where the flags are listed; exit 2."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"error: {self.prog}: {message} (see {self.prog} --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog="python -m training",
         description="Train, evaluate, rate, play and ship domino agents (also installed as domino-train).",
     )

@@ -19,8 +19,12 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
 
 
 def run(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
     from training.apps.serve import listen, serve  # (main checked the serve extra)
 
+    if not Path(args.agents_dir).is_dir():
+        raise ValueError(f"--agents-dir {args.agents_dir} is not a folder; the shipped agents are in agents/")
     listener = listen(args.host, args.port)  # the port and the bind, before the address is announced
     serve(listener, args.agents_dir)
     return 0

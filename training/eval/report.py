@@ -6,7 +6,7 @@ results and ratings are with their types, in :mod:`training.eval.evaluate` and
 from __future__ import annotations
 
 import csv
-import os
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -25,8 +25,14 @@ def writable_file(path: str | Path) -> Path:
     if path.is_dir():
         raise ValueError(f"{path} is a folder, not a file to write")
     writable_folder(path.parent)
-    if path.exists() and not os.access(path, os.W_OK):
-        raise ValueError(f"{path} is not writable")
+    existed = path.exists()
+    try:  # (opened to append: tried for real, as root ``os.access`` says yes to /proc too)
+        with path.open("a"):
+            pass
+    except OSError as err:
+        raise ValueError(f"cannot write {path}: {err.strerror}") from err
+    if not existed:
+        path.unlink()
     return path
 
 
@@ -39,8 +45,27 @@ def writable_folder(path: str | Path) -> Path:
         path.mkdir(parents=True, exist_ok=True)
     except OSError as err:
         raise ValueError(f"cannot create the folder {path}: {err.strerror}") from err
-    if not os.access(path, os.W_OK):
-        raise ValueError(f"the folder {path} is not writable")
+    try:  # (a file made and dropped: tried for real, as for writable_file)
+        with tempfile.TemporaryFile(dir=path):
+            pass
+    except OSError as err:
+        raise ValueError(f"the folder {path} is not writable ({err.strerror})") from err
+    return path
+
+
+def folder_to_be(path: str | Path) -> Path:
+    """An output folder checked without making it, for a command whose later checks may still
+    refuse (and should leave nothing behind): it, or the nearest folder above it that exists,
+    must take a file."""
+    path = Path(path)
+    there = next(p for p in (path, *path.parents) if p.exists())
+    if not there.is_dir():
+        raise ValueError(f"{there} is a file, not a folder to write {path} in")
+    try:
+        with tempfile.TemporaryFile(dir=there):
+            pass
+    except OSError as err:
+        raise ValueError(f"cannot write in the folder {there} ({err.strerror}) for {path}") from err
     return path
 
 

@@ -276,6 +276,8 @@ def _number(value: Any) -> float | None:
 
 
 def _merge(section: Any, values: dict[str, Any], where: str) -> None:
+    if not isinstance(values, dict):
+        raise ConfigError(f"{where or 'a config'} must be a mapping of its keys, got {values!r}")
     hints = typing.get_type_hints(type(section))
     for key, value in values.items():
         path = f"{where}.{key}" if where else key
@@ -297,7 +299,14 @@ def _parse_override(text: str) -> tuple[list[str], Any]:
     if "=" not in text:
         raise ConfigError(f"override {text!r} must look like section.key=value")
     key, raw = text.split("=", 1)
-    return key.strip().split("."), yaml.safe_load(raw)
+    try:
+        return key.strip().split("."), yaml.safe_load(raw)
+    except yaml.YAMLError as err:
+        problem = getattr(err, "problem", None) or type(err).__name__
+        raise ConfigError(
+            f"override {text!r}: the value is not valid YAML ({problem}); "
+            "write e.g. run.total_steps=20000 or network.hidden=[64, 64]"
+        ) from None
 
 
 def load_config(path: str | Path | None = None, overrides: list[str] | None = None) -> Config:
@@ -515,6 +524,11 @@ def validate(config: Config) -> DominoEnv:
     for key, value in positive.items():
         if value < 1:
             raise ConfigError(f"{key} must be at least 1, got {value}")
+    if run.name and (Path(run.name).name != run.name or run.name in (".", "..")):
+        raise ConfigError(
+            f"run.name must be a plain folder name (no / and not . or ..), got {run.name!r}; "
+            "run.out_dir says where the run folder goes"
+        )
     if config.nfsp.min_memory < 0:
         raise ConfigError(f"nfsp.min_memory must be 0 or more transitions, got {config.nfsp.min_memory}")
     if config.eval.every < 0:
