@@ -114,6 +114,16 @@ def test_corrupt_or_foreign_files_are_refused(tmp_path: Path, classic_run: Path)
     data = torch.load(classic_run / "latest.pt", weights_only=False)
     data["config"]["ppo"]["no_such_key"] = 1
     torch.save(data, bad_config)
+    damaged = {  # a field that checks the first load but breaks a later reader (ratings, sizes)
+        "config": ("zzz", "a config must be a mapping"),
+        "steps": ("abc", "steps='abc', not an int"),
+        "iteration": (-1, "iteration=-1, not an int of at least 0"),
+        "obs_size": ("112", "obs_size='112', not an int"),
+    }
+    for key, (value, _) in damaged.items():
+        data = torch.load(classic_run / "latest.pt", weights_only=False)
+        data[key] = value
+        torch.save(data, tmp_path / f"damaged_{key}.pt")
 
     cases = [
         (garbage, "cannot be read"),
@@ -121,6 +131,7 @@ def test_corrupt_or_foreign_files_are_refused(tmp_path: Path, classic_run: Path)
         (foreign, "not a checkpoint"),
         (bad_config, "no_such_key"),
         (tmp_path / "missing.pt", "does not exist"),
+        *((tmp_path / f"damaged_{key}.pt", re.escape(words)) for key, (_, words) in damaged.items()),
     ]
     for path, words in cases:
         with pytest.raises(CheckpointError, match=words):

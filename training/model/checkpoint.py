@@ -128,6 +128,11 @@ def load(path: str | Path) -> dict[str, Any]:
     missing = {"model", "architecture", "config", "obs_size", "num_actions"} - set(data)
     if missing:
         raise unreadable(path, f"it lacks {sorted(missing)}")
+    counts = [(key, 1) for key in ("obs_size", "num_actions")]
+    counts += [(key, 0) for key in ("steps", "iteration") if data.get(key) is not None]  # (may be left out)
+    for key, least in counts:
+        if type(data[key]) is not int or data[key] < least:
+            raise unreadable(path, f"it holds {key}={data[key]!r}, not an int of at least {least}")
     try:
         data["config"] = config_from_dict(data["config"])
     except ConfigError as err:
