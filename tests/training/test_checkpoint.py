@@ -138,6 +138,8 @@ def test_corrupt_or_foreign_files_are_refused(tmp_path: Path, classic_run: Path)
             load_model(path)
         with pytest.raises(CheckpointError, match=words):
             Trainer(tiny_config(tmp_path / "out"), resume=path)
+    with pytest.raises(CheckpointError, match=r"^run folder \S+no_run does not exist; give a checkpoint"):
+        checkpoint.latest(tmp_path / "no_run")  # (rate's run folder: not "damaged", just not there)
 
 
 def _bad_checkpoint(kind: str, folder: Path, good: Path) -> Path:

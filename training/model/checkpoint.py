@@ -95,6 +95,8 @@ def save(path: Path, payload: dict[str, Any]) -> None:
 def latest(run_dir: str | Path) -> Path:
     """``RUN_DIR/checkpoints/latest.pt``, or a CheckpointError saying the folder is not a run."""
     path = Path(run_dir) / "checkpoints" / "latest.pt"
+    if not Path(run_dir).exists():
+        raise CheckpointError(f"run folder {run_dir} does not exist; {REMEDY}")
     if not path.is_file():
         raise unreadable(run_dir, "a folder that holds no checkpoints/latest.pt: not a training run folder")
     return path
