@@ -211,7 +211,7 @@ def benchmark(
     if workers < 1:
         raise ValueError(f"workers must be at least 1, got {workers}")
     given = {a: contestant(a) for a in dict.fromkeys(agents) if a != SHIPPED}  # unknown agents fail here
-    if not Path(agents_dir).is_dir():  # (else every shipped agent would be quietly left out)
+    if SHIPPED in agents and not Path(agents_dir).is_dir():  # (else every one quietly left out)
         raise ValueError(
             f"the agents folder {agents_dir} (--agents-dir) is not a folder; the shipped ones are in agents/"
         )
