@@ -15,7 +15,12 @@ from domino_env.agents.search import parse_search_name
 from domino_env.core.tiles import iter_bits, mask_of
 from domino_env.rules.chain import LineRules
 from domino_env.variants.blind import BlindBlitzRules
-from tests.support.helpers import check_seats_through_play, decide_in_lockstep, play_with
+from tests.support.helpers import (
+    assert_decides_alike,
+    check_seats_through_play,
+    hidden_deal_positions,
+    play_with,
+)
 from tests.support.variant_configs import configs, fixed_deal_envs, tiles_on_table
 
 
@@ -108,11 +113,11 @@ def test_voids_keep_values_out_of_a_hand():
 
 
 @configs
-def test_search_does_not_peek(name, n, teams):
-    """Whenever seat 0's views are equal, search:2 with the same seed decides alike."""
-    envs = fixed_deal_envs(name, n, teams)
-    decisions = decide_in_lockstep(envs, [make_agent("search:2", seed=11) for _ in envs])
-    assert decisions >= 1 or name in ("blind",)  # (in Blind the first moves are forced)
+@pytest.mark.parametrize("agent", ["greedy", "search:2"])
+def test_baselines_and_search_do_not_peek(name, n, teams, agent):
+    """At choices throughout a round, in deals seat 0 cannot tell apart, the same seed decides
+    alike."""
+    assert_decides_alike(hidden_deal_positions(name, n, teams), lambda env: make_agent(agent, seed=11))
 
 
 def test_search_does_not_peek_at_a_real_choice():

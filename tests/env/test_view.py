@@ -10,7 +10,7 @@ import pytest
 
 import domino_env
 from domino_env.core.view import HIDDEN
-from tests.support.helpers import check_seats_through_play, play_random
+from tests.support.helpers import check_seats_through_play, hidden_deal_positions, play_random
 from tests.support.variant_configs import configs, fixed_deal_envs, seat_zero_deal, seat_zero_split
 
 
@@ -51,6 +51,14 @@ def check_view(env, seat: int) -> None:
 def test_view_is_consistent_through_play(name, n, teams):
     env = domino_env.make(name, num_players=n, teams=teams)
     check_seats_through_play(env, lambda seat: check_view(env, seat), 3, random.Random(7), 6)
+
+
+@configs
+def test_observation_depends_only_on_what_the_seat_knows(name, n, teams):
+    """At choices throughout a round, deals that give seat 0 the same view after the same
+    actions give it the same observation (asserted for each deal found)."""
+    positions = hidden_deal_positions(name, n, teams, want=4)
+    assert all(len(games) >= 2 for games in positions)
 
 
 @configs

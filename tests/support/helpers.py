@@ -1,12 +1,13 @@
 """Shared by the rules and API tests: tile notation (``"3-5"``, ``(5, 3)`` or ``"0-0 3-5 6-6"``),
-fixed deals, making a move, and the tile a move lays; by the search tests: games played in
-lockstep to show a seat's decisions do not depend on what it cannot know, and an episode
+fixed deals, making a move, and the tile a move lays; by the fairness tests: positions seat 0
+cannot tell apart, dealt differently in what it cannot know; by the search tests: an episode
 played by given agents; by the tests of ``benchmarks/`` scripts: loading one; and by the
 tests of worker processes: whether a process still runs."""
 
 from __future__ import annotations
 
 import importlib.util
+import random
 import signal
 import subprocess
 import time
@@ -121,38 +122,91 @@ def check_seats_through_play(env, check: Any, games: int, rnd: Any, most_moves: 
             play_random(env, rnd.randrange(1, most_moves), rnd)
 
 
-def decide_in_lockstep(envs, agents, steps: int = 60) -> int:
-    """Play games that differ only in what seat 0 cannot know in lockstep: seat 0 by its agent
-    in each game (seeded alike), the others by the same action in every game, while it is legal
-    in all of them and seat 0's views stay equal; assert that seat 0 decides alike in every
-    game. Returns the decisions with a choice checked."""
-    raws = [env.unwrapped for env in envs]
-    decisions = 0
-    for _ in range(steps):
-        if any(all(env.terminations.values()) for env in envs):
-            break
-        views = [raw.view(0) for raw in raws]
-        if any(v != views[0] for v in views[1:]):
-            break
-        current = {raw.game.current for raw in raws}
-        assert len(current) == 1  # (equal views: the same seat to move)
-        if current == {0}:
-            actions = [
-                agent(raw, env.observe("player_0"))
-                for agent, raw, env in zip(agents, raws, envs, strict=True)
-            ]
-            assert len(set(actions)) == 1, actions
-            decisions += len(views[0].legal_actions) > 1
-            action = actions[0]
-        else:
-            legal = [set(raw.game.legal) for raw in raws]
-            common = set.intersection(*legal)
-            if any(lg != legal[0] for lg in legal) or not common:
-                break
-            action = min(common)
-        for env in envs:
+def hidden_deal_positions(
+    name: str, n: int, teams: bool, want: int = 4, alternatives: int = 2, **options: Any
+) -> list[list[Any]]:
+    """``want`` positions of random rounds where seat 0 chooses among several actions, each as a
+    list of envs seat 0 cannot tell apart: the round as dealt and up to ``alternatives`` others
+    dealt differently in every slot whose tile seat 0 cannot name now (another hand's, the
+    boneyard's; in Blind its own unturned ones), played through the same actions to the same
+    view of seat 0. Other deals are found by shuffling those tiles and replaying, kept where
+    every action was legal and the view came out equal; each kept one is also asserted to show
+    seat 0 the same observation. Fails unless ``want`` such positions are found in 12 rounds."""
+    found: list[list[Any]] = []
+    for seed in range(12):
+        found += _positions_of_a_round(name, n, teams, seed, alternatives, {"episode": "round", **options})
+        if len(found) >= want:
+            return found[:want]
+    raise AssertionError(f"{name} ({n} players, teams={teams}): {len(found)} of {want} positions found")
+
+
+def _positions_of_a_round(
+    name: str, n: int, teams: bool, seed: int, alternatives: int, options: dict[str, Any], tries: int = 200
+) -> list[list[Any]]:
+    """:func:`hidden_deal_positions` in one random round (seed ``seed``): up to four of seat
+    0's choices, spread over the round, that have another deal."""
+    rnd = random.Random(seed)
+    rules = domino_env.make(name, num_players=n, teams=teams, **options).unwrapped.rules
+    names = [f"{a}-{b}" for a, b in rules.tile_set.tiles]
+    grid = domino_env.spec(name).table == "grid"
+    order = [t for t in names if not (grid and t == "3-3")]  # (3D dominoes: 3-3 starts, public)
+    rnd.shuffle(order)
+
+    def start(order: list[str], actions: list[int]) -> Any:
+        """A new env dealt ``order`` (hands one after another, then the boneyard; seat 0 leads),
+        then ``actions`` played; None where one is not legal."""
+        size = rules.hand_size
+        deal: dict[str, Any] = {"hands": [order[i * size : (i + 1) * size] for i in range(n)]}
+        deal.update(boneyard=order[n * size :], leader=0, **({"start": (3, 3)} if grid else {}))
+        env = domino_env.make(name, num_players=n, teams=teams, **options)
+        env.reset(seed=seed, options={"deal": deal})
+        for action in actions:
+            if all(env.terminations.values()) or not env.observe(env.agent_selection)["action_mask"][action]:
+                return None
             env.step(action)
-    return decisions
+        return env
+
+    env, actions, choices = start(order, []), [], []
+    while not all(env.terminations.values()):
+        legal = np.flatnonzero(env.observe(env.agent_selection)["action_mask"])
+        if env.agent_selection == "player_0" and len(legal) > 1:
+            choices.append(len(actions))
+        actions.append(int(rnd.choice(legal)))
+        env.step(actions[-1])
+    picked = sorted({choices[i * (len(choices) - 1) // 3] for i in range(4)}) if choices else []
+    positions = []
+    for k in picked:
+        first = start(order, actions[:k])
+        view, observation = first.unwrapped.view(0), first.observe("player_0")
+        named = view.hand | view.table | frozenset().union(*view.known_hands)
+        slots = [i for i, t in enumerate(order) if names.index(t) not in named]
+        games = [first]
+        for _ in range(tries if len(slots) > 1 else 0):
+            moved = [order[i] for i in slots]
+            rnd.shuffle(moved)
+            other = order[:]
+            for i, t in zip(slots, moved, strict=True):
+                other[i] = t
+            alike = None if other == order else start(other, actions[:k])
+            if alike is not None and alike.unwrapped.view(0) == view:
+                seen = alike.observe("player_0")
+                assert all(np.array_equal(seen[key], observation[key]) for key in observation), (
+                    f"{name}: seat 0's observation differs between deals it cannot tell apart"
+                )
+                games.append(alike)
+                if len(games) > alternatives:
+                    break
+        if len(games) > 1:
+            positions.append(games)
+    return positions
+
+
+def assert_decides_alike(positions: list[list[Any]], make: Any) -> None:
+    """At each position (:func:`hidden_deal_positions`), an agent made by ``make(env)`` in each
+    env (the same seed each time) chooses the same action for seat 0."""
+    for games in positions:
+        actions = {make(env.unwrapped)(env.unwrapped, env.observe("player_0")) for env in games}
+        assert len(actions) == 1, (games[0].unwrapped.rules.name, actions)
 
 
 def play_with(name: str, agents: Sequence[Any], seed: int, **options: Any) -> tuple[list[int], Any]:

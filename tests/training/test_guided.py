@@ -9,8 +9,7 @@ import pytest
 
 import domino_env
 from domino_env.agents import DEFAULT_WORLDS, make_agent
-from tests.support.helpers import decide_in_lockstep, play_with
-from tests.support.variant_configs import fixed_deal_envs
+from tests.support.helpers import assert_decides_alike, hidden_deal_positions, play_with
 from training.agents.guided import GuidedSearchAgent
 from training.eval.evaluate import contestant
 from training.model.names import parse_guided_name
@@ -41,13 +40,14 @@ def test_a_policy_of_another_table_is_refused() -> None:
         make_agent(f"search:{SHIPPED['classic']}", env=domino_env.raw_env("all_fives"))
 
 
-@pytest.mark.parametrize("name", ["classic", "all_fives", "osel", "blind_blitz", "domino3d"])
-def test_guided_search_does_not_peek(name: str) -> None:
-    """Deals that differ only in what seat 0 cannot know: the same decisions with the same seed
-    while seat 0's views stay equal."""
-    envs = fixed_deal_envs(name, 2, False)
-    agents = [make_agent(f"search:2:{SHIPPED[name]}", seed=5, env=env.unwrapped) for env in envs]
-    assert decide_in_lockstep(envs, agents, steps=40) >= 1
+@pytest.mark.parametrize("name", sorted(domino_env.SPECS))
+@pytest.mark.parametrize("agent", ["{path}", "search:2:{path}"], ids=["policy", "guided"])
+def test_shipped_policies_and_guided_search_do_not_peek(name: str, agent: str) -> None:
+    """At choices throughout a round, in deals seat 0 cannot tell apart (on the shipped policy's
+    table), the policy and the search it guides decide alike with the same seed."""
+    table = domino_env.spec(name).tables()[0]
+    positions = hidden_deal_positions(name, table["num_players"], table["teams"], want=2, alternatives=1)
+    assert_decides_alike(positions, lambda env: make_agent(agent.format(path=SHIPPED[name]), seed=5, env=env))
 
 
 def test_guided_search_plays_a_whole_match_alike_with_the_same_seed() -> None:
