@@ -63,6 +63,19 @@ TABLES += [
     ("metro", {"num_players": 3, "episode": "match", "reward": "outcome"}),
     ("metro", {"num_players": 3, "max_pip": 4, "hand_size": 3, "episode": "match", "reward": "points"}),
     ("metro", {"num_players": 2, "max_pip": 2, "hand_size": 2, "episode": "round", "reward": "outcome"}),
+    # Larger sets than the standard tables' (double-nine: 55 tiles, suits past a 64-bit word's
+    # pip sums; Cross's double-seven), and every preset, the small tables the solvers read.
+    ("classic", {"num_players": 2, "max_pip": 9, "episode": "match", "reward": "points"}),
+    ("classic", {"num_players": 4, "teams": True, "max_pip": 9, "episode": "round", "reward": "outcome"}),
+    ("all_fives", {"num_players": 3, "max_pip": 9, "episode": "match", "reward": "points"}),
+    ("cross", {"num_players": 4, "max_pip": 7, "episode": "match", "reward": "points"}),
+    ("blitz", {"num_players": 2, "max_pip": 9, "episode": "round", "reward": "points"}),
+    ("osel", {"num_players": 2, "max_pip": 9, "episode": "match", "reward": "points"}),
+]
+TABLES += [
+    (name, {"num_players": 2, "preset": preset, "episode": "round"})
+    for name, spec in domino_env.SPECS.items()
+    for preset in spec.presets
 ]
 
 
@@ -71,8 +84,9 @@ def table_id(table: tuple[str, dict[str, Any]]) -> str:
     teams = "-teams" if options.get("teams") else ""
     small = f"-pip{options['max_pip']}" if "max_pip" in options else ""
     penalty = f"-penalty{options['metro_penalty']}" if "metro_penalty" in options else ""
+    preset = f"-{options['preset']}" if "preset" in options else ""
     return (
-        f"{name}-{options['num_players']}p{teams}{small}{penalty}-{options['episode']}-"
+        f"{name}-{options['num_players']}p{teams}{small}{penalty}{preset}-{options['episode']}-"
         f"{options.get('reward', 'outcome')}"
     )
 
@@ -397,10 +411,11 @@ WIDE_TABLES: list[tuple[str, dict[str, Any], int]] = [
     ("cross", {"num_players": 4, "episode": "match", "reward": "points"}, 0),
     ("osel", {"num_players": 3, "episode": "match", "reward": "outcome"}, 0),
     ("all_fives", {"num_players": 2, "episode": "round"}, 2**63 - 100),
+    ("classic", {"num_players": 2, "max_pip": 9, "episode": "round"}, 0),  # (55 tiles to shuffle)
 ]
 
 
-WIDE_IDS = [f"{name}-seed{seed}" for name, _, seed in WIDE_TABLES]
+WIDE_IDS = [f"{name}-pip{options.get('max_pip', 6)}-seed{seed}" for name, options, seed in WIDE_TABLES]
 
 
 @pytest.mark.parametrize(("name", "options", "seed"), WIDE_TABLES, ids=WIDE_IDS)
