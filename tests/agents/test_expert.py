@@ -92,6 +92,11 @@ def test_solver_is_minimax_on_tiny_tables(name):
         ("all_fives", 4, True, 9),
         ("classic", 3, False, 8),
         ("cross", 4, False, 8),
+        ("cross", 4, True, 8),
+        ("osel", 3, False, 8),
+        ("osel", 4, False, 8),
+        ("metro", 3, False, 6),
+        ("blitz", 4, True, 8),
     ],
 )
 def test_solver_is_minimax_in_end_games(name, n, teams, left):
@@ -211,6 +216,8 @@ def test_tiers_are_opponent_names_like_the_baselines():
     from domino_env.wrappers import SingleAgentEnv
 
     env = SingleAgentEnv("classic", opponents="advanced", num_players=2)
+    opponent = env.agents[1]
+    assert isinstance(opponent, ExpertAgent) and opponent.name == "advanced"
     env.reset(seed=0)
     terminated = truncated = False
     steps = 0
@@ -218,6 +225,7 @@ def test_tiers_are_opponent_names_like_the_baselines():
         action = int(np.flatnonzero(env.action_masks())[0])
         _, _, terminated, truncated, _ = env.step(action)
         steps += 1
+    assert env.aec.game.line.count > steps  # (the opponent laid tiles too)
 
 
 def decision_at(name: str, wanted, seed: int = 0):

@@ -198,8 +198,11 @@ def test_search_is_an_opponent_name_like_the_baselines():
     from domino_env.wrappers import SingleAgentEnv
 
     env = SingleAgentEnv("classic", opponents="search:2", num_players=2)
+    opponent = env.agents[1]
+    assert isinstance(opponent, SearchAgent) and opponent.worlds == 2 and env.agents[0] is None
     env.reset(seed=0)
     terminated = truncated = False
     while not (terminated or truncated):
         action = int(np.flatnonzero(env.action_masks())[0])
         _, _, terminated, truncated, _ = env.step(action)
+    assert terminated and env.aec.game.match_over

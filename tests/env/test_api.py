@@ -144,6 +144,26 @@ def test_pettingzoo_seed(name, n, teams):
     seed_test(partial(make, name, n, teams), num_cycles=200)
 
 
+# Options that change a table's spaces or its flow, each through PettingZoo's tests too.
+OPTION_TABLES: list[tuple[str, dict[str, Any]]] = [
+    ("domino3d", {"open_hands": True}),  # (a longer observation)
+    ("domino3d", {"board_size": 8}),  # (fewer actions)
+    ("domino3d", {"sets": 2}),
+    ("domino3d", {"no_doubles": True}),
+    ("domino3d", {"stacking": False}),
+    ("blind_blitz", {"arrange": "dealt"}),
+    ("metro", {"metro_penalty": 2, "match_target": 3, "episode": "match"}),
+    ("classic", {"draw": False, "max_pip": 9}),
+    ("cross", {"max_pip": 7}),
+]
+
+
+@pytest.mark.parametrize(("name", "options"), OPTION_TABLES, ids=[f"{n}-{o}" for n, o in OPTION_TABLES])
+def test_pettingzoo_api_with_options(name, options):
+    api_test(domino_env.make(name, **options), num_cycles=100)
+    seed_test(partial(domino_env.make, name, **options), num_cycles=100)
+
+
 @configs
 def test_pettingzoo_render(name, n, teams):
     render_test(partial(make, name, n, teams))

@@ -1,7 +1,7 @@
 """The game tree as arrays (domino_env.gametree) against OpenSpiel walking the same game:
 NashConv of uniform and of stochastic policies, CFR+'s iterates, and the partition into
-information states, on every tiny and small table; the positions agents are asked at; and
-tables it cannot walk refused with the reason."""
+information states, on every tiny and small table (and two 3-player tiny ones); the positions
+agents are asked at; and tables it cannot walk refused with the reason."""
 
 from __future__ import annotations
 
@@ -31,7 +31,8 @@ from domino_env.integrations.openspiel import load_game  # noqa: E402
 ROOT = Path(__file__).resolve().parents[2]
 TINY = ["classic", "all_fives", "osel", "blitz", "metro"]
 SMALL = [variant for variant in domino_env.VARIANTS if "small" in domino_env.spec(variant).presets]
-TABLES = [(variant, "tiny") for variant in TINY] + [(variant, "small") for variant in SMALL]
+TABLES = [(variant, "tiny", 2) for variant in TINY] + [(variant, "small", 2) for variant in SMALL]
+TABLES += [("classic", "tiny", 3), ("all_fives", "tiny", 3)]  # (three sides: NashConv sums three)
 
 
 def observed_policy(env: Any, observation: dict[str, np.ndarray]) -> dict[int, float]:
@@ -68,10 +69,11 @@ class ObservedPolicy(openspiel_policy.Policy):
         return observed_policy(env, env.observe(env.agent_selection))
 
 
-@pytest.fixture(scope="module", params=TABLES, ids=[f"{v}-{p}" for v, p in TABLES])
+@pytest.fixture(scope="module", params=TABLES, ids=[f"{v}-{p}-{n}p" for v, p, n in TABLES])
 def table(request: pytest.FixtureRequest) -> tuple[GameTree, Any]:
-    variant, preset = request.param
-    return GameTree.build(variant, preset=preset), load_game(variant, preset=preset)
+    variant, preset, players = request.param
+    options = {"preset": preset, "num_players": players}
+    return GameTree.build(variant, **options), load_game(variant, **options)
 
 
 def test_uniform_play_has_openspiels_nash_conv(table: tuple[GameTree, Any]) -> None:
