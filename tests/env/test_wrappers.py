@@ -18,6 +18,7 @@ from domino_env.agents import RandomAgent
 from domino_env.envs.base import DominoEnv
 from domino_env.wrappers import ActionMasks, LegalDiscrete, SingleAgentEnv
 from tests.support.extras import load_example
+from tests.support.variant_configs import configs
 
 TABLES = [
     ("classic", {"num_players": 2}, 0),
@@ -31,12 +32,11 @@ TABLE_IDS = [f"{name}-{opts['num_players']}p-seat{seat}" for name, opts, seat in
 # --- Gymnasium conformance -----------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("variant", ["classic", "all_fives"])
-@pytest.mark.parametrize("options", [{"num_players": 2}, {"num_players": 4, "teams": True}])
-def test_check_env(variant: str, options: dict[str, Any]) -> None:
+@configs
+def test_check_env(name: str, n: int, teams: bool) -> None:
     # check_env steps with actions sampled before a reset (stale masks), so an illegal action
     # must end the episode rather than raise; everything else is the default configuration.
-    env = SingleAgentEnv(variant, illegal_action="penalize", **options)
+    env = SingleAgentEnv(name, illegal_action="penalize", num_players=n, teams=teams)
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # a checker warning fails the test
         check_env(env, skip_render_check=True)
