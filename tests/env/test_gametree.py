@@ -77,9 +77,12 @@ def table(request: pytest.FixtureRequest) -> tuple[GameTree, Any]:
 
 
 def test_uniform_play_has_openspiels_nash_conv(table: tuple[GameTree, Any]) -> None:
+    """And each seat's best-response improvement, not only their sum."""
     tree, game = table
-    expected = exploitability.nash_conv(game, openspiel_policy.UniformRandomPolicy(game))
-    assert tree.nash_conv(tree.uniform()) == pytest.approx(expected, abs=1e-12)
+    expected = exploitability.nash_conv(game, openspiel_policy.UniformRandomPolicy(game), False)
+    assert tree.nash_conv(tree.uniform()) == pytest.approx(expected.nash_conv, abs=1e-12)
+    improvements = tree.best_response_values(tree.uniform()) - tree.values(tree.uniform())
+    assert improvements == pytest.approx(expected.player_improvements, abs=1e-12)
     assert tree.values(tree.uniform()).sum() == pytest.approx(0.0, abs=1e-12)  # (zero-sum)
 
 
