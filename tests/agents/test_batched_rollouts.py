@@ -25,6 +25,17 @@ TABLES: list[tuple[str, dict[str, Any]]] = [
     (name, dict(table)) for name, spec in domino_env.SPECS.items() for table in spec.tables()
 ]
 TABLES += [("blitz", {"num_players": 3, "draw": False}), ("classic", {"num_players": 2, "draw": False})]
+TABLES += [  # larger sets (double-nine, Cross's double-seven) and the presets the solvers read
+    ("classic", {"num_players": 2, "max_pip": 9}),
+    ("all_fives", {"num_players": 3, "max_pip": 9}),
+    ("cross", {"num_players": 4, "max_pip": 7}),
+    *(
+        (name, {"preset": preset})
+        for name, spec in domino_env.SPECS.items()
+        for preset in spec.presets
+        if name != "osel"  # (Osel's tiny hands never pass 12 points: no score is written, no match ends)
+    ),
+]
 
 
 def batched_tables() -> list[tuple[str, dict[str, Any]]]:
