@@ -15,6 +15,7 @@ from PIL import Image
 from training.__main__ import main
 from training.eval import benchmark
 from training.eval.benchmark import protocol, runner
+from training.eval.benchmark.scores import VariantResults, deal_draws, score_with_interval
 from training.matches import Match, wilson_interval
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -95,22 +96,47 @@ def test_swapped_reads_a_two_sided_match_from_the_other_side() -> None:
         assert benchmark.swapped(other, lower_wins) == match
 
 
-def test_an_iqm_interval_of_zero_width_is_not_given() -> None:
-    """Every deal alike: every resample gives the same IQM, and a [c, c] interval would claim
-    certainty that a handful of deals cannot give."""
-    centre, low, high = benchmark.iqm_with_interval([[0.5, 0.5, 0.5], [1.0, 1.0]], pooled=False)
-    assert centre == pytest.approx(0.75) and math.isnan(low) and math.isnan(high)
+def variant_of(shares: dict[str, list[float]], name: str = "classic") -> VariantResults:
+    """A variant's results as the scores read them: each player's per-deal share against expert
+    (expert's own: its mirror's 1/2)."""
+    shares = {"expert": [0.5] * len(shares["random"]), **shares}
+    return VariantResults(name, {}, shares, protocol.normalized(shares), {}, set())
 
 
-def test_iqm_interval_is_stratified_and_handles_single_values() -> None:
-    centre, low, high = benchmark.iqm_with_interval([[0.0, 1.0, 0.5], [2.0, 2.0], [1.0]], pooled=False)
-    assert centre == pytest.approx((0.5 + 2.0 + 1.0) / 3)  # three variants: nothing trimmed
-    assert low <= centre <= high
+def test_a_players_interval_redraws_the_deals_for_every_player_and_the_scale() -> None:
+    """The scale's zero, W(random), is drawn again with the deals: a player whose every deal
+    is alike still has an interval, one that plays each deal exactly as ``random`` scores 0 in
+    every draw (no interval), and ``random`` and ``expert`` have none."""
+    random_shares = [0.0, 0.0, 0.5, 0.0, 0.0, 0.5, 0.0, 0.0]
+    by_variant = [variant_of({"random": random_shares, "steady": [0.25] * 8, "echo": random_shares})]
+    draws = deal_draws(by_variant)
+    centre, low, high = score_with_interval(by_variant, "steady", draws)
+    assert centre == pytest.approx((0.25 - 0.125) / (0.5 - 0.125)) and low < centre < high
+    for player, score in (("echo", 0.0), ("random", 0.0), ("expert", 1.0)):
+        centre, low, high = score_with_interval(by_variant, player, draws)
+        assert centre == pytest.approx(score) and math.isnan(low) and math.isnan(high), player
+
+
+def test_a_players_iqm_is_over_the_variants() -> None:
+    by_variant = [
+        variant_of({"random": [0.0, 0.2, 0.0, 0.2], "p": [0.5, 0.3, 0.4, 0.4]}, name)
+        for name in ("classic", "osel", "blitz")
+    ]
+    by_variant[1] = variant_of({"random": [0.0, 0.2, 0.0, 0.2], "p": [0.1, 0.1, 0.2, 0.2]}, "osel")
+    centre, low, high = score_with_interval(by_variant, "p", deal_draws(by_variant))
+    expected = [(0.4 - 0.1) / 0.4, (0.15 - 0.1) / 0.4, (0.4 - 0.1) / 0.4]  # three variants: none trimmed
+    assert centre == pytest.approx(sum(expected) / 3) and low <= centre <= high
+
+
+def test_a_groups_interval_is_stratified_and_handles_single_values() -> None:
     runs = [[0.1, 0.2, 0.3, 0.4], [1.0, 2.0, 3.0, 4.0]]
-    centre, _, _ = benchmark.iqm_with_interval(runs, pooled=True)
+    centre, low, high = benchmark.iqm_with_interval(runs)
     assert centre == pytest.approx((0.3 + 0.4 + 1.0 + 2.0) / 4)  # the middle half of eight values
-    one_run = benchmark.iqm_with_interval([[0.5], [1.5]], pooled=True)  # nothing to resample
+    assert low <= centre <= high
+    one_run = benchmark.iqm_with_interval([[0.5], [1.5]])  # nothing to resample
     assert one_run[0] == 1.0 and math.isnan(one_run[1]) and math.isnan(one_run[2])
+    alike = benchmark.iqm_with_interval([[0.5, 0.5, 0.5], [1.0, 1.0]])  # every resample alike
+    assert math.isnan(alike[1]) and math.isnan(alike[2])
 
 
 def run(tmp_path: Path, agents: list[str], variants: list[str], games: int, **options: object) -> dict:
@@ -202,6 +228,8 @@ def test_a_small_run_is_labelled_exploratory_on_screen_and_in_every_file(
     screen = capsys.readouterr().out.splitlines()
     assert screen[0].startswith(f"{label}: not comparable with the reference")
     assert "IQM intervals too narrow to trust" in screen[0]
+    ends = [line for line in screen if line.startswith(("random ", "greedy "))]  # (the cheap ladder's)
+    assert len(ends) == 2 and all("n/a (the scale's ends" in line for line in ends)
     assert screen[-1].endswith(f"pairings.json ({label})")
     assert not any("(protocol v2)" in line for line in screen)
     assert {r["protocol"] for r in csv_rows(out).values()} == {label}

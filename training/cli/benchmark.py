@@ -66,10 +66,16 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     return parser
 
 
+# Below this many runs a group's bootstrap over them rarely leaves its extremes out: its interval
+# is about the lowest and highest run's score (3 runs: exactly, the percentile bounds being hit
+# with probability 1/27 each).
+FEW_RUNS = 5
+
+
 def run(args: argparse.Namespace) -> int:
     import math
 
-    from training.eval.benchmark import PARTIAL, PROTOCOL_GAMES, REFERENCE, benchmark, two_places
+    from training.eval.benchmark import PARTIAL, PROTOCOL_GAMES, REFERENCE, benchmark, protocol, two_places
 
     kept = Path(args.out) / PARTIAL
     with interrupted_says(f"any pairing finished is kept in {kept} (--resume goes on from it)"):
@@ -93,11 +99,14 @@ def run(args: argparse.Namespace) -> int:
         print(f"{summary['label']}: not comparable with the reference{rough}")
     for label, entry in summary["agents"].items():
         low, high = entry["iqm_ci"]
-        interval = (
-            "n/a (too few distinct outcomes)"
-            if math.isnan(low)
-            else f"[{two_places(low, sign=True)}, {two_places(high, sign=True)}]"
-        )
+        if label in (protocol.BOTTOM, protocol.TOP):
+            interval = "n/a (the scale's ends: 0 and 1 in every resample)"
+        elif math.isnan(low):
+            interval = "n/a (too few distinct outcomes)"
+        else:
+            interval = f"[{two_places(low, sign=True)}, {two_places(high, sign=True)}]"
+            if len(entry.get("runs", ())) < FEW_RUNS:  # (a group: its runs resampled)
+                interval += f" (over {len(entry['runs'])} runs: about their range)"
         print(f"{label:<24} IQM score {two_places(entry['iqm'], sign=True)}  95% CI {interval}")
     for agent, variants in summary["skipped"].items():
         print(f"{agent}: not played on {', '.join(variants)} (a checkpoint plays only its own table)")

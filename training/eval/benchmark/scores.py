@@ -31,10 +31,12 @@ def win_rate_interval(match: Match) -> tuple[float, float]:
 @dataclass
 class VariantResults:
     """One variant's pairings: ``results[(player, opponent)]`` (mirror matches left out), each
-    player's per-deal score, and where each pairing came from."""
+    player's per-deal win share against ``TOP`` and per-deal score, and where each pairing came
+    from."""
 
     variant: str
     results: dict[tuple[str, str], Result]
+    top_shares: dict[str, list[float]]  # player -> its win share against TOP on each deal
     deal_scores: dict[str, list[float]]  # player -> each deal's normalized contribution
     sources: dict[tuple[str, str], str]
     mirrors: set[tuple[str, str]]
@@ -70,21 +72,72 @@ def collect(plan: VariantPlan, store: Store, source: str) -> VariantResults:
         sources[(p, o)] = source if k in store.read else "played"
         if o == protocol.TOP:
             top_shares[p] = match.deal_shares()
-    return VariantResults(plan.variant, results, protocol.normalized(top_shares), sources, mirrors)
+    return VariantResults(
+        plan.variant, results, top_shares, protocol.normalized(top_shares), sources, mirrors
+    )
 
 
-def iqm_with_interval(samples: list[list[float]], pooled: bool) -> tuple[float, float, float]:
-    """The IQM and its 95% stratified bootstrap interval. ``samples`` holds one list per variant:
-    per-deal scores (``pooled`` False: the IQM is over the variants' means) or runs' scores
-    (``pooled`` True: over every value). The interval is nan when there is nothing to resample,
-    or when every resample gives the same IQM (a zero width that would claim certainty)."""
+RESAMPLES = 1000
+
+
+def deal_draws(by_variant: list[VariantResults]) -> dict[str, np.ndarray]:
+    """Per variant, the bootstrap's resampled deal indices (``RESAMPLES`` x deals): one draw for
+    every player, who all played the same deals."""
+    rng = np.random.default_rng(0)
+    return {
+        v.variant: rng.integers(
+            len(v.top_shares[protocol.BOTTOM]), size=(RESAMPLES, len(v.top_shares[protocol.BOTTOM]))
+        )
+        for v in by_variant
+        if protocol.BOTTOM in v.top_shares
+    }
+
+
+def score_with_interval(
+    by_variant: list[VariantResults], player: str, draws: dict[str, np.ndarray]
+) -> tuple[float, float, float]:
+    """A player's IQM over the variants' scores and its 95% percentile bootstrap interval. Each
+    resample draws the deals again in every variant (``draws``: the same for every player) and
+    recomputes the scale from them, ``W(random)`` included, so the interval carries the zero's
+    uncertainty too (``random`` and ``expert`` score 0 and 1 in every resample: no interval).
+    nan where there is nothing to resample or every resample agrees (a zero width would claim
+    certainty)."""
+    held = [v for v in by_variant if player in v.top_shares and not math.isnan(v.score(player))]
+    if not held:
+        return math.nan, math.nan, math.nan
+    centre = float(stats.trim_mean([v.score(player) for v in held], 0.25))
+    resampled = []
+    for v in held:
+        rows = draws[v.variant]
+        if rows.shape[1] < 2:
+            return centre, math.nan, math.nan
+        zero, one, own = (
+            np.asarray(v.top_shares[p])[rows].mean(axis=1) for p in (protocol.BOTTOM, protocol.TOP, player)
+        )
+        with np.errstate(divide="ignore", invalid="ignore"):  # (a resample with no scale: nan, left out)
+            resampled.append((own - zero) / (one - zero))
+    boot = stats.trim_mean(np.stack(resampled, axis=1), 0.25, axis=1)
+    boot = boot[np.isfinite(boot)]
+    if not boot.size:
+        return centre, math.nan, math.nan
+    low, high = (float(x) for x in np.percentile(boot, [2.5, 97.5]))
+    if not high - low > 1e-12:
+        return centre, math.nan, math.nan
+    return centre, low, high
+
+
+def iqm_with_interval(samples: list[list[float]]) -> tuple[float, float, float]:
+    """A group's IQM over every run's score in every variant and its 95% stratified bootstrap
+    interval (``samples``: one list of runs' scores per variant, resampled within it, as
+    rliable does). nan when there is nothing to resample, or when every resample gives the
+    same IQM (a zero width that would claim certainty). With few runs a variant's resamples
+    rarely leave its extremes out: the interval is then close to the runs' range."""
     samples = [s for s in samples if s and not any(math.isnan(v) for v in s)]
     if not samples:
         return math.nan, math.nan, math.nan
 
     def iqm(*groups: Any) -> float:
-        values = np.concatenate(groups) if pooled else [np.mean(g) for g in groups]
-        return float(stats.trim_mean(values, 0.25))
+        return float(stats.trim_mean(np.concatenate(groups), 0.25))
 
     arrays = [np.asarray(s) for s in samples]
     centre = iqm(*arrays)
@@ -127,10 +180,10 @@ def summarize(
     reasons = list(reasons or [])
     labels = [*(a for a in (protocol.BOTTOM, protocol.TOP) if a not in agents), *dict.fromkeys(agents)]
     entries: dict[str, Any] = {}
+    draws = deal_draws(by_variant)
     for label in labels:
         scores = {v.variant: round(v.score(label), 6) for v in by_variant if label in v.deal_scores}
-        samples = [v.deal_scores[label] for v in by_variant if label in v.deal_scores]
-        centre, low, high = iqm_with_interval(samples, pooled=False)
+        centre, low, high = score_with_interval(by_variant, label, draws)
         entries[label] = {
             "scores": scores,
             "iqm": round(centre, 6),
@@ -142,7 +195,7 @@ def summarize(
     if group:
         runs = [a for a in agents if a not in (protocol.BOTTOM, protocol.TOP)]
         per_variant = [[v.score(a) for a in runs if a in v.deal_scores] for v in by_variant]
-        centre, low, high = iqm_with_interval(per_variant, pooled=True)
+        centre, low, high = iqm_with_interval(per_variant)
         entries[group] = {"runs": runs, "iqm": round(centre, 6), "iqm_ci": [round(low, 6), round(high, 6)]}
     return {
         "protocol": None if reasons else protocol.PROTOCOL,
@@ -156,6 +209,8 @@ def summarize(
         "score": f"(W(agent) - W({protocol.BOTTOM})) / (1/sides - W({protocol.BOTTOM})), "
         f"W = the win rate against {protocol.TOP}",
         "win_rate_interval": "95% Wilson score interval, n = the deals, p = their mean win share",
-        "iqm_interval": "95% stratified bootstrap (percentile); NaN where it would have zero width",
+        "iqm_interval": "95% percentile bootstrap: a player's over the deals, redrawn alike for every "
+        "player in each variant, the scale's zero recomputed from each draw; a group's over its runs "
+        "within each variant (stratified); NaN where it would have zero width",
         "agents": entries,
     }
