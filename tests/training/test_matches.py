@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 from pathlib import Path
 
 import pytest
@@ -124,3 +125,17 @@ def test_evaluate_duplicate_prints_and_writes_the_protocol(tmp_path: Path, capsy
     rows = out.read_text().splitlines()
     assert rows[0].split(",") == list(evaluate.RESULT_COLUMNS)
     assert all(row.split(",")[-1] == "True" for row in rows[1:])
+
+
+def test_the_duplicate_gain_compares_like_with_like() -> None:
+    """Deals whose two seatings went alike hold half the information of as many independent
+    games: the same t-interval over the deals comes out wider, and the line says so (against
+    Wilson's interval at the same rate it read narrower where games are tied)."""
+    shares = [1.0, 1.0, 0.5, 0.5, 0.0, 0.0, 1.0, 1.0, 0.5, 0.5, 1.0, 1.0]
+    alike = evaluate.Result(12, 7.0, 0.0, 1.0, 0, shares=shares, margins=[2.0, 2.0, 0.0, 0.0] * 3, per_deal=2)
+    assert re.search(
+        r"win-rate interval \d+% wider, margin interval \d+% wider", evaluate.duplicate_gain([alike])
+    )
+    low, high = mean_interval(alike.deal_shares())
+    single_low, single_high = mean_interval(shares)
+    assert high - low > single_high - single_low

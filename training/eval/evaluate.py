@@ -23,7 +23,7 @@ from domino_env import VARIANTS, DominoEnv, preset_options, raw_env, spec
 from domino_env.agents import AGENTS, Agent
 from training.agents import checkpoint_file, resolve_agent
 from training.eval.report import table_text, write_rows
-from training.matches import Match, RecordFolder, mean_interval, play_match, whole_deals, wilson_interval
+from training.matches import Match, RecordFolder, mean_interval, play_match, whole_deals
 from training.model import checkpoint
 from training.model.config import Config, load_config
 from training.model.names import parse_guided_name
@@ -168,9 +168,10 @@ class Result(Match):
 
 
 def format_results(results: list[Result], score_label: str = "score") -> str:
-    """A table a person reads: win rate with its 95% interval (Wilson's; over deals with duplicate
-    deals), mean outcome reward, final score, rounds, and the points margin per match with its
-    interval; ``score_label`` says what the score is (``penalty`` where lower is better)."""
+    """A table a person reads: win rate with its 95% interval (:meth:`Match.interval`: Wilson's
+    over independent games; with duplicate deals a t-interval over the deals' mean shares),
+    mean outcome reward, final score, rounds, and the points margin per match with its interval;
+    ``score_label`` says what the score is (``penalty`` where lower is better)."""
     width = max([len("opponent"), *(len(r.agent) for r in results), *(len(r.opponent) for r in results)])
     lines = [
         f"{'agent':<{width}}  {'opponent':<{width}}  {'games':>5} {'win rate':>8} {'95% CI':>16} "
@@ -189,14 +190,16 @@ def format_results(results: list[Result], score_label: str = "score") -> str:
 
 def duplicate_gain(results: list[Result]) -> str:
     """How much narrower duplicate deals made the intervals than independent deals' would be at
-    the same games, averaged over the pairings: the win rate's against Wilson's at the same win
-    rate, the margin's (paired by deal) against the t-interval over single games."""
+    the same games, averaged over the pairings: each the same t-interval, unclipped, over the
+    deals (paired) and over the single games as if independent - the win shares' and the
+    margins'. (Against Wilson's interval at the same rate the gain would be overstated: Wilson's
+    variance p(1-p) exceeds the shares' own where games are tied.)"""
     win_ratios, margin_ratios = [], []
     for r in results:
-        low, high = r.interval()
-        wilson_low, wilson_high = wilson_interval(r.wins, r.games)
-        if wilson_high > wilson_low:
-            win_ratios.append((high - low) / (wilson_high - wilson_low))
+        low, high = mean_interval(r.deal_shares())
+        single_low, single_high = mean_interval(r.shares)
+        if single_high > single_low and high > low:
+            win_ratios.append((high - low) / (single_high - single_low))
         margin_low, margin_high = r.margin_interval()
         single_low, single_high = mean_interval(r.margins)
         if single_high > single_low:
@@ -212,8 +215,8 @@ def duplicate_gain(results: list[Result]) -> str:
 
     return (
         f"duplicate deals, against independent deals at the same games: win-rate interval "
-        f"{change(win_ratios)} (than Wilson's), margin interval {change(margin_ratios)} (paired by "
-        f"deal); mean over {len(results)} pairing(s)"
+        f"{change(win_ratios)}, margin interval {change(margin_ratios)} (t-intervals paired by "
+        f"deal against over single games); mean over {len(results)} pairing(s)"
     )
 
 
