@@ -70,6 +70,7 @@ CSV_FIELDS = (
     "ci_high",
     "scores",
     "exploiter_win_rates",
+    "exploiter_intervals",  # (each seed's 95% interval, low-high; empty in rows written before it)
     "exploit_games",
     "train_minutes",
     "command",
@@ -215,6 +216,7 @@ def main(argv: list[str] | None = None) -> int:
             "ci_high": f"{group['iqm_ci'][1]:.4f}",
             "scores": " ".join(f"{s:.4f}" for s in scores),
             "exploiter_win_rates": " ".join(f"{e['win_rate']:.4f}" for e in exploits),
+            "exploiter_intervals": " ".join(f"{e['low']:.4f}-{e['high']:.4f}" for e in exploits),
             "exploit_games": args.exploit_games if exploits else "",
             "train_minutes": f"{sum(seconds) / 60:.1f}",
             "command": " ".join(

@@ -71,14 +71,15 @@ def whole_deals(games: int, rules: Any) -> int:
     return -(-games // k) * k
 
 
-def mean_interval(values: list[float], z: float = 0.95) -> tuple[float, float]:
-    """Student-t interval of the mean of independent ``values`` (nan with fewer than two)."""
+def mean_interval(values: list[float], level: float = 0.95) -> tuple[float, float]:
+    """Student-t interval of the mean of independent ``values`` at confidence ``level`` (nan
+    with fewer than two)."""
     count = len(values)
     if count < 2:
         return math.nan, math.nan
     mean = sum(values) / count
     spread = statistics.stdev(values) / math.sqrt(count)
-    half = float(stats.t.ppf((1 + z) / 2, count - 1)) * spread
+    half = float(stats.t.ppf((1 + level) / 2, count - 1)) * spread
     return mean - half, mean + half
 
 

@@ -29,7 +29,8 @@ def test_runs_are_trained_once_and_the_group_scores_written(
 
     def fake_exploit(algorithm: str, run: Path, args: Any) -> dict[str, Any]:
         """The exploit's result (its training and play are tested with the exploit command)."""
-        return {"win_rate": 0.5 + 0.125 * int(run.name[-1])}
+        rate = 0.5 + 0.125 * int(run.name[-1])
+        return {"win_rate": rate, "low": rate - 0.03, "high": rate + 0.03}
 
     monkeypatch.setattr(full_tables, "benchmark", fake_benchmark)
     monkeypatch.setattr(full_tables, "exploit", fake_exploit)
@@ -66,6 +67,7 @@ def test_runs_are_trained_once_and_the_group_scores_written(
     assert rows[0]["algorithm"] == "ppo" and rows[0]["seeds"] == "2"
     assert (rows[0]["iqm"], rows[0]["ci_low"], rows[0]["ci_high"]) == ("0.1250", "0.0000", "0.2500")
     assert rows[0]["scores"] == "0.0000 0.2500" and rows[0]["exploiter_win_rates"] == "0.6250 0.7500"
+    assert rows[0]["exploiter_intervals"] == "0.5950-0.6550 0.7200-0.7800"
     assert len(rows) == 1  # (the second run replaced its row)
     assert rows[0]["command"].startswith(
         "python benchmarks/full_tables.py --variant classic --algorithms ppo"

@@ -5,6 +5,7 @@ files, and bad input in one line."""
 from __future__ import annotations
 
 import csv
+import itertools
 import json
 import math
 import sys
@@ -87,6 +88,15 @@ def test_a_real_ladder_orders_its_rungs_with_intervals(built: tuple[Path, list[s
     assert len(data["pairings"]) == 3 and all(len(p["shares"]) == 20 for p in data["pairings"])
     for p in data["pairings"]:
         assert p["ci_low"] <= p["win_rate"] <= p["ci_high"]
+    # each rung over the next one down, with the gap's own interval from the same resamples
+    gaps = data["gaps"]
+    assert [(g["upper"], g["lower"]) for g in gaps] == list(
+        itertools.pairwise(sorted(RUNGS, key=lambda r: -ratings[r]))
+    )
+    for g in gaps:
+        assert g["elo"] == pytest.approx(ratings[g["upper"]] - ratings[g["lower"]])
+        assert g["interval"][0] <= g["elo"] <= g["interval"][1]
+    assert ladder.Ladder.load(out / "ladder.json").gaps[0][:2] == (gaps[0]["upper"], gaps[0]["lower"])
 
 
 def test_the_ladder_files_are_written(built: tuple[Path, list[str]]) -> None:

@@ -51,6 +51,7 @@ that already holds a ladder is refused unless ``overwrite``; a rating writes
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import os
@@ -324,6 +325,8 @@ class Ladder:
     pairings: list[Pairing]
     ratings: list[float] = field(default_factory=list)
     intervals: list[tuple[float, float]] = field(default_factory=list)
+    # each rung over the next one down by rating: (upper, lower, Elo gap, its 95% interval)
+    gaps: list[tuple[str, str, float, float, float]] = field(default_factory=list)
     games_asked: int | None = None
     version: str = ""
 
@@ -351,6 +354,14 @@ class Ladder:
         samples = bootstrap_ladder(self.rungs, self.pairings, resamples)
         low, high = percentile_interval(samples)
         self.intervals = [(float(a), float(b)) for a, b in zip(low, high, strict=True)]
+        # Two rungs' intervals each carry the anchor's uncertainty: overlapping, they can still
+        # be apart. Their gap's own interval comes from the same resamples, rung minus rung.
+        order = sorted(range(len(self.rungs)), key=lambda i: -self.ratings[i])
+        self.gaps = []
+        for upper, lower in itertools.pairwise(order):
+            gap_low, gap_high = np.percentile(samples[:, upper] - samples[:, lower], [2.5, 97.5])
+            gap = self.ratings[upper] - self.ratings[lower]
+            self.gaps.append((self.rungs[upper], self.rungs[lower], gap, float(gap_low), float(gap_high)))
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -377,6 +388,10 @@ class Ladder:
             "scale": "Elo",
             "ratings": dict(zip(self.rungs, self.ratings, strict=True)),
             "intervals": {r: list(i) for r, i in zip(self.rungs, self.intervals, strict=True)},
+            "gaps": [
+                {"upper": u, "lower": w, "elo": gap, "interval": [low, high]}
+                for u, w, gap, low, high in self.gaps
+            ],
             "resamples": RESAMPLES,
             "prior_games": PRIOR_GAMES,
             "method": METHOD,
@@ -412,6 +427,16 @@ class Ladder:
                 ],
                 ratings=[float(data["ratings"][r]) for r in rungs],
                 intervals=[(float(data["intervals"][r][0]), float(data["intervals"][r][1])) for r in rungs],
+                gaps=[
+                    (
+                        str(g["upper"]),
+                        str(g["lower"]),
+                        float(g["elo"]),
+                        float(g["interval"][0]),
+                        float(g["interval"][1]),
+                    )
+                    for g in data.get("gaps", [])  # (files written before the gaps were kept: none)
+                ],
                 games_asked=data.get("games_asked"),
                 version=str(data.get("version", "")),
             )
@@ -588,6 +613,12 @@ def report_lines(ladder: Ladder) -> list[str]:
     for rung, rating, (low, high) in zip(ladder.rungs, ladder.ratings, ladder.intervals, strict=True):
         interval = "(anchor)" if rung == ladder.anchor else f"[{signed(low)}, {signed(high)}]"
         lines.append(f"{rung:<{width}}  {signed(rating):>6}  {interval}")
+    if ladder.gaps:
+        lines.append("each rung over the next one down (Elo, 95% interval of the gap itself):")
+        gap_width = max(len(f"{u} over {w}") for u, w, *_ in ladder.gaps)
+        for upper, lower, gap, low, high in ladder.gaps:
+            name = f"{upper} over {lower}"
+            lines.append(f"  {name:<{gap_width}}  {signed(gap):>6}  [{signed(low)}, {signed(high)}]")
     pair_width = max(len(f"{p.first} vs {p.second}") for p in ladder.pairings)
     lines.append("pairings (win rate of the first, 95% Wilson interval over deals):")
     for p in ladder.pairings:
