@@ -173,6 +173,8 @@ def test_benchmark_writes_the_protocol(cheap_ladder: None, small_protocol: None,
         (p, o) for p in players - {checkpoint} for o in opponents if p != o
     }
     assert summary["skipped"] == {checkpoint: ["blitz"]}  # a checkpoint plays only its own table
+    assert summary["agents"][checkpoint]["variants"] == ["classic"]  # (its IQM: one variant's)
+    assert summary["agents"]["greedy"]["variants"] == ["classic", "blitz"]
     # two sides: each pair of agents is played once and read from both sides
     stored = json.loads((tmp_path / "pairings.json").read_text())["pairings"]
     assert len(stored) == 2 * 3  # per variant: random-greedy, random-shipped, greedy-shipped

@@ -107,6 +107,11 @@ def run(args: argparse.Namespace) -> int:
             interval = f"[{two_places(low, sign=True)}, {two_places(high, sign=True)}]"
             if len(entry.get("runs", ())) < FEW_RUNS:  # (a group: its runs resampled)
                 interval += f" (over {len(entry['runs'])} runs: about their range)"
+        counted = entry.get("variants")
+        if counted is not None and len(counted) < len(summary["agents"][protocol.BOTTOM]["variants"]):
+            interval += (
+                f"; over {len(counted)} variant(s) only ({', '.join(counted) or 'none'}): not comparable"
+            )
         print(f"{label:<24} IQM score {two_places(entry['iqm'], sign=True)}  95% CI {interval}")
     for agent, variants in summary["skipped"].items():
         print(f"{agent}: not played on {', '.join(variants)} (a checkpoint plays only its own table)")

@@ -186,6 +186,10 @@ def summarize(
         centre, low, high = score_with_interval(by_variant, label, draws)
         entries[label] = {
             "scores": scores,
+            # the variants its IQM is over (a checkpoint plays only its own; a nan score none)
+            "variants": [
+                v.variant for v in by_variant if label in v.deal_scores and not math.isnan(v.score(label))
+            ],
             "iqm": round(centre, 6),
             "iqm_ci": [round(low, 6), round(high, 6)],
             "ms_per_decision": {
