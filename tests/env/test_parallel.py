@@ -9,6 +9,7 @@ import subprocess
 import sys
 import warnings
 from functools import partial
+from typing import Any
 
 import gymnasium as gym
 import numpy as np
@@ -34,10 +35,33 @@ VARIANTS = list(domino_env.SPECS)
 def test_parallel_api(name: str, n: int, teams: bool) -> None:
     table = {"num_players": n, "teams": teams}
     parallel_api_test(pettingzoo.make("parallel", pettingzoo_id(domino_env.spec(name)), **table))
-    # (PettingZoo's seed test samples actions without the mask: an illegal one ends the game)
+    # PettingZoo's seed test samples actions without the mask, so its first one almost always
+    # ends the game (penalized); a whole masked game played twice checks the play itself.
     penalized = {**table, "illegal_action": "penalize"}
     registered = pettingzoo_id(domino_env.spec(name))
     parallel_seed_test(partial(pettingzoo.make, "parallel", registered, **penalized))
+    runs = [masked_parallel_game(pettingzoo.make("parallel", registered, **table)) for _ in range(2)]
+    assert runs[0] == runs[1] and len(runs[0]) > 5
+
+
+def masked_parallel_game(env: Any, seed: int = 3) -> list[Any]:
+    """A whole game on a parallel env, the mover's action drawn from its mask (the waiting
+    seats send 0): every step's action, observations, rewards and ends, as bytes and numbers."""
+    observations, _ = env.reset(seed=seed)
+    rng = np.random.default_rng(seed)
+    trace: list[Any] = []
+    while env.agents:
+        (mover,) = [a for a, o in observations.items() if o["action_mask"].any()]
+        action = int(rng.choice(np.flatnonzero(observations[mover]["action_mask"])))
+        observations, rewards, terminations, truncations, _ = env.step(
+            {a: action if a == mover else 0 for a in env.agents}
+        )
+        seen = sorted(
+            (a, o["observation"].tobytes(), o["action_mask"].tobytes()) for a, o in observations.items()
+        )
+        ends = sorted(terminations.items()), sorted(truncations.items())
+        trace.append((action, seen, sorted(rewards.items()), ends))
+    return trace
 
 
 @pytest.mark.parametrize("name", ["all_fives", "domino3d", "blind_blitz"])

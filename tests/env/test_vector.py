@@ -63,8 +63,9 @@ TABLES += [
     ("metro", {"num_players": 3, "episode": "match", "reward": "outcome"}),
     ("metro", {"num_players": 3, "max_pip": 4, "hand_size": 3, "episode": "match", "reward": "points"}),
     ("metro", {"num_players": 2, "max_pip": 2, "hand_size": 2, "episode": "round", "reward": "outcome"}),
-    # Larger sets than the standard tables' (double-nine: 55 tiles, suits past a 64-bit word's
-    # pip sums; Cross's double-seven), and every preset, the small tables the solvers read.
+    # Larger sets than the standard tables' (double-nine: 55 tiles, ten suits, hands of up to
+    # 55 bits in the 64-bit masks; Cross's double-seven), and every preset, the small tables the
+    # solvers read.
     ("classic", {"num_players": 2, "max_pip": 9, "episode": "match", "reward": "points"}),
     ("classic", {"num_players": 4, "teams": True, "max_pip": 9, "episode": "round", "reward": "outcome"}),
     ("all_fives", {"num_players": 3, "max_pip": 9, "episode": "match", "reward": "points"}),

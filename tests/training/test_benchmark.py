@@ -246,6 +246,44 @@ def test_a_small_run_is_labelled_exploratory_on_screen_and_in_every_file(
     assert Image.open(out / "benchmark.png").info["Description"] == label
 
 
+def test_the_screen_gives_each_agents_interval_and_says_what_it_is_over(
+    cheap_ladder: None, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Enough deals for intervals: a group of three runs says its interval is about their range,
+    and a checkpoint scored on one of two variants says it is not comparable."""
+    checkpoint = str(ROOT / "agents" / "blitz.pt")
+    args = [
+        "benchmark",
+        "search:1",
+        "search:2",
+        checkpoint,
+        "--group",
+        "searches",
+        "--fresh",
+        "--no-progress",
+    ]
+    args += [
+        "--variants",
+        "blitz",
+        "all_fives",
+        "--games",
+        "8",
+        "--workers",
+        "1",
+        "--out",
+        str(tmp_path / "b"),
+    ]
+    assert main(args) == 0
+    screen = {line.split()[0]: line for line in capsys.readouterr().out.splitlines() if "IQM score" in line}
+    assert screen["searches"].endswith("(over 3 runs: about their range)")  # (the checkpoint too)
+    assert "over 1 variant(s) only (blitz): not comparable" in screen[checkpoint]
+    assert "not comparable" not in screen["search:1"]
+    saved = json.loads((tmp_path / "b" / "summary.json").read_text())
+    assert saved["variants"] == ["blitz", "all_fives"] and saved["agents"][checkpoint]["variants"] == [
+        "blitz"
+    ]
+
+
 def test_win_rate_interval_is_wilson_over_deals_and_never_zero_width() -> None:
     all_wins = Match(10, 10.0, 1.0, 1.0, 100, shares=[1.0] * 10, margins=[5.0] * 10, per_deal=2)
     low, high = benchmark.win_rate_interval(all_wins)

@@ -132,7 +132,7 @@ def test_the_duplicate_gain_compares_like_with_like() -> None:
     games: the same t-interval over the deals comes out wider, and the line says so (against
     Wilson's interval at the same rate it read narrower where games are tied)."""
     shares = [1.0, 1.0, 0.5, 0.5, 0.0, 0.0, 1.0, 1.0, 0.5, 0.5, 1.0, 1.0]
-    alike = evaluate.Result(12, 7.0, 0.0, 1.0, 0, shares=shares, margins=[2.0, 2.0, 0.0, 0.0] * 3, per_deal=2)
+    alike = evaluate.Result(12, 8.0, 0.0, 1.0, 0, shares=shares, margins=[2.0, 2.0, 0.0, 0.0] * 3, per_deal=2)
     assert re.search(
         r"win-rate interval \d+% wider, margin interval \d+% wider", evaluate.duplicate_gain([alike])
     )

@@ -67,8 +67,8 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
 
 
 # Below this many runs a group's bootstrap over them rarely leaves its extremes out: its interval
-# is about the lowest and highest run's score (3 runs: exactly, the percentile bounds being hit
-# with probability 1/27 each).
+# is about the lowest and highest run's score (3 runs on one variant: exactly, the percentile
+# bounds being hit with probability 1/27 each).
 FEW_RUNS = 5
 
 
@@ -105,10 +105,10 @@ def run(args: argparse.Namespace) -> int:
             interval = "n/a (too few distinct outcomes)"
         else:
             interval = f"[{two_places(low, sign=True)}, {two_places(high, sign=True)}]"
-            if len(entry.get("runs", ())) < FEW_RUNS:  # (a group: its runs resampled)
+            if "runs" in entry and len(entry["runs"]) < FEW_RUNS:  # (a group: its runs resampled)
                 interval += f" (over {len(entry['runs'])} runs: about their range)"
         counted = entry.get("variants")
-        if counted is not None and len(counted) < len(summary["agents"][protocol.BOTTOM]["variants"]):
+        if counted is not None and len(counted) < len(summary["variants"]):
             interval += (
                 f"; over {len(counted)} variant(s) only ({', '.join(counted) or 'none'}): not comparable"
             )

@@ -41,8 +41,12 @@ model (with the same virtual draw per pairing) in one dimension (``scipy.optimiz
 interval is a bootstrap over its deals with the rungs held fixed: it leaves out the rungs' own
 uncertainty, which their intervals in the ladder show.
 
+**Gaps**: each rung over the next one down by rating, with the gap's own interval (the same
+resamples' differences): two ratings' intervals each carry the anchor's uncertainty and can
+overlap while the rungs are clearly apart.
+
 **Files** (``--out``, default ``runs/ladder-<variant>``): ``ladder.json`` (everything: rungs,
-ratings, intervals, pairings with every game's win share, games, seeds, the method),
+ratings, intervals, gaps, pairings with every game's win share, games, seeds, the method),
 ``ladder.csv`` (a row per rung: rating, interval, win rate against each other rung) and
 ``ladder.png`` (ratings with their intervals, and the pairwise win rates as a heatmap). A folder
 that already holds a ladder is refused unless ``overwrite``; a rating writes

@@ -210,6 +210,7 @@ def summarize(
         "deal_seed": protocol.DEAL_SEED,
         "games_asked": games,
         "ladder": [*protocol.LADDER, protocol.SHIPPED],
+        "variants": [v.variant for v in by_variant],
         "score": f"(W(agent) - W({protocol.BOTTOM})) / (1/sides - W({protocol.BOTTOM})), "
         f"W = the win rate against {protocol.TOP}",
         "win_rate_interval": "95% Wilson score interval, n = the deals, p = their mean win share",
