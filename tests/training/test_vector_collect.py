@@ -3,6 +3,7 @@ field; snapshots act in one forward per step; what it refuses; its checkpoints."
 
 from __future__ import annotations
 
+import dataclasses
 import pickle
 from pathlib import Path
 from typing import Any
@@ -15,7 +16,7 @@ from domino_env import vector
 from tests.support.training_helpers import resumed_halfway, tiny_config
 from training.agents.loader import PolicyAgent
 from training.model import checkpoint
-from training.model.config import ConfigError, load_config
+from training.model.config import ConfigError, acting_epsilon, load_config
 from training.model.networks import ActorCritic
 from training.rl.rollout import LocalCollector
 from training.rl.train import Trainer
@@ -37,15 +38,17 @@ class VectorDeals(LocalCollector):
         self.dealt[e] += 1
 
 
-def both_collect(config: Any, calls: int, steps: int) -> list[tuple[Any, Any]]:
+def both_collect(config: Any, calls: int, steps: int, epsilon: float | None = None) -> list[tuple[Any, Any]]:
     """(local batch and stats, vector batch and stats) for ``calls`` collect()s of ``steps``, each
-    collector from torch seed 0 with the same model."""
+    collector from torch seed 0 with the same model (``epsilon``: acting epsilon-greedily on its
+    logits, as ``algorithm: dmc`` does)."""
     base = int(np.random.default_rng(3).integers(2**31))  # the vector collector's first draw
     local = VectorDeals(config, np.random.default_rng(3), base)
     batched = VectorCollector(config, np.random.default_rng(3), backend="scalar")
     assert batched.base == base and batched.venv.backend == "scalar"
     torch.manual_seed(1)
     model = ActorCritic(local.architecture)
+    model.epsilon = epsilon
     results: dict[str, list[Any]] = {"local": [], "vector": []}
     for name, collector in (("local", local), ("vector", batched)):
         torch.manual_seed(0)
@@ -98,6 +101,24 @@ def test_on_the_same_deals_the_batches_equal_the_local_collectors_field_by_field
             assert np.array_equal(vector_arrays[key], array), key
     if "network.oracle_critic=true" in extra:
         assert pairs[0][1][0].states is not None
+
+
+def test_dmc_batches_equal_the_local_collectors_field_by_field() -> None:
+    """``algorithm: dmc`` (epsilon-greedy acting, Monte Carlo returns) on All Fives matches, as
+    its full-table runs collect: every field of every batch equal on the same deals."""
+    config = tiny_config(
+        None, "algorithm=dmc", "run.num_envs=2", variant="all_fives", options="{num_players: 2}"
+    )
+    pairs = both_collect(config, calls=3, steps=96, epsilon=acting_epsilon(config))
+    assert 0 < acting_epsilon(config) < 1
+    for (local, local_stats), (batched, batched_stats) in pairs:
+        for field in dataclasses.fields(local):
+            mine, theirs = getattr(batched, field.name), getattr(local, field.name)
+            assert torch.equal(mine, theirs) if isinstance(theirs, torch.Tensor) else mine == theirs, (
+                field.name
+            )
+        assert batched_stats == local_stats
+    assert sum(len(s.lengths) for _, (_, s) in pairs) >= 1  # a match ended: its returns were read
 
 
 def test_match_value_rewards_each_round_as_the_local_collector_does(
