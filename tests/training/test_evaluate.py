@@ -90,10 +90,11 @@ def test_evaluate_command_prints_every_pairing(run_dir: Path, capsys: pytest.Cap
         "95%",
         "CI",
     ]
-    pairs = [line.split()[:2] for line in out[2:]]
+    pairs = [line.split()[:2] for line in out[2:-1]]
     label = f"{run_dir.name}/latest"
     assert pairs == [[label, "greedy"], [label, "random"], ["greedy", "random"]]
-    assert all("[" in line and "%]" in line for line in out[2:])
+    assert all("[" in line and "%]" in line for line in out[2:-1])
+    assert out[-1] == "95% CIs over the games: win rate, Wilson's; margin, a t-interval"  # (which ones)
 
 
 def test_options_and_csv(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -387,7 +388,8 @@ def test_interrupted_evaluate_says_so_and_shows_the_finished_pairings(
     assert main(["evaluate", "greedy", "random", "random", "--games", "2", "--no-progress"]) == 130
     out, err = capsys.readouterr()
     assert err == "interrupted: 1 of 3 pairings finished\n"
-    assert [line.split()[:2] for line in out.splitlines()[2:]] == [["greedy", "random"]]
+    assert [line.split()[:2] for line in out.splitlines()[2:-1]] == [["greedy", "random"]]
+    assert out.splitlines()[-1].startswith("95% CIs over the games")
 
 
 def test_interrupted_rate_says_so(

@@ -185,6 +185,14 @@ def format_results(results: list[Result], score_label: str = "score") -> str:
             f"{f'[{low:.1%}, {high:.1%}]':>16} {r.mean_reward:>+7.2f} {r.mean_score:>7.1f} "
             f"{r.mean_rounds:>6.1f} {r.margin:>+7.1f} {f'[{margin_low:+.1f}, {margin_high:+.1f}]':>16}"
         )
+    if results:  # (which interval: the benchmark and the ladder give Wilson's over the deals)
+        if results[0].per_deal > 1:
+            lines.append(
+                "95% CIs over the deals: win rate, a t-interval of the deals' mean shares (Wilson's "
+                "where every deal went one way); margin, a t-interval"
+            )
+        else:
+            lines.append("95% CIs over the games: win rate, Wilson's; margin, a t-interval")
     return "\n".join(lines)
 
 
