@@ -15,7 +15,7 @@ from PIL import Image
 from training.__main__ import main
 from training.eval import benchmark
 from training.eval.benchmark import protocol, runner
-from training.eval.benchmark.scores import VariantResults, deal_draws, score_with_interval
+from training.eval.benchmark.scores import VariantResults, deal_draws, score_with_interval, scored_in
 from training.matches import Match, wilson_interval
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -110,10 +110,10 @@ def test_a_players_interval_redraws_the_deals_for_every_player_and_the_scale() -
     random_shares = [0.0, 0.0, 0.5, 0.0, 0.0, 0.5, 0.0, 0.0]
     by_variant = [variant_of({"random": random_shares, "steady": [0.25] * 8, "echo": random_shares})]
     draws = deal_draws(by_variant)
-    centre, low, high = score_with_interval(by_variant, "steady", draws)
+    centre, low, high = score_with_interval(scored_in(by_variant, "steady"), "steady", draws)
     assert centre == pytest.approx((0.25 - 0.125) / (0.5 - 0.125)) and low < centre < high
     for player, score in (("echo", 0.0), ("random", 0.0), ("expert", 1.0)):
-        centre, low, high = score_with_interval(by_variant, player, draws)
+        centre, low, high = score_with_interval(scored_in(by_variant, player), player, draws)
         assert centre == pytest.approx(score) and math.isnan(low) and math.isnan(high), player
 
 
@@ -123,7 +123,7 @@ def test_a_players_iqm_is_over_the_variants() -> None:
         for name in ("classic", "osel", "blitz")
     ]
     by_variant[1] = variant_of({"random": [0.0, 0.2, 0.0, 0.2], "p": [0.1, 0.1, 0.2, 0.2]}, "osel")
-    centre, low, high = score_with_interval(by_variant, "p", deal_draws(by_variant))
+    centre, low, high = score_with_interval(scored_in(by_variant, "p"), "p", deal_draws(by_variant))
     expected = [(0.4 - 0.1) / 0.4, (0.15 - 0.1) / 0.4, (0.4 - 0.1) / 0.4]  # three variants: none trimmed
     assert centre == pytest.approx(sum(expected) / 3) and low <= centre <= high
 

@@ -45,11 +45,9 @@ def writable_folder(path: str | Path) -> Path:
         path.mkdir(parents=True, exist_ok=True)
     except OSError as err:
         raise ValueError(f"cannot create the folder {path}: {err.strerror}") from err
-    try:  # (a file made and dropped: tried for real, as for writable_file)
-        with tempfile.TemporaryFile(dir=path):
-            pass
-    except OSError as err:
-        raise ValueError(f"the folder {path} is not writable ({err.strerror})") from err
+    refused = file_refused(path)
+    if refused:
+        raise ValueError(f"the folder {path} is not writable ({refused})")
     return path
 
 
@@ -61,12 +59,20 @@ def folder_to_be(path: str | Path) -> Path:
     there = next(p for p in (path, *path.parents) if p.exists())
     if not there.is_dir():
         raise ValueError(f"{there} is a file, not a folder to write {path} in")
-    try:
-        with tempfile.TemporaryFile(dir=there):
-            pass
-    except OSError as err:
-        raise ValueError(f"cannot write in the folder {there} ({err.strerror}) for {path}") from err
+    refused = file_refused(there)
+    if refused:
+        raise ValueError(f"cannot write in the folder {there} ({refused}) for {path}")
     return path
+
+
+def file_refused(folder: Path) -> str | None:
+    """Why ``folder`` takes no file (the system's words), or None: a file made there and dropped,
+    tried for real, as root ``os.access`` says yes to /proc too."""
+    try:
+        with tempfile.TemporaryFile(dir=folder):
+            return None
+    except OSError as err:
+        return str(err.strerror)
 
 
 def write_rows(path: Path, columns: tuple[str, ...], rows: list[dict[str, Any]]) -> None:

@@ -84,25 +84,28 @@ def deal_draws(by_variant: list[VariantResults]) -> dict[str, np.ndarray]:
     """Per variant, the bootstrap's resampled deal indices (``RESAMPLES`` x deals): one draw for
     every player, who all played the same deals."""
     rng = np.random.default_rng(0)
-    return {
-        v.variant: rng.integers(
-            len(v.top_shares[protocol.BOTTOM]), size=(RESAMPLES, len(v.top_shares[protocol.BOTTOM]))
-        )
-        for v in by_variant
-        if protocol.BOTTOM in v.top_shares
+    deals = {
+        v.variant: len(v.top_shares[protocol.BOTTOM]) for v in by_variant if protocol.BOTTOM in v.top_shares
     }
+    return {variant: rng.integers(n, size=(RESAMPLES, n)) for variant, n in deals.items()}
+
+
+def scored_in(by_variant: list[VariantResults], player: str) -> list[VariantResults]:
+    """The variants that give ``player`` a score (a checkpoint plays only its own; a variant whose
+    scale has no width scores nobody)."""
+    return [v for v in by_variant if player in v.deal_scores and not math.isnan(v.score(player))]
 
 
 def score_with_interval(
-    by_variant: list[VariantResults], player: str, draws: dict[str, np.ndarray]
+    held: list[VariantResults], player: str, draws: dict[str, np.ndarray]
 ) -> tuple[float, float, float]:
-    """A player's IQM over the variants' scores and its 95% percentile bootstrap interval. Each
+    """A player's IQM over the variants that score it (``held``: :func:`scored_in`'s) and its
+    95% percentile bootstrap interval. Each
     resample draws the deals again in every variant (``draws``: the same for every player) and
     recomputes the scale from them, ``W(random)`` included, so the interval carries the zero's
     uncertainty too (``random`` and ``expert`` score 0 and 1 in every resample: no interval).
     nan where there is nothing to resample or every resample agrees (a zero width would claim
     certainty)."""
-    held = [v for v in by_variant if player in v.top_shares and not math.isnan(v.score(player))]
     if not held:
         return math.nan, math.nan, math.nan
     centre = float(stats.trim_mean([v.score(player) for v in held], 0.25))
@@ -183,13 +186,11 @@ def summarize(
     draws = deal_draws(by_variant)
     for label in labels:
         scores = {v.variant: round(v.score(label), 6) for v in by_variant if label in v.deal_scores}
-        centre, low, high = score_with_interval(by_variant, label, draws)
+        held = scored_in(by_variant, label)
+        centre, low, high = score_with_interval(held, label, draws)
         entries[label] = {
             "scores": scores,
-            # the variants its IQM is over (a checkpoint plays only its own; a nan score none)
-            "variants": [
-                v.variant for v in by_variant if label in v.deal_scores and not math.isnan(v.score(label))
-            ],
+            "variants": [v.variant for v in held],  # (the ones its IQM is over)
             "iqm": round(centre, 6),
             "iqm_ci": [round(low, 6), round(high, 6)],
             "ms_per_decision": {
