@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import csv
 import dataclasses
+import hashlib
 import importlib.util
 import itertools
 import re
@@ -195,6 +196,26 @@ def test_the_strength_tables_have_a_results_row_behind_every_win_rate(page: str,
             if re.match(r"\*{0,2}[\d.]+% \[", cell):  # (not "not measured", nor a margin)
                 plain = re.sub(r" \(([\d,]+), [^)]*\)$", r" (\1)", cell)  # ("(200, `ship`'s deals)")
                 assert any(same_rate(plain, s) for s in found.get(variant, [])), (page, variant, cell)
+
+
+def test_the_tier_rows_played_the_agents_shipped_now() -> None:
+    """A row of ``tiers.csv`` that played a shipped agent (as the opponent, or as the network of
+    a guided search) names that file's digest, and it is the file's digest now: reshipping an
+    agent without measuring its rows again fails here (two rows once compared the tiers
+    with an agent since replaced)."""
+    with (ROOT / "benchmarks" / "results" / "tiers.csv").open() as handle:
+        rows = list(csv.DictReader(handle))
+    played = 0
+    for r in rows:
+        named = set(re.findall(r"agents/\w+\.pt", f"{r['agent']} {r['opponent']}"))
+        if not named:
+            assert r["shipped_sha256"] == "", r
+            continue
+        (path,) = named
+        digest = "sha256:" + hashlib.sha256((ROOT / path).read_bytes()).hexdigest()
+        assert r["shipped_sha256"] == digest, (r["variant"], r["agent"], r["opponent"], path)
+        played += 1
+    assert played >= 10
 
 
 @pytest.mark.parametrize("variant", ["classic", "all_fives"])
