@@ -250,6 +250,8 @@ def check_record(record: Any) -> None:
     for name, types in FIELDS.items():
         if not _is(record[name], types):
             raise ValueError(f"the record's {name!r} must be {_type_names(types)}, got {record[name]!r}")
+    if record["seed"] is not None and record["seed"] < 0:
+        raise ValueError(f"the record's 'seed' must be a non-negative int or null, got {record['seed']!r}")
     if not all(isinstance(name, str) for name in record["agents"]):
         raise ValueError(f"the record's 'agents' must be a list of names (strings), got {record['agents']!r}")
     if not record["deals"] or not all(isinstance(deal, dict) for deal in record["deals"]):

@@ -34,7 +34,7 @@ import numpy as np
 from gymnasium import spaces
 
 from domino_env.agents import AGENTS, SEARCH_NAMES, is_builtin, make_agent
-from domino_env.envs.base import DominoEnv
+from domino_env.envs.base import DominoEnv, checked_seed
 from domino_env.registry import raw_env
 
 AgentFn = Callable[[DominoEnv, dict[str, np.ndarray]], int]
@@ -220,7 +220,7 @@ class SingleAgentEnv(gym.Env[np.ndarray, np.int64]):
     ) -> tuple[np.ndarray, dict[str, Any]]:
         """Start an episode (``options`` as for the AEC env: ``deal``/``deals``) and play the
         other seats up to the learner's first decision."""
-        super().reset(seed=seed)
+        super().reset(seed=checked_seed(seed))  # (gymnasium's own error is no ValueError)
         env_seed: int | None = None
         if seed is not None:
             env_seed = int(self.np_random.integers(2**63))

@@ -82,6 +82,17 @@ def action_id_of(action: Any) -> int | None:
     return None
 
 
+def checked_seed(seed: Any) -> int | None:
+    """``seed`` as reset takes it: None, or a non-negative int (a numpy integer too, made an int;
+    a bool is no seed); anything else a ValueError saying what is allowed (gymnasium's own
+    error is no ValueError and names no allowed values)."""
+    if seed is None:
+        return None
+    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise ValueError(f"seed must be a non-negative integer or None, got {seed!r}")
+    return int(seed)
+
+
 class DominoEnv(AECEnv, Generic[RulesT]):
     """A domino variant as a PettingZoo AEC environment with action masks.
 
@@ -205,6 +216,7 @@ class DominoEnv(AECEnv, Generic[RulesT]):
 
     def reset(self, seed: int | None = None, options: Mapping[str, Any] | None = None) -> None:
         deals = self._read_options(options)  # validate before touching anything
+        seed = checked_seed(seed)
         if seed is not None or self.game is None:
             self.np_random, _ = seeding.np_random(seed)
         self.game = self.rules.new_match(deals, self.np_random)

@@ -26,6 +26,8 @@ from typing import Any
 
 import numpy as np
 
+from domino_env.envs.base import checked_seed
+
 Info = dict[str, np.ndarray]
 
 
@@ -133,11 +135,10 @@ class VectorEnv(ABC):
 
 def base_seed(seed: int | None) -> int:
     """The base seed of a reset: ``seed``, or one from the operating system's entropy."""
+    seed = checked_seed(seed)
     if seed is None:
         return int(np.random.SeedSequence().entropy % (1 << 62))  # type: ignore[operator]
-    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise ValueError(f"seed must be a non-negative integer or None, got {seed!r}")
-    return int(seed)
+    return seed
 
 
 def checked_actions(actions: Any, mask: np.ndarray) -> np.ndarray:

@@ -831,6 +831,31 @@ def test_bad_reset_options_raise_and_leave_the_game_intact(name):
         env.reset(seed=1, options={"colour": "red"})
 
 
+def test_a_bad_seed_is_a_value_error_that_changes_nothing():
+    """reset takes None or a non-negative int (a numpy integer too); anything else is a
+    ValueError saying what is allowed (not gymnasium's error), raised before any state changes,
+    and the env plays on as before."""
+    env = make("classic", 2)
+    env.reset(seed=8)
+    play_random(env, 3, random.Random(5))
+    for seed in (-1, np.int64(-3), "abc", 1.5, True, np.bool_(False)):
+        before = snapshot(env)
+        with pytest.raises(ValueError, match=r"^seed must be a non-negative integer or None, got "):
+            env.reset(seed=seed)
+        assert_same(before, snapshot(env))
+    assert legal(env)
+    env.step(legal(env)[0])
+    env.reset(seed=np.int64(4))
+    dealt = snapshot(env)
+    env.reset(seed=4)
+    assert_same(dealt, snapshot(env))
+    fresh = domino_env.raw_env("classic")
+    with pytest.raises(ValueError, match="non-negative integer or None, got -1"):
+        fresh.reset(seed=-1)
+    fresh.reset(seed=0)
+    assert fresh.legal_moves()
+
+
 def test_a_failed_first_reset_leaves_the_env_waiting_for_a_good_one():
     env = make("classic", 2)
     with pytest.raises(ValueError, match="leader"):

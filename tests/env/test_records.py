@@ -196,6 +196,7 @@ BAD_RECORDS = {
     "a missing field": (lambda r: r.pop("deals"), r"lacks the field\(s\) \['deals'\]"),
     "an unknown field": (lambda r: r.update(note="hi"), r"unknown field\(s\) \['note'\]"),
     "a wrong type": (lambda r: r.update(seed="4"), "'seed' must be an int or null, got '4'"),
+    "a negative seed": (lambda r: r.update(seed=-1), "'seed' must be a non-negative int or null, got -1"),
     "a bool for an int": (lambda r: r.update(version=False), "'version' must be an int"),
     "a short move": (lambda r: r["actions"][3].pop(), r"action 3 must be \[seat, action id, words\]"),
     "an unknown variant": (lambda r: r.update(variant="chess"), "unknown variant 'chess'"),

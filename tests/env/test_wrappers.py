@@ -141,6 +141,14 @@ def test_step_outside_an_episode_raises() -> None:
         env.step(0)
 
 
+def test_a_negative_seed_is_a_value_error_and_the_env_plays_on() -> None:
+    env = SingleAgentEnv("classic", opponents="random")
+    obs, _ = env.reset(seed=3)
+    with pytest.raises(ValueError, match="seed must be a non-negative integer or None, got -1"):
+        env.reset(seed=-1)
+    assert np.array_equal(env.reset(seed=3)[0], obs)
+
+
 def test_seeded_reset_is_reproducible() -> None:
     def episode(env: SingleAgentEnv, seed: int) -> list[tuple[bytes, float]]:
         obs, _ = env.reset(seed=seed)

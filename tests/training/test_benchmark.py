@@ -16,7 +16,9 @@ from training.__main__ import main
 from training.eval import benchmark
 from training.eval.benchmark import protocol, runner
 from training.eval.benchmark.scores import VariantResults, deal_draws, score_with_interval, scored_in
+from training.eval.evaluate import Contestant
 from training.matches import Match, wilson_interval
+from training.model.config import Config, EnvConfig
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -408,9 +410,140 @@ def test_a_shipped_agent_of_another_table_is_left_out(cheap_ladder: None, tmp_pa
     agents = tmp_path / "agents"
     agents.mkdir()
     shutil.copy(ROOT / "agents" / "blitz.pt", agents / "classic.pt")  # trained on Blitz, not Classic
-    summary = run(tmp_path / "out", ["shipped", "greedy"], ["classic"], 2, agents_dir=agents)
-    assert summary["skipped"] == {"shipped": ["classic"]}
+    notes: list[str] = []
+    summary = run(tmp_path / "out", ["greedy"], ["classic"], 2, agents_dir=agents, say=notes.append)
+    why = f"{agents / 'classic.pt'} was trained on blitz ("
+    assert summary["no_shipped"]["classic"].startswith(why)
+    assert notes == [
+        f"note: no shipped classic agent: {summary['no_shipped']['classic']}; the shipped "
+        "rung is left out on classic"
+    ]
     assert {o for _, _, o in csv_rows(tmp_path / "out")} == {"random", "greedy"}
+    # named as an agent, it would play nothing (an IQM of nan): refused before any game
+    with pytest.raises(
+        ValueError,
+        match=r"^shipped \(an agent given\) plays none of the chosen variants "
+        r"\(classic\): .*classic.pt was trained on blitz",
+    ):
+        run(tmp_path / "again", ["shipped", "greedy"], ["classic"], 2, agents_dir=agents)
+    assert not (tmp_path / "again").exists()
+
+
+def reference_run(argv: list[str], monkeypatch: pytest.MonkeyPatch) -> int:
+    """``benchmark`` at the protocol's 200 games a pairing on Classic and Blitz, every pairing read
+    from the shipped reference: nothing is played (a game would fail the test)."""
+    play = benchmark.run_tasks
+
+    def nothing_to_play(tasks: list, *args: object, **kwargs: object) -> list:
+        assert not tasks, "a game was played"
+        return play(tasks, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(benchmark, "run_tasks", nothing_to_play)
+    return main(["benchmark", *argv, "--variants", "classic", "blitz", "--no-progress", "--workers", "1"])
+
+
+def test_a_variant_without_a_shipped_agent_is_said_so_and_played_without_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Its shipped rung is left out, not failed: a note on stderr for each such variant (one for all
+    when the folder is not there), and the variant that has one plays it."""
+    agents = tmp_path / "agents"
+    agents.mkdir()
+    shutil.copy(ROOT / "agents" / "blitz.pt", agents / "blitz.pt")  # Blitz's, none of Classic
+    out = tmp_path / "bench"
+    assert reference_run(["random", "--agents-dir", str(agents), "--out", str(out)], monkeypatch) == 0
+    captured = capsys.readouterr()
+    assert captured.err == (
+        f"note: no shipped classic agent: no classic.pt in {agents} (--agents-dir); the shipped rung "
+        "is left out on classic\n"
+    )
+    opponents = {(v, o) for v, _, o in csv_rows(out)}
+    assert ("blitz", "shipped") in opponents and ("classic", "shipped") not in opponents
+    saved = json.loads((out / "summary.json").read_text())
+    assert saved["no_shipped"] == {"classic": f"no classic.pt in {agents} (--agents-dir)"}
+
+    nowhere = tmp_path / "nowhere"
+    again = tmp_path / "again"
+    assert reference_run(["random", "--agents-dir", str(nowhere), "--out", str(again)], monkeypatch) == 0
+    assert capsys.readouterr().err == (
+        f"note: no shipped agent: the agents folder {nowhere} (--agents-dir) is not a folder; the "
+        "shipped rung is left out on classic, blitz\n"
+    )
+    assert {o for _, _, o in csv_rows(again)} == {"random", "greedy", "search", "advanced", "expert"}
+
+
+@pytest.mark.parametrize(
+    ("agents", "refused", "fits"),
+    [
+        (["agents/classic.pt"], "agents/classic.pt", "it plays only classic (add --variants classic)"),
+        (
+            ["greedy", "agents/classic.pt"],
+            "agents/classic.pt",
+            "it plays only classic (add --variants classic)",
+        ),
+        (  # a group of runs, one of another variant: refused too, not left out of the group quietly
+            ["agents/blitz.pt", "agents/classic.pt", "--group", "g"],
+            "agents/classic.pt",
+            "it plays only classic (add --variants classic)",
+        ),
+    ],
+)
+def test_an_agent_that_plays_none_of_the_variants_is_refused_before_any_game(
+    agents: list[str],
+    refused: str,
+    fits: str,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.chdir(ROOT)  # (the checkpoints named as a person would, from the repository)
+    out = tmp_path / "bench"
+    argv = [*agents, "--variants", "osel", "blitz", "--out", str(out), "--no-progress"]
+    monkeypatch.setattr(benchmark, "run_tasks", lambda *a, **k: pytest.fail("a game was played"))
+    assert main(["benchmark", *argv]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and captured.err == (
+        f"error: {refused} plays none of the chosen variants (osel, blitz): {fits}; a checkpoint "
+        "plays only the table it was trained on\n"
+    )
+    assert not out.exists()
+
+
+def test_a_checkpoint_of_no_standard_table_is_refused_saying_what_it_was_trained_on() -> None:
+    trained = Config(env=EnvConfig(variant="classic", options={"preset": "tiny"}))
+    tiny = Contestant("runs/tiny/latest.pt", "tiny", trained)
+    with pytest.raises(ValueError) as refused:
+        benchmark.check_plays_some("runs/tiny", tiny, ["classic", "blitz"])
+    assert str(refused.value) == (
+        "runs/tiny plays none of the chosen variants (classic, blitz): it was trained on classic "
+        "(preset=tiny), no variant's standard table, which the benchmark plays; a checkpoint plays "
+        "only the table it was trained on"
+    )
+    benchmark.check_plays_some("greedy", Contestant("greedy", "greedy"), ["osel"])  # plays every one
+
+
+@pytest.mark.parametrize(
+    ("flags", "message"),
+    [
+        (["--resume", "--overwrite"], "argument --overwrite: not allowed with argument --resume"),
+        (["--overwrite", "--resume"], "argument --resume: not allowed with argument --overwrite"),
+        (["--fresh", "--reference", "x.json"], "argument --reference: not allowed with argument --fresh"),
+    ],
+)
+def test_flags_that_contradict_each_other_are_refused(
+    flags: list[str], message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """As train refuses --resume with --overwrite: argparse's one line, exit 2, nothing written."""
+    out = tmp_path / "bench"
+    with pytest.raises(SystemExit) as stop:
+        main(["benchmark", "greedy", *flags, "--out", str(out), "--no-progress"])
+    assert stop.value.code == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: python -m training benchmark: {message}") and err.count("\n") == 1
+    assert not out.exists()
+    with pytest.raises(ValueError, match="--resume and --overwrite go one or the other"):
+        benchmark.benchmark(["greedy"], ["blitz"], out=out, overwrite=True, resume=True, progress=False)
+    assert not out.exists()
 
 
 def test_a_broken_reference_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

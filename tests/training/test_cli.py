@@ -37,8 +37,12 @@ def test_cli_bad_config_key_exits_2_with_one_line(capsys: pytest.CaptureFixture[
             lambda tmp: [str(ROOT / "configs" / "classic.yaml"), "--resume", str(write(tmp, "junk", "x.pt"))],
             "cannot be read",
         ),
+        (
+            lambda tmp: [str(ROOT / "configs" / "classic.yaml"), "run.seed=-1"],
+            "run.seed must be a non-negative integer (0 or more), got -1",
+        ),
     ],
-    ids=["missing", "yaml", "key", "syntax", "variant", "resume"],
+    ids=["missing", "yaml", "key", "syntax", "variant", "resume", "seed"],
 )
 def test_cli_setup_errors_exit_2_with_one_line(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], make_args: Any, words: str
@@ -70,6 +74,36 @@ def test_a_flag_argparse_refuses_is_one_line_too(
     assert exited.value.code == 2 and out == ""
     assert err.count("\n") == 1 and err.startswith("error: python -m training") and words in err
     assert err.rstrip().endswith("--help)")
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["evaluate", "--seed", "-1", "random", "greedy"],
+        ["evaluate", "--seed", "-1", "--duplicate", "random", "greedy"],
+        ["evaluate", "--record", "recneg", "--csv", "csvneg/x.csv", "--seed", "-1", "random", "greedy"],
+        ["record", "classic", "random", "greedy", "--out", "x.gif", "--seed", "-1"],
+        ["play", "--seed", "-1"],
+        ["ladder", "random", "greedy", "--out", "lad1", "--seed", "-1"],
+        ["rate", "--seed", "-1", "RUN"],
+        ["exploit", "--seed", "-1", "random", "--out-dir", "runs"],
+        ["exploitability", "random", "--out-dir", "out", "--seed=-1"],
+        ["evaluate", "--seed", "two", "random", "greedy"],
+    ],
+    ids=lambda argv: "-".join(a for a in argv if not a.startswith("-"))[:40],
+)
+def test_a_negative_seed_is_refused_when_parsed_and_nothing_is_written(
+    argv: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A seed is 0 or more: argparse refuses any other in one line naming --seed and what is
+    allowed, exit 2, before any game, training or folder (--out, --record, --csv) is made."""
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SystemExit) as exited:
+        main(argv)
+    out, err = capsys.readouterr()
+    assert exited.value.code == 2 and out == ""
+    assert err.count("\n") == 1 and "argument --seed: must be a non-negative integer, got '" in err
+    assert list(tmp_path.iterdir()) == []
 
 
 @pytest.mark.parametrize(

@@ -78,6 +78,8 @@ def test_unknown_keys_are_named_with_the_allowed_ones(tmp_path: Path) -> None:
         ("ppo.gamma=-3", r"ppo\.gamma must be in \[0, 1\], got -3"),
         ("ppo.gae_lambda=1.5", r"ppo\.gae_lambda must be in \[0, 1\]"),
         ("run.reward_scale=0", r"run\.reward_scale must be above 0"),
+        ("run.seed=-1", r"^run\.seed must be a non-negative integer \(0 or more\), got -1$"),
+        ("run.seed=1.5", r"run\.seed must be int"),
     ],
 )
 def test_ill_typed_or_senseless_values_are_refused(override: str, words: str) -> None:
@@ -129,6 +131,27 @@ def test_a_stored_config_that_is_not_a_mapping_is_refused(stored: object) -> Non
 def test_bad_env_variant_or_option(override: str, words: str) -> None:
     with pytest.raises(ConfigError, match=words):
         load_config(None, [override])
+
+
+def test_a_missing_relative_config_says_where_it_was_looked_for(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Run outside the checkout, a default such as configs/classic.yaml is not there: one line
+    saying the path is relative to this folder and how to give one; a missing file in a folder
+    that is there names the YAML files it holds."""
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(ConfigError) as err:
+        load_config("configs/classic.yaml")
+    said = str(err.value)
+    assert said.startswith("config file configs/classic.yaml does not exist (a path relative to this")
+    assert str(tmp_path) in said and "repository's root" in said and "--config PATH" in said
+    assert "\n" not in said
+    (tmp_path / "configs").mkdir()
+    write(tmp_path / "configs", "run: {seed: 2}\n", "mine.yaml")
+    with pytest.raises(ConfigError, match=r"configs/typo\.yaml does not exist; configs/ holds mine\.yaml$"):
+        load_config("configs/typo.yaml")
+    with pytest.raises(ConfigError, match=r"does not exist$"):  # an absolute path: nothing to add
+        load_config(tmp_path / "nowhere" / "x.yaml")
 
 
 def test_missing_file_invalid_yaml_and_non_mapping(tmp_path: Path) -> None:

@@ -301,7 +301,8 @@ def test_demo_says_the_steps_it_trains_and_what_to_do_next(
     lines = out.splitlines()
     assert " for 384 steps -> " in lines[0]
     run = tmp_path / "demo"
-    assert sorted(p.name for p in (run / "checkpoints").iterdir()) == ["iter_00003.pt", "latest.pt"]
+    checkpoints = sorted(p.name for p in (run / "checkpoints").iterdir())
+    assert checkpoints == [".made-by-demo", "iter_00003.pt", "latest.pt"]  # (the mark: demo may replace it)
     assert (run / "ratings.csv").is_file() and "game/s" not in err
     logdir = re.escape(str(run / "tb"))
     assert re.fullmatch(

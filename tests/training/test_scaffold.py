@@ -186,6 +186,69 @@ def test_the_scaffold_refuses_a_file_that_exists(root: Path, capsys: pytest.Capt
     assert tree(root) == before
 
 
+@pytest.mark.parametrize("blocker", ["configs", "domino_env", "domino_env/variants", "tests/rules"])
+def test_the_scaffold_refuses_a_file_where_a_folder_must_be(
+    root: Path, blocker: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A file named like one of the folders it writes in: refused before any file is written."""
+    (root / blocker).parent.mkdir(parents=True, exist_ok=True)
+    (root / blocker).write_text("mine\n")
+    before, folders = tree(root), sorted(p for p in root.rglob("*") if p.is_dir())
+    assert new_variant_command([NAME, "--like", "classic", "--root", str(root)]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and captured.err.count("\n") == 1
+    assert captured.err.startswith(f"error: {blocker} under {root} is a file, not a folder: ")
+    assert captured.err.endswith(": nothing written\n")
+    assert tree(root) == before
+    assert sorted(p for p in root.rglob("*") if p.is_dir()) == folders  # no folder made either
+
+
+def test_a_failed_write_removes_what_the_scaffold_wrote(
+    root: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The system refuses the third file (a full disk, say): the two written and the folders made
+    for them are removed, mkdocs.yml is untouched, and the refusal is one line."""
+    before = tree(root)
+    real = Path.write_text
+
+    def full_disk(self: Path, text: str, *args: object, **kwargs: object) -> int:
+        if self.name == f"test_{NAME}_rules.py":
+            real(self, text[:10])  # (cut off part way)
+            raise OSError(28, "No space left on device")
+        return real(self, text, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Path, "write_text", full_disk)
+    assert new_variant_command([NAME, "--like", "classic", "--root", str(root)]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and captured.err == (
+        f"error: could not write tests/rules/test_{NAME}_rules.py under {root} (No space left on "
+        "device): nothing written (what this call had written is removed)\n"
+    )
+    assert tree(root) == before and sorted(p.name for p in root.iterdir()) == ["mkdocs.yml"]
+
+
+def test_a_failed_nav_write_gives_mkdocs_back_its_text(
+    root: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    before = tree(root)
+    real = Path.write_text
+    tries: list[str] = []
+
+    def refused_once(self: Path, text: str, *args: object, **kwargs: object) -> int:
+        if self.name == "mkdocs.yml" and not tries:
+            tries.append(text)
+            real(self, "")  # (truncated, then refused)
+            raise PermissionError(13, "Permission denied")
+        return real(self, text, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Path, "write_text", refused_once)
+    assert new_variant_command([NAME, "--like", "classic", "--root", str(root)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: could not write mkdocs.yml under {root} (Permission denied)")
+    assert err.count("\n") == 1
+    assert tree(root) == before
+
+
 def test_the_scaffold_needs_the_nav_it_adds_to(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert new_variant_command([NAME, "--like", "classic", "--root", str(tmp_path)]) == 2
     assert "no mkdocs.yml under" in capsys.readouterr().err and not list(tmp_path.iterdir())

@@ -88,6 +88,9 @@ def test_an_illegal_move_is_refused_and_changes_nothing(client):
         ({"seat": 5}, "seat must be in 0..1"),
         ({"mode": "dance"}, "bad request: mode"),
         ({"mode": "watch", "agents": ["random"] * 3}, "give 1 to 2"),
+        ({"seed": -1}, "seed must be a non-negative integer or None, got -1"),
+        ({"mode": "watch", "seed": -5}, "seed must be a non-negative integer or None, got -5"),
+        ({"seed": "abc"}, "bad request: seed"),
     ],
 )
 def test_bad_games_are_refused_with_what_is_allowed(client, fields, says):
@@ -148,6 +151,8 @@ def test_replay_steps_back_and_forth_and_refuses_bad_records(client):
     broken = {**record, "actions": [[0, 99999, "nonsense"]]}
     response = client.post("/api/replays", json=broken)
     assert response.status_code == 400 and "not legal" in response.json()["detail"]
+    response = client.post("/api/replays", json={**record, "seed": -1})
+    assert response.status_code == 400 and "'seed' must be a non-negative int" in response.json()["detail"]
     assert "not JSON" in client.post("/api/replays", content=b"{oops").json()["detail"]
     assert "format" in client.post("/api/replays", json={"hello": 1}).json()["detail"]
 

@@ -214,7 +214,8 @@ def nav_text(name: str, mkdocs: str) -> tuple[str, str]:
 
 def scaffold(name: str, like: str, root: Path | None = None) -> Written:
     """Write the new variant's files under ``root`` (default: the repository); refuses (and
-    writes nothing) a bad or taken name, an unknown ``like``, and a file that exists already."""
+    writes nothing) a bad or taken name, an unknown ``like``, a file that exists already and a
+    file where a folder must be; a write the system refuses is undone (:func:`write_all`)."""
     root = Path(root) if root is not None else REPOSITORY
     check_name(name)
     allowed = likeable()
@@ -230,14 +231,70 @@ def scaffold(name: str, like: str, root: Path | None = None) -> Written:
         Path("configs", f"{name}.yaml"): config_text(name, like),
     }
     for relative in files:
-        if (root / relative).exists():
-            raise ScaffoldError(f"{relative.as_posix()} exists already under {root}: nothing written")
-    nav, line = nav_text(name, mkdocs.read_text())
-    for relative, text in files.items():
-        (root / relative).parent.mkdir(parents=True, exist_ok=True)
-        (root / relative).write_text(text)
-    mkdocs.write_text(nav)
+        check_target(root, relative)
+    before = mkdocs.read_text()
+    nav, line = nav_text(name, before)
+    write_all(root, {root / relative: text for relative, text in files.items()}, mkdocs, before, nav)
     return Written(root, tuple(files), line)
+
+
+def check_target(root: Path, relative: Path) -> None:
+    """Refuse (:class:`ScaffoldError`) a file to write that exists already (a folder or a link
+    too), or one whose folder cannot be made: a part of the way to it that is a file."""
+    target = root / relative
+    if target.exists() or target.is_symlink():
+        raise ScaffoldError(f"{relative.as_posix()} exists already under {root}: nothing written")
+    for part in reversed(relative.parents[:-1]):  # domino_env, then domino_env/variants
+        if (root / part).exists() and not (root / part).is_dir():
+            raise ScaffoldError(
+                f"{part.as_posix()} under {root} is a file, not a folder: {relative.as_posix()} "
+                "cannot be written there (move it away or choose another --root): nothing written"
+            )
+
+
+def write_all(root: Path, files: dict[Path, str], mkdocs: Path, before: str, nav: str) -> None:
+    """Write ``files`` and then ``mkdocs`` (``before`` -> ``nav``); a write the system refuses
+    (permissions, a full disk) undoes this call's writes: the files and folders it made are
+    removed, mkdocs.yml given back its text, and a :class:`ScaffoldError` says what failed."""
+    made: list[Path] = []  # files and folders this call made, in order
+    target = mkdocs
+    try:
+        for path, text in files.items():
+            target = path
+            missing = [p for p in reversed(path.parents) if not p.exists()]
+            for folder in missing:
+                folder.mkdir()
+                made.append(folder)
+            made.append(path)  # (before writing: a write cut off leaves a file to remove)
+            path.write_text(text)
+        target = mkdocs
+        mkdocs.write_text(nav)
+    except OSError as err:
+        undo(made, mkdocs, before, mkdocs_touched=target == mkdocs)
+        where = target.relative_to(root).as_posix() if target.is_relative_to(root) else str(target)
+        raise ScaffoldError(
+            f"could not write {where} under {root} ({err.strerror or err}): nothing written "
+            "(what this call had written is removed)"
+        ) from err
+
+
+def undo(made: list[Path], mkdocs: Path, before: str, *, mkdocs_touched: bool) -> None:
+    """Remove what :func:`write_all` made (files, then the folders it made, deepest first) and
+    give mkdocs.yml back its text when its write was tried; best effort, nothing raised."""
+    for path in reversed(made):
+        try:
+            if path.is_dir() and not path.is_symlink():
+                path.rmdir()  # (only folders this call made, empty once their files are gone)
+            else:
+                path.unlink(missing_ok=True)
+        except OSError:
+            pass
+    if mkdocs_touched:
+        try:
+            if mkdocs.read_text() != before:
+                mkdocs.write_text(before)
+        except OSError:
+            pass
 
 
 def next_steps(name: str, like: str) -> str:

@@ -1,6 +1,7 @@
 """What several commands share: their flags (the table's ``--variant``, ``--option`` and
-``--config``; ``--torch-threads``; positive integers), the line an all-or-nothing command prints
-when Ctrl-C stops it, and the activate hint for the commands one suggests next."""
+``--config``; ``--torch-threads``; positive and non-negative integers, a seed the latter), the
+line an all-or-nothing command prints when Ctrl-C stops it, and the activate hint for the
+commands one suggests next."""
 
 from __future__ import annotations
 
@@ -19,6 +20,13 @@ def positive_int(text: str) -> int:
     from training.eval.arena import positive_int
 
     return positive_int(text)
+
+
+def non_negative_int(text: str) -> int:
+    """:func:`training.eval.arena.non_negative_int` (a seed), imported when an argument is parsed."""
+    from training.eval.arena import non_negative_int
+
+    return non_negative_int(text)
 
 
 def table_arguments(parser: argparse.ArgumentParser) -> None:

@@ -40,22 +40,26 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     parser.add_argument(
         "--workers", type=positive_int, help="processes playing pairings at once (default: one per core)"
     )
-    parser.add_argument(
+    reading = parser.add_mutually_exclusive_group()  # (--fresh reads no reference: one or the other)
+    reading.add_argument(
         "--reference",
         help="a pairings.json whose pairings are read instead of played again (default: the shipped "
         "training/eval/benchmark_reference_v2.json, this version's ladder under the protocol)",
     )
-    parser.add_argument("--fresh", action="store_true", help="play every pairing, reading none")
+    reading.add_argument(
+        "--fresh", action="store_true", help="play every pairing, reading none (so no --reference)"
+    )
     parser.add_argument(
         "--record",
         metavar="DIR",
         help="also write every game played to DIR as a game record, a JSON file per game (pairings "
         "read from the reference are not played: add --fresh to record them)",
     )
-    parser.add_argument(
+    start = parser.add_mutually_exclusive_group()  # (as train's: one or the other)
+    start.add_argument(
         "--overwrite", action="store_true", help="replace the benchmark already in --out (refused without)"
     )
-    parser.add_argument(
+    start.add_argument(
         "--resume",
         action="store_true",
         help="go on with an interrupted run in --out: the pairings it finished (pairings.partial.json, "
@@ -74,6 +78,7 @@ FEW_RUNS = 5
 
 def run(args: argparse.Namespace) -> int:
     import math
+    import sys
 
     from training.eval.benchmark import PARTIAL, PROTOCOL_GAMES, REFERENCE, benchmark, protocol, two_places
 
@@ -92,6 +97,7 @@ def run(args: argparse.Namespace) -> int:
             record=args.record,
             overwrite=args.overwrite,
             resume=args.resume,
+            say=lambda line: print(line, file=sys.stderr, flush=True),  # (a rung left out: before any game)
         )
     if summary["exploratory"]:
         few = summary["games_per_pairing"] < PROTOCOL_GAMES

@@ -1,11 +1,15 @@
 """``demo``: the README's main job, a short training run on the default config, then its
-evaluation against the baselines and the ratings of its checkpoints."""
+evaluation against the baselines and the ratings of its checkpoints. Each call starts its run
+folder (``runs/demo``, or ``--name``) over where that folder holds a run demo made (``make demo``
+twice), or none; a run demo did not make (a ``train`` run, say) is refused, before any
+training, unless ``--overwrite``."""
 
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
-from training.cli.arguments import activate_hint, positive_int
+from training.cli.arguments import activate_hint, non_negative_int, positive_int
 
 
 def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> argparse.ArgumentParser:
@@ -15,7 +19,16 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     parser.add_argument(
         "--steps", type=positive_int, default=600_000, help="training decisions (default 600,000)"
     )
-    parser.add_argument("--name", default="demo", help="run folder name (default demo)")
+    parser.add_argument(
+        "--name",
+        default="demo",
+        help="run folder name (default demo); a run demo made there is replaced, another refused",
+    )
+    parser.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="delete an earlier run in the run folder that demo did not make (a train run's) and start over",
+    )
     parser.add_argument(
         "--games", type=positive_int, default=500, help="evaluation matches per baseline (default 500)"
     )
@@ -24,7 +37,7 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     )
     parser.add_argument(
         "--seed",
-        type=int,
+        type=non_negative_int,
         default=0,
         help="deal seed of the evaluation and rating games (default 0; training uses run.seed)",
     )
@@ -34,6 +47,7 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
 
 def run(args: argparse.Namespace) -> int:
     from training.eval import evaluate, ratings
+    from training.eval.ship import check_own_run, mark_own_run
     from training.model.config import load_config
     from training.rl.train import Trainer
 
@@ -48,7 +62,10 @@ def run(args: argparse.Namespace) -> int:
         *args.overrides,
     ]
     config = load_config(args.config, overrides)
-    trainer = Trainer(config, overwrite=True)  # the demo run is replaced each time
+    # the demo's own run is replaced each time; another run there only with --overwrite
+    check_own_run(Path(config.run.out_dir) / config.run_name, "demo", args.overwrite, "--name")
+    trainer = Trainer(config, overwrite=True)
+    mark_own_run(trainer.run_dir, "demo")
     print(  # the config's steps: a run.total_steps= override wins over --steps
         f"1/3 training {config.env.variant} {config.env.options} for {config.run.total_steps:,} steps"
         f" -> {trainer.run_dir}"

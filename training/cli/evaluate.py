@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from training.cli.arguments import positive_int, table_arguments, threads_argument
+from training.cli.arguments import non_negative_int, positive_int, table_arguments, threads_argument
 
 
 def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> argparse.ArgumentParser:
@@ -24,7 +24,9 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     parser.add_argument("opponents", nargs="+", metavar="AGENT", help="more agents, the same kinds")
     table_arguments(parser)
     parser.add_argument("--games", type=positive_int, default=100, help="games per pairing (default 100)")
-    parser.add_argument("--seed", type=int, default=0, help="game g is dealt from seed + g (default 0)")
+    parser.add_argument(
+        "--seed", type=non_negative_int, default=0, help="game g is dealt from seed + g (default 0)"
+    )
     parser.add_argument("--first-only", action="store_true", help="only the first agent against each other")
     parser.add_argument(
         "--duplicate",

@@ -5,7 +5,13 @@ from __future__ import annotations
 
 import argparse
 
-from training.cli.arguments import interrupted_says, positive_int, table_arguments, threads_argument
+from training.cli.arguments import (
+    interrupted_says,
+    non_negative_int,
+    positive_int,
+    table_arguments,
+    threads_argument,
+)
 
 
 def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> argparse.ArgumentParser:
@@ -33,7 +39,9 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
         help="games per pairing, rounded up to whole deals (default 200; with --rate: the ladder's)",
     )
     parser.add_argument(
-        "--seed", type=int, help="deal d is dealt from seed + d (default 0; with --rate: the ladder's)"
+        "--seed",
+        type=non_negative_int,
+        help="deal d is dealt from seed + d (default 0; with --rate: the ladder's)",
     )
     parser.add_argument(
         "--out", help="output folder (default runs/ladder-<variant>; with --rate: the ladder's)"

@@ -14,7 +14,9 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
         description=(
             "Write domino_env/variants/NAME.py (the --like variant's module, renamed), "
             "docs/rules/NAME.md, tests/rules/test_NAME_rules.py, configs/NAME.yaml and the rules page's "
-            "line in mkdocs.yml; nothing is written when the name is taken or a file exists."
+            "line in mkdocs.yml; nothing is written when the name is taken, a file exists or a file "
+            "stands where a folder must be, and a write that fails (permissions, a full disk) removes "
+            "what was written before it."
         ),
     )
     parser.add_argument("name", help="the new variant's name: a lowercase Python identifier, e.g. my_game")

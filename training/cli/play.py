@@ -7,7 +7,7 @@ import argparse
 import time
 
 import domino_env
-from training.cli.arguments import table_arguments, threads_argument
+from training.cli.arguments import non_negative_int, table_arguments, threads_argument
 
 
 def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> argparse.ArgumentParser:
@@ -19,7 +19,7 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
         help="greedy, random, search[:N], advanced, expert, checkpoint or run folder",
     )
     parser.add_argument("--seat", type=int, default=0, help="your seat, 0..players-1 (default 0)")
-    parser.add_argument("--seed", type=int, help="deal seed (default: a new deal each time)")
+    parser.add_argument("--seed", type=non_negative_int, help="deal seed (default: a new deal each time)")
     parser.add_argument(
         "--record",
         metavar="DIR",

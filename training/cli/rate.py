@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 
-from training.cli.arguments import interrupted_says, positive_int, threads_argument
+from training.cli.arguments import interrupted_says, non_negative_int, positive_int, threads_argument
 
 
 def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> argparse.ArgumentParser:
@@ -17,7 +17,9 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     parser.add_argument(
         "--games", type=positive_int, default=20, help="games per pair of agents (default 20)"
     )
-    parser.add_argument("--seed", type=int, default=0, help="game g is dealt from seed + g (default 0)")
+    parser.add_argument(
+        "--seed", type=non_negative_int, default=0, help="game g is dealt from seed + g (default 0)"
+    )
     parser.add_argument(
         "--most", type=positive_int, default=8, help="checkpoints sampled over the run (default 8)"
     )

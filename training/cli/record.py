@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 
 import domino_env
-from training.cli.arguments import positive_int, threads_argument
+from training.cli.arguments import non_negative_int, positive_int, threads_argument
 
 
 def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> argparse.ArgumentParser:
@@ -23,7 +23,10 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     )
     parser.add_argument("--out", required=True, help="the GIF file to write")
     parser.add_argument(
-        "--seed", type=int, default=0, help="deal seed; seat s's agent is seeded SEED+1+s (default 0)"
+        "--seed",
+        type=non_negative_int,
+        default=0,
+        help="deal seed; seat s's agent is seeded SEED+1+s (default 0)",
     )
     parser.add_argument(
         "--option",

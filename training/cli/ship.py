@@ -1,12 +1,15 @@
 """``ship``: train a config and export the policy to ``agents/<variant>.pt`` with its measured
-win rates (``agents/results.csv``), or only measure the agent already shipped."""
+win rates (``agents/results.csv``), or only measure the agent already shipped. Nothing in the
+agents folder changes unless every measurement succeeds. A config trains in a run folder of its
+own (``ship-<run name>``, or ``run.name``): one that holds a run ship did not make is refused
+without ``--overwrite``."""
 
 from __future__ import annotations
 
 import argparse
 from pathlib import Path
 
-from training.cli.arguments import positive_int
+from training.cli.arguments import non_negative_int, positive_int
 
 
 def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> argparse.ArgumentParser:
@@ -51,9 +54,15 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     )
     parser.add_argument(
         "--seed",
-        type=int,
+        type=non_negative_int,
         default=0,
         help="deal seed of the evaluation games (default 0; training uses run.seed)",
+    )
+    parser.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="delete an earlier run in the run folder that ship did not make (a train run's) and start over "
+        "(ship starts its own run over anyway)",
     )
     parser.add_argument(
         "--no-progress", action="store_true", help="no progress bars (the final table is still printed)"
@@ -79,6 +88,7 @@ def run(args: argparse.Namespace) -> int:
         search_games=args.search_games,
         measure_only=args.measure_only,
         guided=args.guided,
+        overwrite=args.overwrite,
     )
     print(f"written: {Path(args.agents_dir) / 'results.csv'} and {Path(args.agents_dir) / 'README.md'}")
     return 0

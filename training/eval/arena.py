@@ -39,6 +39,17 @@ def positive_int(text: str) -> int:
     return value
 
 
+def non_negative_int(text: str) -> int:
+    """An argparse type whose error reads "must be a non-negative integer" (a seed: 0 and up)."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be a non-negative integer, got {text!r}")
+    return value
+
+
 def builtin_agent(text: str) -> str:
     """An argparse type: a built-in agent's name (a baseline, ``search``, ``search:N``, a tier)."""
     try:
@@ -58,7 +69,9 @@ def main(argv: list[str] | None = None) -> None:
         "expert) in every variant; for checkpoints use python -m training evaluate.",
     )
     parser.add_argument("--games", type=positive_int, default=50, help="episodes per match-up (default 50)")
-    parser.add_argument("--seed", type=int, default=0, help="game g is dealt from seed + g (default 0)")
+    parser.add_argument(
+        "--seed", type=non_negative_int, default=0, help="game g is dealt from seed + g (default 0)"
+    )
     parser.add_argument(
         "--variants",
         nargs="+",

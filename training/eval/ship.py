@@ -15,13 +15,26 @@ the shipped policy it searches with (and every pairing costs ``--search-games``)
 ``agents/results.csv`` has one row per variant and agent (``policy`` or ``guided``) and four
 columns per opponent (``vs_<name>``, its 95% interval, its matches), empty where not
 measured; ``agents/README.md`` is the same table for people.
+
+Shipping is all or nothing: a new agent is measured from a copy outside ``agents/``, and only
+once every measurement is done are the agent, its yaml, ``results.csv`` and ``README.md``
+written, each as a file beside it that then replaces it (a failure, or Ctrl-C, before then
+leaves the shipped files as they were; ``--measure-only`` and ``--guided`` never rewrite the
+agent). A config trains into its own folder (``ship-<run name>``, or ``run.name``), which ship
+starts over each time if ship made it; a run it did not make there (a ``train`` run, say) is
+refused unless ``--overwrite``.
 """
 
 from __future__ import annotations
 
 import csv
 import fcntl
+import functools
+import os
+import shutil
+import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -33,12 +46,13 @@ from training.eval import evaluate, report
 from training.model import checkpoint
 from training.model.config import ConfigError, load_config
 from training.model.names import parse_guided_name
-from training.rl.train import Trainer
+from training.rl.train import RUN_FILES, Trainer
 
 BASE_COLUMNS = ("variant", "agent", "players", "steps", "train_minutes")
 ENDS = ("", "_low", "_high", "_games")  # an opponent's columns: vs_<name>, its interval, its matches
 POLICY, GUIDED = "policy", "guided"  # the agents of a variant's rows: its policy, the guided search
 TRAINING = ("steps", "train_minutes", "players")  # a guided row shows its policy's
+Writer = Callable[[Path], object]  # what writes a file at the path it is given
 
 
 def opponents_of(rows: list[dict[str, Any]]) -> list[str]:
@@ -62,12 +76,20 @@ def ship(
     search_games: int = 1000,
     measure_only: bool = False,
     guided: bool = False,
+    overwrite: bool = False,
 ) -> dict[str, Any]:
     """Train, export, measure (or export the trained checkpoint ``source``; or only measure:
     ``measure_only``; the guided search: ``guided``); returns the row written to
     ``results.csv``. ``agents_dir`` is checked (and made) before training, so a bad path does
     not throw the training away; ``progress`` shows bars while training and evaluating (the
-    final table is printed anyway)."""
+    final table is printed anyway); ``overwrite``: a config's run folder may hold a run ship did
+    not make, which is deleted (:func:`check_own_run`). A new agent is measured from a copy
+    outside ``agents_dir``, which changes only once every measurement is done (:func:`record`)."""
+    if overwrite and (source is not None or measure_only or guided):
+        raise ConfigError(
+            "--overwrite is for the run ship trains from a config: not with --from, --measure-only "
+            "or --guided"
+        )
     trained_run = None if source is None else from_run(source, config_path, overrides, measure_only or guided)
     config = trained_run[1] if trained_run is not None else load_config(str(config_path), overrides)
     # the config's threads for the measuring too, not only the training: agents act one decision
@@ -79,42 +101,79 @@ def ship(
             raise ConfigError("the opponent 'policy' (the shipped policy) is for --guided rows only")
         if name != POLICY:
             evaluate.contestant(name)
+    if trained_run is None and not (measure_only or guided):  # before agents_dir, and training
+        config.run.name = config.run.name or f"ship-{config.run_name}"  # never a `train` run's folder
+        check_own_run(Path(config.run.out_dir) / config.run_name, "ship", overwrite, "run.name")
     folder = report.writable_folder(agents_dir)
     variant = config.env.variant
     shipped = folder / f"{variant}.pt"
     agent = GUIDED if guided else POLICY
+    measured = functools.partial(
+        measure, opponents=opponents, games=games, search_games=search_games, seed=seed, progress=progress
+    )
     if measure_only or guided:
         if not shipped.is_file():
             raise ConfigError(f"{shipped} does not exist: ship {variant} first (without --measure-only)")
         trained = earlier_row(folder, variant, POLICY)
         row = {**earlier_row(folder, variant, agent), **{k: v for k, v in trained.items() if k in TRAINING}}
-    elif trained_run is not None:
-        path, _, row = trained_run
-        checkpoint.export(path, shipped)
+        row |= {"variant": variant, "agent": agent}
+        measured(row, f"search:{shipped}" if guided else str(shipped), policy=str(shipped))
+        record(folder, row)
+        return row
+    if trained_run is not None:
+        final, _, row = trained_run
         config.run.name = f"ship-{config.run_name}"  # (its reproduction: never the trained run's folder)
-        (folder / f"{variant}.yaml").write_text(yaml.safe_dump(config.to_dict(unread=False), sort_keys=False))
     else:
-        config.run.name = config.run.name or f"ship-{config.run_name}"  # never a `train` run's folder
-        trainer = Trainer(config, overwrite=True)  # shipping retrains from scratch, in a folder of its own
+        # shipping retrains from scratch, in a folder of its own (checked above: no run there, ship's
+        # own, or --overwrite)
+        trainer = Trainer(config, overwrite=True)
+        mark_own_run(trainer.run_dir, "ship")
         start = time.perf_counter()
         final = trainer.train(progress=progress)
         row = {"steps": trainer.steps, "train_minutes": round((time.perf_counter() - start) / 60, 1)}
-        checkpoint.export(final, shipped)
-        (folder / f"{variant}.yaml").write_text(yaml.safe_dump(config.to_dict(unread=False), sort_keys=False))
     row |= {"variant": variant, "agent": agent}
-    spec = f"search:{shipped}" if guided else str(shipped)
-    measure(
-        row,
-        spec,
-        opponents=opponents,
-        games=games,
-        search_games=search_games,
-        seed=seed,
-        progress=progress,
-        policy=str(shipped),
-    )
-    record(folder, row, new_agent=not (measure_only or guided))
+    # measured from a copy outside agents_dir (named as the shipped one, so the tables read the
+    # same): agents_dir changes only once every measurement is done
+    with tempfile.TemporaryDirectory(prefix="ship-") as scratch:
+        candidate = checkpoint.export(final, Path(scratch) / shipped.name)
+        measured(row, str(candidate), policy=str(candidate))
+        settings = yaml.safe_dump(config.to_dict(unread=False), sort_keys=False)
+        record(
+            folder,
+            row,
+            new_agent=True,
+            files={
+                shipped: lambda path: shutil.copyfile(candidate, path),
+                folder / f"{variant}.yaml": lambda path: path.write_text(settings),
+            },
+        )
     return row
+
+
+def check_own_run(run_dir: Path, command: str, overwrite: bool, rename: str) -> None:
+    """Check that ``command`` (``demo``, ``ship``), which starts its run over each time (its
+    Trainer's ``overwrite``), may delete what ``run_dir`` holds: no run (none of
+    :data:`~training.rl.train.RUN_FILES`), a run the command made (its mark,
+    :func:`mark_own_run`), or anything where the user said ``overwrite``. A run the command did
+    not make (a ``train`` run, say) is a ConfigError, before anything is deleted or trained;
+    ``rename`` is the setting that chooses another folder."""
+    earlier = [name for name in RUN_FILES if (run_dir / name).exists()]
+    if earlier and not overwrite and not (run_dir / "checkpoints" / f".made-by-{command}").is_file():
+        raise ConfigError(
+            f"{run_dir} already holds a run ({', '.join(earlier)}) that {command} did not make; "
+            f"start it over with --overwrite, or choose another {rename}"
+        )
+
+
+def mark_own_run(run_dir: Path, command: str) -> None:
+    """Mark ``run_dir``'s run as ``command``'s, which the command may start over next time
+    (:func:`check_own_run`). The mark lives in ``checkpoints/``, so any other run that takes the folder
+    over (``train --overwrite``) deletes it with the earlier run's checkpoints."""
+    folder = run_dir / "checkpoints"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / f".made-by-{command}").write_text(
+        f"made by python -m training {command}, which starts it over on its next call\n"
+    )
 
 
 def from_run(
@@ -196,17 +255,24 @@ def earlier_row(folder: Path, variant: str, agent: str) -> dict[str, Any]:
     return next((r for r in read_rows(folder) if (r["variant"], r["agent"]) == (variant, agent)), {})
 
 
-def record(folder: Path, row: dict[str, Any], new_agent: bool = False) -> None:
+def record(
+    folder: Path,
+    row: dict[str, Any],
+    new_agent: bool = False,
+    files: dict[Path, Writer] | None = None,
+) -> None:
     """Put ``row`` into ``results.csv`` (replacing the row of its variant and agent; a
     ``new_agent`` replaces every row of the variant: its guided search is another one now) and
-    rewrite ``README.md``. A lock file serialises the read-modify-write, so that several
-    ``ship`` runs (one variant each) can measure at once."""
+    rewrite ``README.md``, with the other ``files`` (the new agent and its yaml: each path with
+    what writes it), all at once (:func:`replace_files`). A lock file serialises the
+    read-modify-write, so that several ``ship`` runs (one variant each) can measure at once."""
     with (folder / ".results.lock").open("w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        write_results(folder, row, new_agent)
+        replace_files({**(files or {}), **results_files(folder, row, new_agent)})
 
 
-def write_results(folder: Path, row: dict[str, Any], new_agent: bool) -> None:
+def results_files(folder: Path, row: dict[str, Any], new_agent: bool) -> dict[Path, Writer]:
+    """``results.csv`` and ``README.md`` with ``row`` in (:func:`record`), as what writes them."""
     stale = (
         (lambda r: r["variant"] == row["variant"])
         if new_agent
@@ -215,8 +281,28 @@ def write_results(folder: Path, row: dict[str, Any], new_agent: bool) -> None:
     rows = [r for r in read_rows(folder) if not stale(r)]
     rows = sorted([*rows, row], key=lambda r: (str(r["variant"]), r["agent"] != POLICY))
     columns = (*BASE_COLUMNS, *(f"vs_{name}{end}" for name in opponents_of(rows) for end in ENDS))
-    report.write_rows(folder / "results.csv", columns, rows)
-    (folder / "README.md").write_text(markdown_table(rows))
+    table = markdown_table(rows)
+    return {
+        folder / "results.csv": lambda path: report.write_rows(path, columns, rows),
+        folder / "README.md": lambda path: path.write_text(table),
+    }
+
+
+def replace_files(files: dict[Path, Writer]) -> None:
+    """Write each file (the path, and what writes it there) to a temporary file beside it, and
+    only once all are written replace each file with its own (``os.replace``, in order): a
+    failure or Ctrl-C while writing leaves every file as it was, and the temporary ones go."""
+    written: list[tuple[Path, Path]] = []
+    try:
+        for path, write in files.items():
+            partial = path.with_name(f".{path.name}.{os.getpid()}.partial")
+            written.append((partial, path))
+            write(partial)
+        for partial, path in written:
+            os.replace(partial, path)
+    finally:
+        for partial, _ in written:
+            partial.unlink(missing_ok=True)
 
 
 def players_text(rules: Any) -> str:

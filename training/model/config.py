@@ -309,6 +309,23 @@ def _parse_override(text: str) -> tuple[list[str], Any]:
         ) from None
 
 
+def _missing_hint(path: Path) -> str:
+    """What to do about a config file that is not there: a relative path whose folder is missing
+    here (a default such as configs/classic.yaml, run outside the checkout) says it is relative
+    to this folder and how to give one; a missing file in a folder that is there, the YAML files
+    the folder holds."""
+    if path.is_absolute():
+        return ""
+    if not path.parent.is_dir():
+        return (
+            f" (a path relative to this folder, {Path.cwd()}: run from the repository's root "
+            "or give the config's path: --config PATH, or train's and ship's config argument)"
+        )
+    held = sorted(p.name for p in path.parent.glob("*.yaml"))
+    where = "this folder" if path.parent == Path() else f"{path.parent}/"
+    return f"; {where} holds {', '.join(held)}" if held else ""
+
+
 def load_config(path: str | Path | None = None, overrides: list[str] | None = None) -> Config:
     """The default config, updated from a YAML file and then from ``a.b=value`` overrides."""
     config = Config()
@@ -316,7 +333,7 @@ def load_config(path: str | Path | None = None, overrides: list[str] | None = No
         try:
             data = yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}
         except FileNotFoundError:
-            raise ConfigError(f"config file {path} does not exist") from None
+            raise ConfigError(f"config file {path} does not exist{_missing_hint(Path(path))}") from None
         except IsADirectoryError:
             raise ConfigError(
                 f"config {path} is a folder; give a YAML file such as configs/all_fives.yaml"
@@ -529,6 +546,8 @@ def validate(config: Config) -> DominoEnv:
             f"run.name must be a plain folder name (no / and not . or ..), got {run.name!r}; "
             "run.out_dir says where the run folder goes"
         )
+    if run.seed < 0:
+        raise ConfigError(f"run.seed must be a non-negative integer (0 or more), got {run.seed}")
     if config.nfsp.min_memory < 0:
         raise ConfigError(f"nfsp.min_memory must be 0 or more transitions, got {config.nfsp.min_memory}")
     if config.eval.every < 0:

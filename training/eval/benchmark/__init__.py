@@ -13,7 +13,9 @@ the second ``DEAL_SEED + 1``. Every variant is played (``PROTOCOL_VARIANTS``), a
 trained network, so the ladder never moves when an agent is retrained) and the variant's shipped
 agent (``agents/<variant>.pt``); the name ``shipped`` stands for that agent as a contestant too.
 A checkpoint plays only the variant and table it was trained on (other variants are skipped for
-it, and the output says so). v2 keeps v1's deals and seeds, so a pairing of v1's ladder
+it, and the output says so; one that plays none of the chosen variants is refused). A variant
+with no shipped agent in ``--agents-dir`` (or one of another table) is played without that rung,
+and a note says so before any game. v2 keeps v1's deals and seeds, so a pairing of v1's ladder
 (random, greedy, search, shipped) is the same games under both; v1 scored against ``search``,
 which a one-minute PPO run tops, and a v1 pairings file given as a reference is refused, naming
 v2.
@@ -82,6 +84,7 @@ every pairing).
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -125,8 +128,8 @@ from training.eval.benchmark.scores import (
     win_rate_interval,
 )
 from training.eval.benchmark.store import REFERENCE, Key, OldProtocol, Store, identity, key_of, swapped
-from training.eval.evaluate import contestant
-from training.eval.report import writable_folder
+from training.eval.evaluate import Contestant, contestant
+from training.eval.report import table_text, writable_folder
 from training.matches import Match, seatings, whole_deals
 
 __all__ = [  # the entry point, and what the rest of training and the tests use
@@ -152,6 +155,7 @@ __all__ = [  # the entry point, and what the rest of training and the tests use
     "VariantResults",
     "benchmark",
     "check_out",
+    "check_plays_some",
     "collect",
     "contestant",
     "deviations",
@@ -189,6 +193,7 @@ def benchmark(
     record: str | Path | None = None,
     overwrite: bool = False,
     resume: bool = False,
+    say: Callable[[str], object] | None = None,
 ) -> dict[str, Any]:
     """Play the protocol, write ``OUT/benchmark.csv``, ``benchmark.md``, ``summary.json``,
     ``benchmark.png`` and ``pairings.json`` once every game is played, and return the summary.
@@ -197,10 +202,13 @@ def benchmark(
     pairings it was playing: ``resume`` reads them too and plays the rest. ``reference`` None
     plays every pairing; ``record``: a folder where every game played is written as a game
     record. Fewer games or variants than the protocol's make an exploratory run, labelled so
-    (:func:`deviations`). Bad input (an unknown variant or agent, games below 1, an unwritable
-    ``out`` or ``record``, an ``out`` that holds a benchmark without ``overwrite`` or
-    ``resume``, a broken reference or partial file) raises ValueError before any game, with
-    nothing touched."""
+    (:func:`deviations`). Bad input (an unknown variant or agent, an agent that plays none of
+    ``variants``, games below 1, an unwritable ``out`` or ``record``, an ``out`` that holds a
+    benchmark without ``overwrite`` or ``resume``, both of those, a broken reference or partial
+    file) raises ValueError before any game, with nothing touched. A variant without a shipped
+    agent in ``agents_dir`` (or one of another table) is played without that rung: ``say`` (a
+    function taking a line) is told so before any game, and the summary's ``"no_shipped"``
+    holds why, by variant."""
     ladder, bottom, top = protocol.LADDER, protocol.BOTTOM, protocol.TOP  # (as the protocol has them now)
     variants = list(variants or domino_env.SPECS)
     for name in variants:
@@ -210,11 +218,29 @@ def benchmark(
     workers = len(os.sched_getaffinity(0)) if workers is None else workers
     if workers < 1:
         raise ValueError(f"workers must be at least 1, got {workers}")
+    if overwrite and resume:
+        raise ValueError(
+            "--resume and --overwrite go one or the other: --resume goes on with an interrupted run "
+            "in --out, --overwrite replaces what is there"
+        )
     given = {a: contestant(a) for a in dict.fromkeys(agents) if a != SHIPPED}  # unknown agents fail here
     if SHIPPED in agents and not Path(agents_dir).is_dir():  # (else every one quietly left out)
         raise ValueError(
             f"the agents folder {agents_dir} (--agents-dir) is not a folder; the shipped ones are in agents/"
         )
+    for name, c in given.items():  # (else it plays nothing and its IQM reads nan)
+        check_plays_some(name, c, variants)
+    ships = {variant: shipped_agent(agents_dir, variant) for variant in variants}
+    no_shipped = {variant: why for variant, (_, why) in ships.items() if why}
+    if SHIPPED in agents and len(no_shipped) == len(variants):
+        raise ValueError(
+            f"shipped (an agent given) plays none of the chosen variants ({', '.join(variants)}): "
+            f"{'; '.join(no_shipped.values())}; leave shipped out or give --agents-dir the folder "
+            "that holds their agents (agents/)"
+        )
+    for line in shipped_notes(agents_dir, no_shipped, variants):
+        if say is not None:
+            say(line)
     store = Store.load(reference)
     check_out(out, overwrite, resume)
     partial = Path(out) / PARTIAL
@@ -225,8 +251,8 @@ def benchmark(
     plans = []
     for variant in variants:
         roster = {name: contestant(name) for name in (*ladder, bottom, top)}
-        shipped = shipped_path(agents_dir, variant)
-        if shipped.exists() and fits(ship := contestant(str(shipped), SHIPPED), variant):
+        ship, _ = ships[variant]
+        if ship is not None:
             roster[SHIPPED] = ship
         elif SHIPPED in agents:
             skipped[SHIPPED].append(variant)
@@ -264,6 +290,7 @@ def benchmark(
     summary = summarize(by_variant, agents, group=group, games=games, reasons=deviations(variants, fewest))
     summary["games_per_pairing"] = fewest  # (the fewest, after rounding)
     summary["skipped"] = {a: v for a, v in skipped.items() if v}
+    summary["no_shipped"] = no_shipped  # variant -> why its ladder has no shipped rung
     summary["pairings"] = {
         "played": len(missing),
         "resumed": len(resumed),
@@ -274,3 +301,54 @@ def benchmark(
     store.save(folder / "pairings.json", set(tasks))
     partial.unlink(missing_ok=True)
     return summary
+
+
+def check_plays_some(name: str, c: Contestant, variants: list[str]) -> None:
+    """Refuse (ValueError) an agent that fits none of ``variants`` (a checkpoint plays only the
+    table it was trained on), naming the variants it fits."""
+    if any(fits(c, variant) for variant in variants):
+        return
+    own = [variant for variant in domino_env.SPECS if fits(c, variant)]
+    assert c.config is not None  # (a built-in agent plays every variant)
+    trained = c.config.env
+    where = (
+        f"it plays only {', '.join(own)} (add --variants {' '.join(own)})"
+        if own
+        else f"it was trained on {table_text(trained.variant, dict(trained.options))}, "
+        "no variant's standard table, which the benchmark plays"
+    )
+    raise ValueError(
+        f"{name} plays none of the chosen variants ({', '.join(variants)}): {where}; a checkpoint "
+        "plays only the table it was trained on"
+    )
+
+
+def shipped_agent(agents_dir: str | Path, variant: str) -> tuple[Contestant | None, str]:
+    """The variant's shipped agent (``agents_dir/<variant>.pt``) and an empty string, or None and
+    why it has none: no such file, or a checkpoint of another table."""
+    path = shipped_path(agents_dir, variant)
+    if not path.is_file():
+        return None, f"no {path.name} in {agents_dir} (--agents-dir)"
+    ship = contestant(str(path), SHIPPED)
+    if not fits(ship, variant):
+        assert ship.config is not None
+        trained = ship.config.env
+        table = table_text(trained.variant, dict(trained.options))
+        return None, f"{path} was trained on {table}, not {variant}'s standard table"
+    return ship, ""
+
+
+def shipped_notes(agents_dir: str | Path, no_shipped: dict[str, str], variants: list[str]) -> list[str]:
+    """A line for each variant whose ladder lacks the shipped rung, saying why (one line for them
+    all when ``agents_dir`` is not a folder)."""
+    rung = "the shipped rung is left out on"
+    if no_shipped and not Path(agents_dir).is_dir():
+        return [
+            f"note: no shipped agent: the agents folder {agents_dir} (--agents-dir) is not a folder; "
+            f"{rung} {', '.join(no_shipped)}"
+        ]
+    return [
+        f"note: no shipped {variant} agent: {no_shipped[variant]}; {rung} {variant}"
+        for variant in variants
+        if variant in no_shipped
+    ]

@@ -1,0 +1,161 @@
+"""``ship`` and ``demo`` lose nothing: shipping writes ``agents/`` only once every measurement is
+done, and neither command starts over a run folder that holds a run it did not make."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.support.training_helpers import ROOT
+from training.__main__ import main
+
+TINY_CONFIG = str(ROOT / "configs" / "classic_tiny.yaml")
+STEPS = "run.total_steps=512"  # one iteration of the tiny config (16 envs x 32 steps)
+
+
+def files_of(folder: Path) -> dict[str, bytes]:
+    """Every file under ``folder`` (hidden ones too), by its path there, with its bytes."""
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def one_error_line(capsys: pytest.CaptureFixture[str], *words: str, quiet: bool = True) -> None:
+    """The command said what was wrong in one line (with ``words``), and (``quiet``) nothing else."""
+    out, err = capsys.readouterr()
+    assert err.startswith("error:") and len(err.strip().splitlines()) == 1, err
+    assert all(word in err for word in words), err
+    assert out == "" or not quiet, out
+
+
+def train_tiny(out_dir: Path, name: str, *overrides: str) -> Path:
+    """A `train` run of the tiny config (not made by ship or demo): its folder."""
+    argv = ["train", TINY_CONFIG, STEPS, f"run.out_dir={out_dir.as_posix()}", f"run.name={name}", *overrides]
+    assert main([*argv, "--no-progress"]) == 0
+    return out_dir / name
+
+
+def test_ship_changes_nothing_in_agents_when_a_measurement_fails(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A measurement that fails (or Ctrl-C while measuring), or a write of the results that fails,
+    leaves the shipped agent, its yaml, results.csv and README.md byte for byte as they were,
+    and no temporary file beside them; --measure-only and --guided never rewrite the agent."""
+    from training.eval import report, ship
+
+    agents = tmp_path / "agents"
+    measuring = ["--agents-dir", str(agents), "--games", "2", "--opponents", "random", "--no-progress"]
+    run = train_tiny(tmp_path / "runs", "trained")
+    assert main(["ship", "--from", str(run), *measuring]) == 0
+    shipped = files_of(agents)
+    assert {"classic.pt", "classic.yaml", "results.csv", "README.md"} <= set(shipped)
+
+    calls = []
+
+    def fails(*args: object, **kwargs: object) -> None:
+        calls.append(args)
+        raise ValueError("the measuring failed")
+
+    other = train_tiny(tmp_path / "runs", "other", "run.seed=2")  # another agent, not shipped
+    monkeypatch.setattr(ship, "measure", fails)
+    config = [TINY_CONFIG, STEPS, f"run.out_dir={(tmp_path / 'runs').as_posix()}"]
+    for argv in (["--from", str(other)], config, [*config, "--measure-only"], [*config, "--guided"]):
+        assert main(["ship", *argv, *measuring]) == 2, argv
+        one_error_line(capsys, "the measuring failed", quiet=False)
+        assert files_of(agents) == shipped, argv
+    assert len(calls) == 4
+
+    def interrupted(*args: object, **kwargs: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(ship, "measure", interrupted)
+    assert main(["ship", "--from", str(other), *measuring]) == 130
+    assert files_of(agents) == shipped
+
+    monkeypatch.undo()  # measured for real, then the results fail to write
+    real_write_rows = report.write_rows
+
+    def half_written(path: Path, *args: object) -> None:
+        path.write_text("variant,agent\nhalf")  # (a crash in the middle of writing)
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(report, "write_rows", half_written)
+    with pytest.raises(OSError, match="No space left"):
+        main(["ship", "--from", str(other), *measuring])
+    assert files_of(agents) == shipped  # the half-written file was a temporary one, and went
+
+    monkeypatch.setattr(report, "write_rows", real_write_rows)
+    assert main(["ship", *config, *measuring, "--measure-only"]) == 0
+    measured = files_of(agents)
+    assert measured["classic.pt"] == shipped["classic.pt"]  # measured again, not rewritten
+    assert measured["classic.yaml"] == shipped["classic.yaml"]
+    assert not [name for name in measured if name.endswith(".partial")]
+
+
+def test_demo_and_ship_refuse_a_run_they_did_not_make_unless_overwrite(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """demo --name (or run.name=) and ship run.name= of a folder that holds a `train` run: one
+    line, exit 2, before any training, and the run's files stay; with --overwrite they start it
+    over."""
+    out_dir = tmp_path / "druns"
+    victim = train_tiny(out_dir, "victim")
+    before = files_of(victim)
+    assert "checkpoints/latest.pt" in before
+    capsys.readouterr()
+    demo = ["demo", "--config", TINY_CONFIG, "--steps", "512", f"run.out_dir={out_dir.as_posix()}"]
+    quick = ["--games", "2", "--rating-games", "1", "--no-progress"]
+    for argv in (
+        [*demo, "--name", "victim", *quick],
+        [*demo, "run.name=victim", *quick],  # an override wins over --name
+    ):
+        assert main(argv) == 2, argv
+        one_error_line(capsys, str(victim), "demo did not make", "--overwrite", "--name")
+        assert files_of(victim) == before
+    agents = ["--agents-dir", str(tmp_path / "agents"), "--games", "2", "--opponents", "random"]
+    ship = ["ship", TINY_CONFIG, STEPS, f"run.out_dir={out_dir.as_posix()}", "run.name=victim", *agents]
+    assert main([*ship, "--no-progress"]) == 2
+    one_error_line(capsys, str(victim), "ship did not make", "--overwrite", "run.name")
+    assert files_of(victim) == before
+    assert not (tmp_path / "agents").exists()  # refused before the agents folder too
+    assert main(["ship", "--from", str(victim), *agents, "--overwrite"]) == 2  # nothing to overwrite
+    one_error_line(capsys, "--overwrite")
+    assert files_of(victim) == before
+
+    assert main([*demo, "--name", "victim", *quick, "--overwrite"]) == 0
+    assert files_of(victim) != before
+    assert (victim / "checkpoints" / ".made-by-demo").is_file()
+    assert (victim / "ratings.csv").is_file() and (victim / "final_evaluation.csv").is_file()
+
+
+def test_demo_twice_with_its_defaults_starts_its_own_run_over(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`make demo` twice: the second call replaces the run the first made (no --overwrite); once a
+    `train --overwrite` has taken the folder over, demo refuses it again, and ship its own the same."""
+    out_dir = tmp_path / "runs"
+    demo = ["demo", "--config", TINY_CONFIG, "--steps", "512", f"run.out_dir={out_dir.as_posix()}"]
+    quick = ["--games", "2", "--rating-games", "1", "--no-progress"]
+    assert main([*demo, *quick]) == 0
+    folder = out_dir / "demo"
+    first = files_of(folder)
+    assert "checkpoints/.made-by-demo" in first and "ratings.csv" in first
+    (folder / "checkpoints" / "iter_99999.pt").write_bytes(b"from the first call")  # gone next time
+    assert main([*demo, *quick]) == 0
+    assert "1/3 training" in capsys.readouterr().out
+    second = files_of(folder)
+    assert "checkpoints/iter_99999.pt" not in second and "checkpoints/.made-by-demo" in second
+    logs = [{name for name in files if name.startswith("tb/")} for files in (first, second)]
+    assert set(second) - logs[1] == set(first) - logs[0] - {"checkpoints/iter_99999.pt"}
+    assert logs[0] and logs[1] and not logs[0] & logs[1]  # logged anew
+
+    train = ["train", TINY_CONFIG, STEPS, f"run.out_dir={out_dir.as_posix()}", "run.name=demo"]
+    assert main([*train, "--overwrite", "--no-progress"]) == 0  # a train run takes the folder over
+    assert not (folder / "checkpoints" / ".made-by-demo").exists()
+    capsys.readouterr()
+    assert main([*demo, *quick]) == 2
+    one_error_line(capsys, "demo did not make")
+
+    agents = ["--agents-dir", str(tmp_path / "agents"), "--games", "2", "--opponents", "random"]
+    ship = ["ship", TINY_CONFIG, STEPS, f"run.out_dir={out_dir.as_posix()}", *agents, "--no-progress"]
+    assert main(ship) == 0 and main(ship) == 0  # ship's own folder (ship-<run name>), started over
+    assert (out_dir / "ship-classic-1" / "checkpoints" / ".made-by-ship").is_file()
