@@ -26,13 +26,14 @@ from importlib.metadata import entry_points
 
 from domino_env.agents.baselines import Agent, GreedyAgent, RandomAgent, greedy_choice, legal_actions
 from domino_env.agents.expert import TIER_NAMES, ExpertAgent, parse_tier_name
-from domino_env.agents.search import DEFAULT_WORLDS, SearchAgent, parse_search_name
+from domino_env.agents.search import DEFAULT_WORLDS, MOST_WORLDS, SearchAgent, check_worlds, parse_search_name
 from domino_env.envs.base import DominoEnv
 
 __all__ = [
     "AGENTS",
     "DEFAULT_WORLDS",
     "LOADER_GROUP",
+    "MOST_WORLDS",
     "SEARCH_NAMES",
     "TIER_NAMES",
     "Agent",
@@ -42,6 +43,7 @@ __all__ = [
     "RandomAgent",
     "SearchAgent",
     "agent_loaders",
+    "check_worlds",
     "greedy_choice",
     "is_builtin",
     "legal_actions",
@@ -110,6 +112,6 @@ def make_agent(name: str | os.PathLike[str], seed: int | None = None, env: Domin
     takes = f"; agent loaders: {', '.join(known)}" if known else ""
     raise ValueError(
         f"unknown agent {str(name)!r}: neither a baseline ({', '.join(AGENTS)}), "
-        f"nor {SEARCH_NAMES} (N worlds per legal action, default {DEFAULT_WORLDS}; the tiers "
-        f"stronger and slower), nor loaded{takes}"
+        f"nor {SEARCH_NAMES} (N worlds per legal action, 1 to {MOST_WORLDS}, default "
+        f"{DEFAULT_WORLDS}; the tiers stronger and slower), nor loaded{takes}"
     )

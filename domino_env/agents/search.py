@@ -74,14 +74,17 @@ NAME = "search"
 Value = Callable[[TableRules, Any, int, list[int]], float]
 Key = Callable[[Any, int], Any]
 DEFAULT_WORLDS = 8  # the ``search`` budget: N sampled worlds per legal action
+# The largest N a name may ask for: 512 times the default, about 10 s a chain-game decision on
+# one core (the ``expert`` tier meets at most 384 worlds an action); more is a typo, not a budget.
+MOST_WORLDS = 4096
 GRID_CANDIDATES = 12  # 3D dominoes: the most placements one decision searches
 
 
 def parse_search_name(name: str) -> int | None:
     """The budget N of ``search`` (the default) or ``search:N``; None for any other name (a
     loader may take ``search:<checkpoint>``, the trainer's policy-guided search). A budget
-    that is no positive integer (``search:0``, ``search:-2``, ``search:1.5``) raises
-    ValueError saying what is allowed."""
+    that is no integer from 1 to :data:`MOST_WORLDS` (``search:0``, ``search:-2``,
+    ``search:1.5``, ``search:99999``) raises ValueError saying what is allowed."""
     if name == NAME:
         return DEFAULT_WORLDS
     if not name.startswith(NAME + ":"):
@@ -89,12 +92,17 @@ def parse_search_name(name: str) -> int | None:
     text = name[len(NAME) + 1 :]
     if text and not _looks_numeric(text):
         return None
-    if not text.isdigit() or int(text) < 1:
+    if not check_worlds(text):
         raise ValueError(
-            f"agent {name!r}: the search budget must be a positive integer, as in 'search:16' "
-            f"(N sampled worlds per legal action); plain 'search' uses {DEFAULT_WORLDS}"
+            f"agent {name!r}: the search budget must be an integer from 1 to {MOST_WORLDS}, as in "
+            f"'search:16' (N sampled worlds per legal action); plain 'search' uses {DEFAULT_WORLDS}"
         )
     return int(text)
+
+
+def check_worlds(text: str) -> bool:
+    """Is ``text`` a worlds count a name may give: decimal digits, 1 to :data:`MOST_WORLDS`?"""
+    return text.isascii() and text.isdigit() and 1 <= int(text) <= MOST_WORLDS
 
 
 def _looks_numeric(text: str) -> bool:

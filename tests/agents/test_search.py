@@ -10,7 +10,7 @@ import pytest
 
 import domino_env
 from domino_env import agents as agents_module
-from domino_env.agents import DEFAULT_WORLDS, SearchAgent, make_agent
+from domino_env.agents import DEFAULT_WORLDS, MOST_WORLDS, SearchAgent, is_builtin, make_agent
 from domino_env.agents.search import parse_search_name
 from domino_env.core.tiles import iter_bits, mask_of
 from domino_env.rules.chain import LineRules
@@ -157,7 +157,7 @@ def test_names_and_budgets(monkeypatch: pytest.MonkeyPatch):
     assert make_agent("search:16").name == "search:16"
     assert parse_search_name("greedy") is None
     for bad in ("search:0", "search:-1", "search:", "search:1.5"):
-        with pytest.raises(ValueError, match="positive integer"):
+        with pytest.raises(ValueError, match="must be an integer from 1 to 4096"):
             make_agent(bad)
     assert parse_search_name("search:agents/classic.pt") is None  # (a loader's: policy-guided search)
     with pytest.raises(ValueError, match="unknown agent 'search:x'"):
@@ -166,6 +166,21 @@ def test_names_and_budgets(monkeypatch: pytest.MonkeyPatch):
         make_agent("serch")
     with pytest.raises(ValueError, match="positive integer"):
         SearchAgent(0)
+
+
+def test_a_search_budget_past_most_worlds_is_refused_in_one_line(monkeypatch: pytest.MonkeyPatch):
+    """search:N takes 1 to MOST_WORLDS worlds: a larger N (a typo, or hours a decision) is
+    refused when the name is read, saying the range, before any agent exists."""
+    monkeypatch.setattr(agents_module, "agent_loaders", dict)
+    assert MOST_WORLDS == 4096
+    assert parse_search_name(f"search:{MOST_WORLDS}") == MOST_WORLDS
+    for bad in (f"search:{MOST_WORLDS + 1}", "search:99999999999999999999", "search:\u0662"):
+        with pytest.raises(ValueError) as refused:
+            make_agent(bad)
+        message = str(refused.value)
+        assert f"must be an integer from 1 to {MOST_WORLDS}" in message and "\n" not in message
+        with pytest.raises(ValueError, match=f"from 1 to {MOST_WORLDS}"):
+            is_builtin(bad)
 
 
 def test_one_legal_action_is_played_without_search():

@@ -20,9 +20,9 @@ def test_it_takes_the_search_tiers_and_a_guided_search_whose_checkpoint_exists()
         assert search_speed.agent_name(name) == name
     for name, says in [
         ("greedy", "is not a search agent"),
-        ("search:0", "positive"),
+        ("search:0", "from 1 to 4096"),
         ("search:nowhere.pt", "no checkpoint file or run folder 'nowhere.pt'"),
-        (f"search:0:{OSEL}", "positive"),
+        (f"search:0:{OSEL}", "from 1 to 4096"),
     ]:
         with pytest.raises(argparse.ArgumentTypeError, match=says):
             search_speed.agent_name(name)

@@ -580,7 +580,7 @@ def test_benchmark_group_aggregates_runs(cheap_ladder: None, tmp_path: Path) -> 
         (["greedy", "--variants", "chess"], "unknown variant 'chess'"),
         (["greedy", "--games", "0"], "must be a positive integer"),
         (["greedy", "--workers", "0"], "must be a positive integer"),
-        (["search:0"], "the search budget must be a positive integer"),
+        (["search:0"], "the search budget must be an integer from 1 to 4096"),
     ],
 )
 def test_bad_input_is_refused_before_any_game(

@@ -15,7 +15,8 @@ import torch
 
 import training.rl.train as train_module
 from domino_env import raw_env
-from tests.support.training_helpers import random_masks, resumed_halfway, tiny_config
+from tests.support.training_helpers import ROOT, random_masks, resumed_halfway, tiny_config
+from training.__main__ import main
 from training.agents import resolve_agent
 from training.model import checkpoint
 from training.model.checkpoint import CheckpointError, load_model
@@ -225,13 +226,13 @@ def test_the_reason_is_short_and_on_one_line() -> None:
 def test_checkpoint_for_another_variant_or_table_is_refused(tmp_path: Path, classic_run: Path) -> None:
     path = classic_run / "latest.pt"
     fives = raw_env("all_fives", num_players=2)
-    sizes = r"obs_size=\d+, but this environment has \d+ \(variant classic"
+    sizes = r"trained on classic with .*\(obs_size=\d+\), but this environment has obs_size=\d+"
     with pytest.raises(CheckpointError, match=sizes):
         load_model(path, fives.encoder.size, fives.rules.num_actions)
     with pytest.raises(CheckpointError, match="classic"):
         resolve_agent(str(path), fives)
     three = raw_env("classic", num_players=3)
-    with pytest.raises(CheckpointError, match=r"obs_size=\d+, but this environment has \d+"):
+    with pytest.raises(CheckpointError, match=r"obs_size=\d+\), but this environment has obs_size=\d+"):
         load_model(path, three.encoder.size, three.rules.num_actions)
     with pytest.raises(CheckpointError, match="obs_size"):
         resolve_agent(str(path), three)
@@ -273,9 +274,8 @@ def test_resume_refuses_what_the_saved_games_depend_on_and_damaged_state(
         with pytest.raises(CheckpointError, match=words):
             Trainer(tiny_config(tmp_path / "out"), resume=tmp_path / f"{name}.pt")
     # a changed learning rate is this run's, even without annealing (not the optimizer's saved one)
-    trainer = Trainer(
-        tiny_config(tmp_path / "out", "ppo.anneal_lr=false", "ppo.learning_rate=0.5"), resume=path
-    )
+    longer = ("run.total_steps=192", "ppo.anneal_lr=false", "ppo.learning_rate=0.5")
+    trainer = Trainer(tiny_config(tmp_path / "out", *longer), resume=path)
     assert trainer.iteration == 2
     assert trainer.optimizer.param_groups[0]["lr"] == 0.5
 
@@ -311,7 +311,9 @@ def test_resume_from_a_run_folder_or_an_earlier_checkpoint(tmp_path: Path) -> No
     run.train(progress=False)
     log = run.run_dir / "evaluations.csv"
     assert [row[0] for row in csv.reader(log.open())][1:] == ["0", "1", "2", "3"]
-    assert Trainer(tiny_config(tmp_path, *overrides), resume=run.run_dir).iteration == 3
+    assert (
+        Trainer(tiny_config(tmp_path, *overrides, "run.total_steps=256"), resume=run.run_dir).iteration == 3
+    )
     earlier = Trainer(tiny_config(tmp_path, *overrides), resume=run.run_dir / "checkpoints" / "iter_00001.pt")
     assert [row[0] for row in csv.reader(log.open())][1:] == ["0", "1", "2", "3"]  # nothing lost before work
     earlier.train(progress=False)
@@ -340,7 +342,7 @@ def test_a_checkpoint_of_another_run_goes_on_in_a_free_folder_only(tmp_path: Pat
     with pytest.raises(
         ConfigError, match=r"b already holds another run .* continue it under another run\.name"
     ):
-        Trainer(tiny_config(tmp_path, "run.name=b"), resume=tmp_path / "a")
+        Trainer(tiny_config(tmp_path, "run.name=b", "run.total_steps=192"), resume=tmp_path / "a")
     assert sorted(p.name for p in (tmp_path / "b" / "checkpoints").iterdir()) == before
     c = Trainer(tiny_config(tmp_path, "run.name=c", "run.total_steps=192"), resume=tmp_path / "a")
     c.train(progress=False)
@@ -353,6 +355,40 @@ def test_a_checkpoint_of_another_run_goes_on_in_a_free_folder_only(tmp_path: Pat
         "iter_00002.pt",
         "latest.pt",
     ]
+
+
+def files_under(folder: Path) -> dict[str, bytes]:
+    """Every file under ``folder``, by its path there, with its bytes."""
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def test_a_resume_prints_the_checkpoint_it_wrote_and_refuses_a_run_with_nothing_left_to_play(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``train --resume`` of a finished run under another ``run.name`` goes on in that (free)
+    folder and prints the checkpoint it wrote there; a ``run.total_steps`` at or below the
+    decisions already played is refused in one line, exit 2, before anything is written (no
+    empty TensorBoard file, no folder for the other name)."""
+    tiny = [str(ROOT / "configs" / "classic_tiny.yaml"), f"run.out_dir={tmp_path.as_posix()}"]
+    assert main(["train", *tiny, "run.name=first", "run.total_steps=512", "--no-progress"]) == 0
+    capsys.readouterr()
+    first = files_under(tmp_path / "first")
+    for name, steps in (("first", "512"), ("first", "100"), ("other", "512")):
+        argv = ["train", *tiny, f"run.name={name}", f"run.total_steps={steps}", "--no-progress"]
+        assert main([*argv, "--resume", str(tmp_path / "first")]) == 2, (name, steps)
+        out, err = capsys.readouterr()
+        assert out == "" and len(err.strip().splitlines()) == 1, err
+        assert "already played 512 decisions" in err and "run.total_steps above 512" in err, err
+        assert files_under(tmp_path / "first") == first
+        assert not (tmp_path / "other").exists()
+    argv = ["train", *tiny, "run.name=other", "run.total_steps=1024", "--no-progress"]
+    assert main([*argv, "--resume", str(tmp_path / "first")]) == 0
+    out = capsys.readouterr().out
+    final = Path(out.split("final checkpoint: ")[1].strip())
+    assert final.is_file() and final.parent == tmp_path / "other" / "checkpoints", out
+    assert checkpoint.load(final)["steps"] == 1024
+    assert checkpoint.load(tmp_path / "other")["steps"] == 1024  # (its latest.pt)
+    assert files_under(tmp_path / "first") == first
 
 
 def test_weights_only_export_loads_but_cannot_resume(tmp_path: Path, classic_run: Path) -> None:

@@ -77,6 +77,158 @@ def test_a_flag_argparse_refuses_is_one_line_too(
 
 
 @pytest.mark.parametrize(
+    ("argv", "words"),
+    [
+        (
+            ["evaluate", "random", "greedy", "--gmes", "3"],
+            "python -m training evaluate: unrecognized arguments: --gmes 3 "
+            "(see python -m training evaluate --help)",
+        ),
+        (
+            ["train", "configs/classic.yaml", "--no-progress", "run.total_steps=0"],
+            "python -m training train: unrecognized arguments: run.total_steps=0: KEY=VALUE overrides "
+            "go right after CONFIG, before any --option (see python -m training train --help)",
+        ),
+        (
+            ["exploit", "greedy", "--games", "3", "run.num_envs=2"],
+            "overrides go right after AGENT, before any --option (see python -m training exploit --help)",
+        ),
+        (
+            ["ship", "configs/classic.yaml", "--games", "3", "run.seed=1"],
+            "overrides go right after CONFIG, before any --option (see python -m training ship --help)",
+        ),
+        (
+            ["train", "configs/classic.yaml", "--no-progress", "--bogus"],
+            "unrecognized arguments: --bogus (see python -m training train --help)",
+        ),
+    ],
+    ids=[
+        "misspelled-flag",
+        "train-override-late",
+        "exploit-override-late",
+        "ship-override-late",
+        "train-flag",
+    ],
+)
+def test_an_unknown_argument_names_its_commands_help_and_where_overrides_go(
+    argv: list[str],
+    words: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """An argument a command does not know is that command's error: one line naming its own
+    --help; a KEY=VALUE after an option says overrides come right after the config (exit 2,
+    nothing run or written)."""
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SystemExit) as exited:
+        main(argv)
+    out, err = capsys.readouterr()
+    assert exited.value.code == 2 and out == "" and err.count("\n") == 1
+    assert err.startswith("error: python -m training ") and err.endswith(f"{words}\n")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_an_override_where_it_belongs_is_no_unknown_argument(capsys: pytest.CaptureFixture[str]) -> None:
+    """Only an argument argparse left over is refused so: a misspelled option's hint does not
+    speak of overrides, and an evaluate agent that looks like key=value is an unknown agent."""
+    assert main(["evaluate", "random", "a=1", "--games", "1"]) == 2
+    err = capsys.readouterr().err
+    assert "agent 'a=1'" in err and "overrides" not in err
+
+
+@pytest.mark.parametrize(
+    ("argv", "words"),
+    [
+        (["--fps", "0"], "argument --fps: must be a number above 0 and at most 50, got '0'"),
+        (["--fps", "-2"], "argument --fps: must be a number above 0 and at most 50, got '-2'"),
+        (["--fps", "1000"], "argument --fps: must be a number above 0 and at most 50, got '1000'"),
+        (["--fps", "nan"], "argument --fps: must be a number above 0 and at most 50, got 'nan'"),
+        (
+            ["--out", "x.txt"],
+            "argument --out: must name a .gif file (record writes an animated GIF), got 'x.txt'",
+        ),
+        (["--out", "x"], "argument --out: must name a .gif file"),
+    ],
+    ids=["fps-0", "fps-negative", "fps-1000", "fps-nan", "out-txt", "out-no-suffix"],
+)
+def test_record_refuses_fps_and_out_when_parsed(
+    argv: list[str],
+    words: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """--fps outside (0, 50] and an --out that is no .gif are argparse's refusals: one line
+    naming the flag and what is allowed, exit 2, before any game is played or file written."""
+    from training.apps.record import MOST_FPS
+
+    assert MOST_FPS == 50  # (the messages above and record's --help say 50)
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SystemExit) as exited:
+        main(["record", "classic", "random", "greedy", "--out", "x.gif", *argv])
+    out, err = capsys.readouterr()
+    assert exited.value.code == 2 and out == "" and err.count("\n") == 1
+    assert err.startswith("error: python -m training record: ") and words in err
+    assert err.rstrip().endswith("(see python -m training record --help)")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_record_takes_an_upper_case_gif_and_the_most_fps(tmp_path: Path) -> None:
+    out = tmp_path / "GAME.GIF"
+    args = ["record", "classic", "greedy", "--out", str(out), "--fps", "50", "--max-frames", "2"]
+    assert main(args) == 0 and out.is_file()
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["evaluate", "search:99999999999999999999", "greedy", "--games", "1"],
+        ["evaluate", "search:4097", "greedy", "--games", "1"],
+        ["evaluate", "search:5000:agents/classic.pt", "greedy", "--games", "1"],
+        ["record", "classic", "search:99999999999999999999", "--out", "x.gif"],
+    ],
+    ids=["evaluate-huge", "evaluate-4097", "evaluate-guided", "record-huge"],
+)
+def test_a_search_budget_past_the_most_is_refused_before_any_game(
+    argv: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """search:N (and search:N:CHECKPOINT) takes 1 to 4096 worlds: a larger N is one line
+    saying the range, exit 2, and nothing is played or written."""
+    monkeypatch.chdir(tmp_path)
+    if "agents/classic.pt" in " ".join(argv):
+        (tmp_path / "agents").mkdir()
+        (tmp_path / "agents" / "classic.pt").symlink_to(ROOT / "agents" / "classic.pt")
+    assert main(argv) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.count("\n") == 1 and "must be an integer from 1 to 4096" in err
+    assert not (tmp_path / "x.gif").exists()
+
+
+@pytest.mark.parametrize(
+    ("name", "words"),
+    [
+        ("garbage.pt", "; to measure one checkpoint: python -m training evaluate garbage.pt random greedy"),
+        ("afile", ""),
+    ],
+)
+def test_rate_says_a_file_is_no_run_folder(
+    name: str, words: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """rate takes a run folder: a file (a checkpoint or anything else) is named as a file, in
+    one line, exit 2, and nothing is written beside it."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / name).write_bytes(b"not a run")
+    assert main(["rate", name, "--games", "1"]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err == (
+        f"error: rate takes a training run folder (<out_dir>/<name>, holding checkpoints/), and {name} "
+        f"is a file{words}\n"
+    )
+    assert sorted(p.name for p in tmp_path.iterdir()) == [name]
+
+
+@pytest.mark.parametrize(
     "argv",
     [
         ["evaluate", "--seed", "-1", "random", "greedy"],

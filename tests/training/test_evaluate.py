@@ -149,6 +149,78 @@ def test_clear_errors(
     assert err.startswith("error: ") and message in err and "Traceback" not in err
 
 
+def test_evaluate_refuses_a_variant_other_than_its_configs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--config`` names its table: another ``--variant`` beside it (which would drop the
+    config's options) is refused in one line before any game; the config's own variant, or
+    ``--option``, keeps the config's options."""
+    tiny = str(ROOT / "configs" / "classic_tiny.yaml")
+    path = tmp_path / "table.csv"
+    argv = ["evaluate", "random", "greedy", "--config", tiny, "--games", "2", "--csv", str(path)]
+    assert main([*argv, "--variant", "osel", "--no-progress"]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and len(err.strip().splitlines()) == 1, err
+    assert "plays classic (with its options), not osel: give --variant or --config, not both" in err
+    assert not path.exists()
+    for extra in (["--variant", "classic"], ["--option", "num_players=2"]):
+        assert main([*argv, *extra, "--no-progress"]) == 0, extra
+        out = capsys.readouterr().out
+        assert out.startswith("classic (num_players=2, preset=tiny, episode=round)"), out
+        assert path.is_file()
+
+
+CLASSIC, OSEL = str(ROOT / "agents" / "classic.pt"), str(ROOT / "agents" / "osel.pt")
+CLASSIC_TABLE = "classic (num_players=2, teams=False, draw=True)"
+OSEL_TABLE = "osel (num_players=2, teams=False)"
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (  # no flag chose the table: the two checkpoints are named, no flag advice
+            ["evaluate", CLASSIC, OSEL, "--games", "1"],
+            f"checkpoints {CLASSIC} and {OSEL} play different tables: {CLASSIC} was trained on "
+            f"{CLASSIC_TABLE}, {OSEL} on {OSEL_TABLE}; a game has one table, so pair each with "
+            "agents of its own table",
+        ),
+        (  # --variant chose it: the advice to leave it out
+            ["evaluate", CLASSIC, "random", "--variant", "osel", "--games", "1"],
+            f"checkpoint {CLASSIC} was trained on {CLASSIC_TABLE}, not on {OSEL_TABLE}; "
+            "leave out --variant/--option/--config to use its own table",
+        ),
+        (  # record's variant is positional: its own advice
+            ["record", "classic", OSEL, "--out", "x.gif"],
+            f"checkpoint {OSEL} was trained on {OSEL_TABLE}, not on {CLASSIC_TABLE}; record a "
+            "checkpoint on the variant it was trained on, without --option for other rules",
+        ),
+    ],
+    ids=["two-checkpoints", "variant-flag", "record"],
+)
+def test_a_checkpoint_of_another_table_is_told_by_what_chose_the_table(
+    argv: list[str],
+    message: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert main(argv) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err == f"error: {message}\n"
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_check_fits_names_both_checkpoints_whichever_comes_first() -> None:
+    classic, osel = evaluate.contestant(CLASSIC), evaluate.contestant(OSEL)
+    with pytest.raises(
+        ValueError, match=f"checkpoints {re.escape(OSEL)} and {re.escape(CLASSIC)} play different"
+    ):
+        evaluate.check_fits([classic, osel], "osel", {}, advice="never shown")
+    with pytest.raises(ValueError, match=r"not on osel .*; take another table$"):
+        evaluate.check_fits([classic], "osel", {}, advice="take another table")
+
+
 def test_rate_and_play_refuse_bad_input(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["rate", str(tmp_path)]) == 2
     assert "holds no checkpoints/latest.pt" in capsys.readouterr().err
@@ -323,7 +395,10 @@ def test_demo_says_the_steps_it_trains_and_what_to_do_next(
         (["--games", "-1"], "must be a positive integer"),
         (["--first", "greddy"], "argument --first: 'greddy' is no built-in agent: random, greedy, search"),
         (["--second", "agents/classic.pt"], "argument --second: 'agents/classic.pt' is no built-in agent"),
-        (["--first", "search:0"], "argument --first: agent 'search:0': the search budget must be a positive"),
+        (
+            ["--first", "search:0"],
+            "argument --first: agent 'search:0': the search budget must be an integer from 1 to 4096",
+        ),
         (["--variants"], "argument --variants: expected at least one argument"),
     ],
 )

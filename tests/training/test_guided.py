@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import domino_env
-from domino_env.agents import DEFAULT_WORLDS, make_agent
+from domino_env.agents import DEFAULT_WORLDS, MOST_WORLDS, make_agent
 from tests.support.helpers import assert_decides_alike, hidden_deal_positions, play_with
 from training.agents.guided import GuidedSearchAgent
 from training.eval.evaluate import contestant
@@ -24,8 +24,12 @@ def test_names() -> None:
     assert parse_guided_name(f"search:3:{path}") == (3, path)
     for other in ("search", "search:8", "greedy", path):
         assert parse_guided_name(other) is None
-    with pytest.raises(ValueError, match="positive integer"):
-        parse_guided_name(f"search:0:{path}")
+    for worlds in (0, MOST_WORLDS + 1, 10**20):  # 1 to MOST_WORLDS, as search:N
+        with pytest.raises(
+            ValueError, match=f"search:N:CHECKPOINT must be an integer from 1 to {MOST_WORLDS}"
+        ):
+            parse_guided_name(f"search:{worlds}:{path}")
+    assert parse_guided_name(f"search:{MOST_WORLDS}:{path}") == (MOST_WORLDS, path)
     env = domino_env.raw_env("classic")
     agent = make_agent(f"search:3:{path}", seed=0, env=env)
     assert isinstance(agent, GuidedSearchAgent) and agent.worlds == 3

@@ -218,7 +218,7 @@ def test_a_short_nfsp_run_trains_both_networks_and_its_checkpoint_evaluates(
     assert main(["evaluate", str(run), "random", "--games", "4", "--no-progress"]) == 0
     capsys.readouterr()
     # a resume brings both networks back (the memories refill from play: the module docstring)
-    resumed = Trainer(tiny_config(tmp_path, *overrides, **TINY_TABLE), resume=run)
+    resumed = Trainer(tiny_config(tmp_path, *overrides, "run.total_steps=320", **TINY_TABLE), resume=run)
     assert resumed.nfsp is not None and resumed.nfsp.q_steps == trainer.nfsp.q_steps > 0
     for ours, theirs in ((trainer.model, resumed.model), (trainer.nfsp.q, resumed.nfsp.q)):
         assert all(torch.equal(v, theirs.state_dict()[k]) for k, v in ours.state_dict().items())

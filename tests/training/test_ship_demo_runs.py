@@ -3,6 +3,7 @@ done, and neither command starts over a run folder that holds a run it did not m
 
 from __future__ import annotations
 
+import csv
 from pathlib import Path
 
 import pytest
@@ -159,3 +160,54 @@ def test_demo_twice_with_its_defaults_starts_its_own_run_over(
     ship = ["ship", TINY_CONFIG, STEPS, f"run.out_dir={out_dir.as_posix()}", *agents, "--no-progress"]
     assert main(ship) == 0 and main(ship) == 0  # ship's own folder (ship-<run name>), started over
     assert (out_dir / "ship-classic-1" / "checkpoints" / ".made-by-ship").is_file()
+
+
+def test_ship_refuses_a_results_csv_it_cannot_read_and_leaves_it_as_it_is(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A results.csv that is no results table (garbage text, bytes that are not text, a row
+    longer than its header, a folder): --measure-only, and a config's ship before it trains, say
+    so in one line, exit 2, before any game, and leave the agents folder as it was; moved
+    away, the same command measures and writes a new one."""
+    from training.model import checkpoint
+    from training.model.config import load_config
+    from training.rl.train import Trainer, save_checkpoint
+
+    runs = tmp_path / "runs"
+    untrained = Trainer(load_config(TINY_CONFIG, [f"run.out_dir={runs.as_posix()}", "run.name=untrained"]))
+    agents = tmp_path / "agents"
+    agents.mkdir()
+    checkpoint.export(save_checkpoint(untrained.run_dir, untrained.payload()), agents / "classic.pt")
+    results = agents / "results.csv"
+    measuring = ["--agents-dir", str(agents), "--games", "2", "--opponents", "random", "--no-progress"]
+    config = [TINY_CONFIG, STEPS, f"run.out_dir={runs.as_posix()}", "run.name=shipped"]
+    bad = {
+        "garbage": lambda: results.write_text("this is not\na results table\n"),
+        "bytes": lambda: results.write_bytes(b"\xff\xfe\x00garbage\x81"),
+        "long row": lambda: results.write_text(
+            "variant,agent,players,steps,train_minutes\nclassic,policy,2,1,1,x\n"
+        ),
+        "no agent": lambda: results.write_text("variant,agent,players,steps,train_minutes\nclassic,,2,1,1\n"),
+        "folder": lambda: results.mkdir(),
+    }
+    for kind, make in bad.items():
+        make()
+        before = files_of(agents)
+        for argv in ([*config, "--measure-only"], config):
+            assert main(["ship", *argv, *measuring]) == 2, (kind, argv)
+            one_error_line(capsys, str(results), "not a results table ship can read", "move it away")
+            assert files_of(agents) == before, kind
+            assert results.is_dir() == (kind == "folder")
+            assert not (runs / "shipped").exists()  # refused before training
+        if results.is_dir():
+            results.rmdir()
+        else:
+            results.unlink()
+    assert main(["ship", *config, "--measure-only", *measuring]) == 0
+    (row,) = (r for r in ship_rows(results) if r["variant"] == "classic")
+    assert row["agent"] == "policy" and row["vs_random_games"] == "2"
+
+
+def ship_rows(path: Path) -> list[dict[str, str]]:
+    with path.open(newline="") as handle:
+        return list(csv.DictReader(handle))

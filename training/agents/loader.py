@@ -92,7 +92,10 @@ def load_agent(spec: str, env: DominoEnv | None, seed: int | None = None) -> Age
     if not Path(target).exists():
         return None
     if env is None:
-        raise ValueError(f"agent {spec!r} needs a checkpoint: loading it needs the environment it will play")
+        raise ValueError(
+            f"agent {spec!r} is a checkpoint, which plays one table: give make_agent the environment it "
+            f"will play, as in make_agent({spec!r}, env=env)"
+        )
     path = checkpoint.resolve(Path(target))
     model, _ = checkpoint.load_model(path, env.encoder.size, env.rules.num_actions)
     if guided is not None:

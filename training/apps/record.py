@@ -49,7 +49,12 @@ def prepare_recording(
 ) -> Recording:
     """Resolve the table and the agents before any move; raises ValueError (unknown variant,
     agent or option, a checkpoint of another table, more agents than seats) for a person."""
-    plan = prepare(agent_specs, variant, [*DEFAULT_OPTIONS, *(option_texts or [])])
+    plan = prepare(
+        agent_specs,
+        variant,
+        [*DEFAULT_OPTIONS, *(option_texts or [])],
+        advice="record a checkpoint on the variant it was trained on, without --option for other rules",
+    )
     env = raw_env(plan.variant, **{**plan.options, "render_mode": "rgb_array"})
     seats = env.rules.num_players
     if len(agent_specs) > seats:

@@ -85,6 +85,45 @@ class OneLineParser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         self.exit(2, f"error: {self.prog}: {message} (see {self.prog} --help)\n")
 
+    def parse_args(  # type: ignore[override]
+        self, args: list[str] | None = None, namespace: argparse.Namespace | None = None
+    ) -> argparse.Namespace:
+        """argparse's, but arguments a command does not know are that command's error (its
+        ``--help`` named, not the top level's), and a stray ``KEY=VALUE`` after an option says
+        where a command's overrides go."""
+        parsed, extras = self.parse_known_args(args, namespace)
+        if extras:
+            command = self.commands().get(getattr(parsed, "command", None) or "")
+            (command or self).error(unrecognized(command, extras))
+        return parsed
+
+    def commands(self) -> dict[str, argparse.ArgumentParser]:
+        """The sub-commands' parsers by name (none for a parser without sub-commands)."""
+        for action in self._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                return dict(action.choices)
+        return {}
+
+
+def unrecognized(command: argparse.ArgumentParser | None, extras: list[str]) -> str:
+    """argparse's "unrecognized arguments" line; for a command that takes ``KEY=VALUE``
+    overrides, one of them in ``extras`` (given after an option, where argparse no longer takes
+    them) also says where they go."""
+    message = f"unrecognized arguments: {' '.join(extras)}"
+    positionals = [a for a in command._actions if not a.option_strings] if command else []
+    names = [a.dest for a in positionals]
+    if "overrides" not in names or not any(looks_like_override(text) for text in extras):
+        return message
+    before = names[: names.index("overrides")]
+    where = f"right after {before[-1].upper()}" if before else "first"
+    return f"{message}: KEY=VALUE overrides go {where}, before any --option"
+
+
+def looks_like_override(text: str) -> bool:
+    """``key=value`` or ``a.b=value``: no leading dash, a key before the ``=``."""
+    key, sep, _ = text.partition("=")
+    return bool(sep) and bool(key) and not key.startswith("-")
+
 
 def build_parser() -> argparse.ArgumentParser:
     parser = OneLineParser(

@@ -4,6 +4,7 @@ ratings.png in the run folder."""
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 from training.cli.arguments import interrupted_says, non_negative_int, positive_int, threads_argument
 
@@ -31,6 +32,13 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
 def run(args: argparse.Namespace) -> int:
     from training.eval import ratings
 
+    given = Path(args.run_dir)
+    if given.is_file():  # (a folder's own checks are rating_plan's)
+        hint = f"; to measure one checkpoint: python -m training evaluate {given} random greedy"
+        raise ValueError(
+            f"rate takes a training run folder (<out_dir>/<name>, holding checkpoints/), and {given} "
+            f"is a file{hint if given.suffix == '.pt' else ''}"
+        )
     plan = ratings.rating_plan(args.run_dir, args.most)  # checks the run before any game
     # Ratings need every pairing, so there is nothing partial to show.
     with interrupted_says("the rating needs every pairing, nothing written"):

@@ -8,6 +8,31 @@ import argparse
 import domino_env
 from training.cli.arguments import non_negative_int, positive_int, threads_argument
 
+SUFFIXES = (".gif",)  # what --out may end in: record writes an animated GIF (Pillow's GIF writer)
+
+
+def frames_a_second(text: str) -> float:
+    """An argparse type for ``--fps``: a number above 0 and at most
+    :data:`training.apps.record.MOST_FPS` (imported when parsed: it needs the train extra)."""
+    from training.apps.record import MOST_FPS
+
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not 0 < value <= MOST_FPS:  # (nan and inf fail here too)
+        raise argparse.ArgumentTypeError(f"must be a number above 0 and at most {MOST_FPS}, got {text!r}")
+    return value
+
+
+def gif_file(text: str) -> str:
+    """An argparse type for ``--out``: a file name ending in one of :data:`SUFFIXES`."""
+    if not text.lower().endswith(SUFFIXES):
+        raise argparse.ArgumentTypeError(
+            f"must name a {' or '.join(SUFFIXES)} file (record writes an animated GIF), got {text!r}"
+        )
+    return text
+
 
 def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> argparse.ArgumentParser:
     parser = subparsers.add_parser(
@@ -21,7 +46,7 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     parser.add_argument(
         "agents", nargs="+", metavar="AGENT", help="an agent per seat, or fewer taking the seats in turn"
     )
-    parser.add_argument("--out", required=True, help="the GIF file to write")
+    parser.add_argument("--out", required=True, type=gif_file, help="the GIF file to write (FILE.gif)")
     parser.add_argument(
         "--seed",
         type=non_negative_int,
@@ -34,7 +59,9 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
         metavar="KEY=VALUE",
         help="table option, repeatable (num_players=4, episode=match; default episode=round)",
     )
-    parser.add_argument("--fps", type=float, default=2.0, help="frames a second (default 2)")
+    parser.add_argument(
+        "--fps", type=frames_a_second, default=2.0, help="frames a second, above 0 and at most 50 (default 2)"
+    )
     parser.add_argument(
         "--max-frames", type=positive_int, help="stop the game after this many frames (default: all)"
     )

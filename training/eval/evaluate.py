@@ -108,19 +108,36 @@ def rules_table(variant: str, options: dict[str, Any]) -> dict[str, Any]:
     return {option.name: options.get(option.name, option.default) for option in spec(variant).options}
 
 
-def check_fits(contestants: list[Contestant], variant: str, options: dict[str, Any]) -> None:
-    """A checkpoint plays only the game it was trained on (episode and reward options may differ)."""
+# What check_fits adds where --variant, --option or --config chose the table (evaluate, play, ladder)
+TABLE_FLAGS_ADVICE = "leave out --variant/--option/--config to use its own table"
+
+
+def check_fits(
+    contestants: list[Contestant], variant: str, options: dict[str, Any], *, advice: str = ""
+) -> None:
+    """A checkpoint plays only the game it was trained on (episode and reward options may differ).
+    Two checkpoints of different tables are named together; else ``advice`` (how to get the
+    checkpoint's own table, where the caller's flags chose another) ends the message."""
     table = rules_table(variant, options)
+
+    def trained_on(c: Contestant) -> tuple[str, dict[str, Any]]:
+        assert c.config is not None
+        return c.config.env.variant, rules_table(c.config.env.variant, c.config.env.options)
+
     for c in contestants:
-        if c.config is None:
+        if c.config is None or trained_on(c) == (variant, table):
             continue
-        trained = c.config.env
-        own = rules_table(trained.variant, trained.options)
-        if (trained.variant, own) != (variant, table):
+        fits = [o for o in contestants if o.config is not None and trained_on(o) == (variant, table)]
+        if fits:
             raise checkpoint.CheckpointError(
-                f"checkpoint {c.spec} was trained on {table_text(trained.variant, own)}, not on "
-                f"{table_text(variant, table)}; leave out --variant/--option/--config to use its own table"
+                f"checkpoints {fits[0].spec} and {c.spec} play different tables: {fits[0].spec} was "
+                f"trained on {table_text(variant, table)}, {c.spec} on {table_text(*trained_on(c))}; "
+                "a game has one table, so pair each with agents of its own table"
             )
+        raise checkpoint.CheckpointError(
+            f"checkpoint {c.spec} was trained on {table_text(*trained_on(c))}, not on "
+            f"{table_text(variant, table)}" + (f"; {advice}" if advice else "")
+        )
 
 
 RESULT_COLUMNS = (  # a result's row: what Result.row gives, the CSV columns
@@ -331,12 +348,17 @@ def prepare(
     variant: str | None = None,
     option_texts: list[str] | None = None,
     config_path: str | None = None,
+    advice: str | None = None,
 ) -> Evaluation:
     """Resolve agents and table, and check that every checkpoint fits; raises ValueError
-    (CheckpointError, ConfigError) with a message for a person."""
+    (CheckpointError, ConfigError) with a message for a person. ``advice`` ends a checkpoint's
+    mismatch (default: :data:`TABLE_FLAGS_ADVICE` where a variant, option or config was given)."""
     contestants = [contestant(spec) for spec in specs]
     chosen, options = resolve_table(contestants, variant, option_texts, config_path)
-    check_fits(contestants, chosen, options)
+    if advice is None:
+        given = variant is not None or bool(option_texts) or config_path is not None
+        advice = TABLE_FLAGS_ADVICE if given else ""
+    check_fits(contestants, chosen, options, advice=advice)
     env = raw_env(chosen, **options)
     for c in contestants:  # sizes too, so a mismatch fails here and not in the middle of the games
         c.agent(env, 0)

@@ -105,6 +105,7 @@ def ship(
         config.run.name = config.run.name or f"ship-{config.run_name}"  # never a `train` run's folder
         check_own_run(Path(config.run.out_dir) / config.run_name, "ship", overwrite, "run.name")
     folder = report.writable_folder(agents_dir)
+    read_rows(folder)  # an unreadable results.csv is refused here, before any training or game
     variant = config.env.variant
     shipped = folder / f"{variant}.pt"
     agent = GUIDED if guided else POLICY
@@ -237,17 +238,39 @@ def searches(name: str) -> bool:
 
 
 def read_rows(folder: Path) -> list[dict[str, Any]]:
-    """The rows of ``results.csv`` (none if absent); rows of an older layout (without the base
-    columns) are dropped, not fatal."""
+    """The rows of ``results.csv`` (none if absent or empty); rows of an older layout (a table
+    whose first column is ``variant``, without the other base columns) are dropped, not fatal.
+    A file that is no such table (unreadable, not text, another header, a row longer than the
+    header, a folder) is a ConfigError, so that ship never replaces what it cannot read."""
     path = folder / "results.csv"
     if not path.exists():
         return []
-    with path.open(newline="") as handle:
-        return [
-            {key: value for key, value in r.items() if value}
-            for r in csv.DictReader(handle)
-            if set(BASE_COLUMNS) <= set(r)
-        ]
+    try:
+        with path.open(newline="") as handle:
+            reader = csv.DictReader(handle)
+            rows = list(reader)
+            header = reader.fieldnames
+    except (OSError, UnicodeDecodeError, csv.Error) as err:
+        raise unreadable(path, str(getattr(err, "strerror", None) or err)) from None
+    if header is None:  # an empty file
+        return []
+    first = header[0] if header else ""
+    if first != BASE_COLUMNS[0]:
+        raise unreadable(path, f"its header starts {first[:40]!r}, not {BASE_COLUMNS[0]!r}")
+    if any(None in r for r in rows):
+        raise unreadable(path, "a row has more fields than the header")
+    kept = [{key: value for key, value in r.items() if value} for r in rows if set(BASE_COLUMNS) <= set(r)]
+    if any(not r.get("variant") or not r.get("agent") for r in kept):
+        raise unreadable(path, "a row names no variant or no agent")
+    return kept
+
+
+def unreadable(path: Path, why: str) -> ConfigError:
+    """The error for a ``results.csv`` that ship cannot read (and so will not replace)."""
+    return ConfigError(
+        f"{path} is not a results table ship can read ({why}); ship leaves it as it is: move it "
+        "away (ship then writes a new one) or mend it"
+    )
 
 
 def earlier_row(folder: Path, variant: str, agent: str) -> dict[str, Any]:

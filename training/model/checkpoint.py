@@ -152,8 +152,9 @@ def load_model(
     for name, want in (("obs_size", obs_size), ("num_actions", num_actions)):
         if want is not None and data[name] != want:
             raise CheckpointError(
-                f"checkpoint {path} was trained with {name}={data[name]}, but this environment has {want} "
-                f"(variant {data['config'].env.variant} with {data['config'].env.options})"
+                f"checkpoint {path} was trained on {data['config'].env.variant} with "
+                f"{data['config'].env.options} ({name}={data[name]}), but this environment has "
+                f"{name}={want}: a checkpoint plays only the table it was trained on"
             )
     config: Config = data["config"]
     try:

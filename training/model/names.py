@@ -7,21 +7,25 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from domino_env.agents import AGENTS, DEFAULT_WORLDS, SEARCH_NAMES, is_builtin
+from domino_env.agents import AGENTS, DEFAULT_WORLDS, MOST_WORLDS, SEARCH_NAMES, check_worlds, is_builtin
 
 GUIDED_PREFIX = "search:"
 
 
 def parse_guided_name(name: str) -> tuple[int, str] | None:
     """(worlds, checkpoint) of ``search:<checkpoint>`` or ``search:N:<checkpoint>``; None for a
-    name of another form (a baseline, ``search:N``, a checkpoint)."""
+    name of another form (a baseline, ``search:N``, a checkpoint). N outside 1 to
+    :data:`~domino_env.agents.MOST_WORLDS` raises ValueError saying what is allowed."""
     if not name.startswith(GUIDED_PREFIX):
         return None
     rest = name[len(GUIDED_PREFIX) :]
     head, sep, tail = rest.partition(":")
-    if sep and head.isdigit():
-        if int(head) < 1:
-            raise ValueError(f"agent {name!r}: the number of worlds must be a positive integer")
+    if sep and head.isascii() and head.isdigit():
+        if not check_worlds(head):
+            raise ValueError(
+                f"agent {name!r}: the number of worlds N in search:N:CHECKPOINT must be an integer "
+                f"from 1 to {MOST_WORLDS} (plain search:CHECKPOINT uses {DEFAULT_WORLDS})"
+            )
         return int(head), tail
     return None if not rest or rest.isdigit() else (DEFAULT_WORLDS, rest)
 

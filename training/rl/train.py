@@ -210,7 +210,8 @@ class Trainer:
         """Continue from a checkpoint (returns its path). The table, the network, the settings in
         ``KEPT_ON_RESUME`` and the Ray worker count must match; the rest (run length, evaluation
         games, PPO coefficients) may change, and the run goes on with the new values; so may the
-        ``mmd`` settings, but not the ``algorithm``."""
+        ``mmd`` settings, but not the ``algorithm``. A run that would play nothing more (its
+        ``run.total_steps`` at or below the decisions already played) is a ConfigError."""
         path = checkpoint.resolve(path)
         data = checkpoint.load(path)
         saved: Config = data["config"]
@@ -258,6 +259,11 @@ class Trainer:
                 f"checkpoint {path} is damaged and cannot resume a run ({type(err).__name__}: {err})"
             ) from None
         self.iteration, self.steps = data["iteration"], data["steps"]
+        if self.iteration >= self.iterations:  # nothing to play: refused before the run writes anything
+            raise ConfigError(
+                f"checkpoint {path}: the run has already played {self.steps} decisions (run.total_steps="
+                f"{self.config.run.total_steps}); give run.total_steps above {self.steps} to go on"
+            )
         self.seconds = data.get("seconds")
         for group in self.optimizer.param_groups:  # this run's rate (annealing sets it anyway)
             group["lr"] = self.config.ppo.learning_rate
