@@ -1,5 +1,6 @@
 # Two commands do all the set-up: `make demo` (the main job) and `make test` (CI runs it).
 PYTHON ?= python3
+DEMO_ARGS ?=  # more flags for `make demo`, e.g. DEMO_ARGS=--overwrite for a runs/demo it did not make
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
@@ -26,7 +27,7 @@ $(EXTRAS_STAMP): pyproject.toml
 	touch $(EXTRAS_STAMP)
 
 demo: $(STAMP)
-	$(BIN)/python -m training demo
+	$(BIN)/python -m training demo $(DEMO_ARGS)
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

@@ -80,8 +80,9 @@ def test_ship_changes_nothing_in_agents_when_a_measurement_fails(
         raise OSError(28, "No space left on device")
 
     monkeypatch.setattr(report, "write_rows", half_written)
-    with pytest.raises(OSError, match="No space left"):
-        main(["ship", "--from", str(other), *measuring])
+    capsys.readouterr()
+    assert main(["ship", "--from", str(other), *measuring]) == 2
+    one_error_line(capsys, "No space left on device", "nothing in it changed", quiet=False)
     assert files_of(agents) == shipped  # the half-written file was a temporary one, and went
 
     monkeypatch.setattr(report, "write_rows", real_write_rows)
@@ -160,6 +161,33 @@ def test_demo_twice_with_its_defaults_starts_its_own_run_over(
     ship = ["ship", TINY_CONFIG, STEPS, f"run.out_dir={out_dir.as_posix()}", *agents, "--no-progress"]
     assert main(ship) == 0 and main(ship) == 0  # ship's own folder (ship-<run name>), started over
     assert (out_dir / "ship-classic-1" / "checkpoints" / ".made-by-ship").is_file()
+
+
+def test_a_demo_run_resumed_by_train_is_the_users_and_demo_refuses_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`train --resume` of demo's run in its own folder makes it the user's run: the mark goes, so
+    the next demo refuses to start it over (its message names the Makefile's way round)."""
+    out_dir = tmp_path / "runs"
+    demo = ["demo", "--config", TINY_CONFIG, "--steps", "512", f"run.out_dir={out_dir.as_posix()}"]
+    quick = ["--games", "2", "--rating-games", "1", "--no-progress"]
+    assert main([*demo, *quick]) == 0
+    folder = out_dir / "demo"
+    resume = [
+        "train",
+        TINY_CONFIG,
+        "run.total_steps=1024",
+        f"run.out_dir={out_dir.as_posix()}",
+        "run.name=demo",
+    ]
+    resume += ["--resume", str(folder), "--no-progress"]  # (in its own folder)
+    assert main(resume) == 0
+    assert not (folder / "checkpoints" / ".made-by-demo").exists()
+    before = files_of(folder)
+    capsys.readouterr()
+    assert main([*demo, *quick]) == 2
+    one_error_line(capsys, "demo did not make", "make demo DEMO_ARGS=--overwrite")
+    assert files_of(folder) == before
 
 
 def test_ship_refuses_a_results_csv_it_cannot_read_and_leaves_it_as_it_is(

@@ -120,7 +120,12 @@ def run(args: argparse.Namespace) -> int:
             )
         print(f"{label:<24} IQM score {two_places(entry['iqm'], sign=True)}  95% CI {interval}")
     for agent, variants in summary["skipped"].items():
-        print(f"{agent}: not played on {', '.join(variants)} (a checkpoint plays only its own table)")
+        why = (
+            "no shipped agent there (the note above)"
+            if agent == "shipped"
+            else "a checkpoint plays only its own table"
+        )
+        print(f"{agent}: not played on {', '.join(variants)} ({why})")
     pairings = summary["pairings"]
     resumed = f", {pairings['resumed']} resumed from {kept.name}" if pairings["resumed"] else ""
     read = f", {pairings['read']} read from {pairings['reference']}" if pairings["read"] else ""

@@ -47,9 +47,8 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
 
 def run(args: argparse.Namespace) -> int:
     from training.eval import evaluate, ratings
-    from training.eval.ship import check_own_run, mark_own_run
     from training.model.config import load_config
-    from training.rl.train import Trainer
+    from training.rl.train import Trainer, check_own_run, mark_own_run
 
     # 100 matches per baseline at each evaluation: the curve, not the final verdict, which the
     # 500-match evaluation gives. A checkpoint every 40 iterations, not 10: over the default

@@ -43,26 +43,9 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     return parser
 
 
-def check_table_flags(args: argparse.Namespace) -> None:
-    """``--config`` names its variant (and the options that go with it): a ``--variant`` that
-    differs would drop those options unsaid, so the pair is a ConfigError (``--option`` adds to
-    the config's options)."""
-    from training.model.config import ConfigError, load_config
-
-    if args.config is None or args.variant is None:
-        return
-    named = load_config(args.config).env.variant
-    if args.variant != named:
-        raise ConfigError(
-            f"--config {args.config} plays {named} (with its options), not {args.variant}: give "
-            f"--variant or --config, not both (--option adds to either's options)"
-        )
-
-
 def run(args: argparse.Namespace) -> int:
     from training.eval import evaluate, report
 
-    check_table_flags(args)  # before any agent is loaded or game played
     plan = evaluate.prepare([args.agent, *args.opponents], args.variant, args.option, args.config)
     csv_path = report.writable_file(args.csv) if args.csv else None  # before any game
     record = report.writable_folder(args.record) if args.record else None

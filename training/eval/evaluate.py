@@ -88,12 +88,18 @@ def resolve_table(
 ) -> tuple[str, dict[str, Any]]:
     """The table to play: ``--config``'s, else the first checkpoint's, else the default config's
     (see :func:`evaluation_table`); ``--variant`` replaces the variant (and the options, when it
-    differs), ``--option`` adds to them."""
+    differs), ``--option`` adds to them. A ``--config`` names its variant: another ``--variant``
+    beside it would drop the config's options unsaid, so the pair is a ValueError."""
     if config_path is not None:
         base = load_config(config_path)
     else:
         base = next((c.config for c in contestants if c.config is not None), Config())
     base_variant, base_options = evaluation_table(base)
+    if config_path is not None and variant not in (None, base_variant):
+        raise ValueError(
+            f"--config {config_path} plays {base_variant} (with its options), not {variant}: give "
+            "--variant or --config, not both (--option adds to either's options)"
+        )
     options = base_options if variant in (None, base_variant) else {}
     options.update(parse_options(option_texts))
     chosen = variant or base_variant

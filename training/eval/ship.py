@@ -46,7 +46,7 @@ from training.eval import evaluate, report
 from training.model import checkpoint
 from training.model.config import ConfigError, load_config
 from training.model.names import parse_guided_name
-from training.rl.train import RUN_FILES, Trainer
+from training.rl.train import Trainer, check_own_run, mark_own_run
 
 BASE_COLUMNS = ("variant", "agent", "players", "steps", "train_minutes")
 ENDS = ("", "_low", "_high", "_games")  # an opponent's columns: vs_<name>, its interval, its matches
@@ -149,32 +149,6 @@ def ship(
             },
         )
     return row
-
-
-def check_own_run(run_dir: Path, command: str, overwrite: bool, rename: str) -> None:
-    """Check that ``command`` (``demo``, ``ship``), which starts its run over each time (its
-    Trainer's ``overwrite``), may delete what ``run_dir`` holds: no run (none of
-    :data:`~training.rl.train.RUN_FILES`), a run the command made (its mark,
-    :func:`mark_own_run`), or anything where the user said ``overwrite``. A run the command did
-    not make (a ``train`` run, say) is a ConfigError, before anything is deleted or trained;
-    ``rename`` is the setting that chooses another folder."""
-    earlier = [name for name in RUN_FILES if (run_dir / name).exists()]
-    if earlier and not overwrite and not (run_dir / "checkpoints" / f".made-by-{command}").is_file():
-        raise ConfigError(
-            f"{run_dir} already holds a run ({', '.join(earlier)}) that {command} did not make; "
-            f"start it over with --overwrite, or choose another {rename}"
-        )
-
-
-def mark_own_run(run_dir: Path, command: str) -> None:
-    """Mark ``run_dir``'s run as ``command``'s, which the command may start over next time
-    (:func:`check_own_run`). The mark lives in ``checkpoints/``, so any other run that takes the folder
-    over (``train --overwrite``) deletes it with the earlier run's checkpoints."""
-    folder = run_dir / "checkpoints"
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / f".made-by-{command}").write_text(
-        f"made by python -m training {command}, which starts it over on its next call\n"
-    )
 
 
 def from_run(
@@ -291,7 +265,12 @@ def record(
     read-modify-write, so that several ``ship`` runs (one variant each) can measure at once."""
     with (folder / ".results.lock").open("w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        replace_files({**(files or {}), **results_files(folder, row, new_agent)})
+        try:
+            replace_files({**(files or {}), **results_files(folder, row, new_agent)})
+        except OSError as err:  # (a full disk, a file made read-only meanwhile)
+            raise ConfigError(
+                f"could not write the results into {folder} ({err.strerror or err}): nothing in it changed"
+            ) from None
 
 
 def results_files(folder: Path, row: dict[str, Any], new_agent: bool) -> dict[Path, Writer]:

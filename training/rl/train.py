@@ -57,6 +57,38 @@ KEPT_ON_RESUME = ("run.num_envs", "run.rollout_steps", "pool.baselines", "eval.o
 EVAL_SEED = 10_000  # the deals of every periodic evaluation
 
 
+def earlier_run(run_dir: Path) -> list[str]:
+    """The files and folders of an earlier run that ``run_dir`` holds (:data:`RUN_FILES`)."""
+    return [name for name in RUN_FILES if (run_dir / name).exists()]
+
+
+def check_own_run(run_dir: Path, command: str, overwrite: bool, rename: str) -> None:
+    """Check that ``command`` (``demo``, ``ship``), which starts its run over each time (its
+    Trainer's ``overwrite``), may delete what ``run_dir`` holds: no run, a run the command made
+    (its mark, :func:`mark_own_run`), or anything where the user said ``overwrite``. A run the
+    command did not make (a ``train`` run, or one made before runs were marked) is a
+    ConfigError, before anything is deleted or trained; ``rename`` chooses another folder."""
+    earlier = earlier_run(run_dir)
+    if earlier and not overwrite and not (run_dir / "checkpoints" / f".made-by-{command}").is_file():
+        how = "make demo DEMO_ARGS=--overwrite" if command == "demo" else "--overwrite"
+        raise ConfigError(
+            f"{run_dir} already holds a run ({', '.join(earlier)}) that {command} did not make (or made "
+            f"before it marked its runs); start it over with {how}, or choose another {rename}"
+        )
+
+
+def mark_own_run(run_dir: Path, command: str) -> None:
+    """Mark ``run_dir``'s run as ``command``'s, which the command may start over next time
+    (:func:`check_own_run`). The mark lives in ``checkpoints/``: a run that takes the folder
+    over (``train --overwrite``) deletes it with the earlier checkpoints, and a resume there
+    removes it (the run is the user's now)."""
+    folder = run_dir / "checkpoints"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / f".made-by-{command}").write_text(
+        f"made by python -m training {command}, which starts it over on its next call\n"
+    )
+
+
 def claim_run_dir(
     run_dir: Path, *, overwrite: bool, source: Path | None = None, resumable: bool = True
 ) -> None:
@@ -64,8 +96,10 @@ def claim_run_dir(
     else refused when it holds an earlier run's files (:data:`RUN_FILES`; the refusal offers
     ``--resume`` where the run is ``resumable``), or with ``overwrite`` emptied of them."""
     if source is not None and source.resolve().parent.parent == run_dir.resolve():
+        for mark in (run_dir / "checkpoints").glob(".made-by-*"):  # (a resumed run is the user's)
+            mark.unlink()
         return
-    earlier = [name for name in RUN_FILES if (run_dir / name).exists()]
+    earlier = earlier_run(run_dir)
     if earlier and source is not None:
         raise ConfigError(
             f"{run_dir} already holds another run ({', '.join(earlier)}) than that of {source}: "

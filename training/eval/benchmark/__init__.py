@@ -238,11 +238,11 @@ def benchmark(
             f"{'; '.join(no_shipped.values())}; leave shipped out or give --agents-dir the folder "
             "that holds their agents (agents/)"
         )
-    for line in shipped_notes(agents_dir, no_shipped, variants):
-        if say is not None:
-            say(line)
     store = Store.load(reference)
     check_out(out, overwrite, resume)
+    for line in shipped_notes(agents_dir, no_shipped, variants):  # (once nothing is refused)
+        if say is not None:
+            say(line)
     partial = Path(out) / PARTIAL
     earlier = Store.load(partial if resume and partial.exists() else None)
     folder = writable_folder(out)
