@@ -1,6 +1,7 @@
 # Two commands do all the set-up: `make demo` (the main job) and `make test` (CI runs it).
 PYTHON ?= python3
-DEMO_ARGS ?=  # more flags for `make demo`, e.g. DEMO_ARGS=--overwrite for a runs/demo it did not make
+# More flags for `make demo`, e.g. DEMO_ARGS=--overwrite for a runs/demo that demo did not mark as its own.
+DEMO_ARGS ?=
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
