@@ -70,7 +70,7 @@ def check_own_run(run_dir: Path, command: str, overwrite: bool, rename: str) -> 
     ConfigError, before anything is deleted or trained; ``rename`` chooses another folder."""
     earlier = earlier_run(run_dir)
     if earlier and not overwrite and not (run_dir / "checkpoints" / f".made-by-{command}").is_file():
-        how = "make demo DEMO_ARGS=--overwrite" if command == "demo" else "--overwrite"
+        how = "--overwrite (make demo DEMO_ARGS=--overwrite)" if command == "demo" else "--overwrite"
         raise ConfigError(
             f"{run_dir} already holds a run ({', '.join(earlier)}) that {command} did not make (or made "
             f"before it marked its runs); start it over with {how}, or choose another {rename}"
