@@ -26,7 +26,13 @@ from importlib.metadata import entry_points
 
 from domino_env.agents.baselines import Agent, GreedyAgent, RandomAgent, greedy_choice, legal_actions
 from domino_env.agents.expert import TIER_NAMES, ExpertAgent, parse_tier_name
-from domino_env.agents.search import DEFAULT_WORLDS, MOST_WORLDS, SearchAgent, check_worlds, parse_search_name
+from domino_env.agents.search import (
+    DEFAULT_WORLDS,
+    MOST_WORLDS,
+    SearchAgent,
+    is_worlds_count,
+    parse_search_name,
+)
 from domino_env.envs.base import DominoEnv
 
 __all__ = [
@@ -43,9 +49,9 @@ __all__ = [
     "RandomAgent",
     "SearchAgent",
     "agent_loaders",
-    "check_worlds",
     "greedy_choice",
     "is_builtin",
+    "is_worlds_count",
     "legal_actions",
     "make_agent",
     "parse_search_name",

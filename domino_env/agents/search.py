@@ -92,7 +92,7 @@ def parse_search_name(name: str) -> int | None:
     text = name[len(NAME) + 1 :]
     if text and not _looks_numeric(text):
         return None
-    if not check_worlds(text):
+    if not is_worlds_count(text):
         raise ValueError(
             f"agent {name!r}: the search budget must be an integer from 1 to {MOST_WORLDS}, as in "
             f"'search:16' (N sampled worlds per legal action); plain 'search' uses {DEFAULT_WORLDS}"
@@ -100,7 +100,7 @@ def parse_search_name(name: str) -> int | None:
     return int(text)
 
 
-def check_worlds(text: str) -> bool:
+def is_worlds_count(text: str) -> bool:
     """Is ``text`` a worlds count a name may give: decimal digits, 1 to :data:`MOST_WORLDS`?"""
     return text.isascii() and text.isdigit() and 1 <= int(text) <= MOST_WORLDS
 

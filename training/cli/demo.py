@@ -62,7 +62,8 @@ def run(args: argparse.Namespace) -> int:
     ]
     config = load_config(args.config, overrides)
     # the demo's own run is replaced each time; another run there only with --overwrite
-    check_own_run(Path(config.run.out_dir) / config.run_name, "demo", args.overwrite, "--name")
+    run_dir = Path(config.run.out_dir) / config.run_name
+    check_own_run(run_dir, "demo", args.overwrite, "--name", "--overwrite (make demo DEMO_ARGS=--overwrite)")
     trainer = Trainer(config, overwrite=True)
     mark_own_run(trainer.run_dir, "demo")
     print(  # the config's steps: a run.total_steps= override wins over --steps

@@ -118,6 +118,12 @@ def rules_table(variant: str, options: dict[str, Any]) -> dict[str, Any]:
 TABLE_FLAGS_ADVICE = "leave out --variant/--option/--config to use its own table"
 
 
+def table_flags_advice(variant: str | None, option_texts: list[str] | None, config_path: str | None) -> str:
+    """:data:`TABLE_FLAGS_ADVICE` where a variant, an option or a config chose the table, else none."""
+    given = variant is not None or bool(option_texts) or config_path is not None
+    return TABLE_FLAGS_ADVICE if given else ""
+
+
 def check_fits(
     contestants: list[Contestant], variant: str, options: dict[str, Any], *, advice: str = ""
 ) -> None:
@@ -362,8 +368,7 @@ def prepare(
     contestants = [contestant(spec) for spec in specs]
     chosen, options = resolve_table(contestants, variant, option_texts, config_path)
     if advice is None:
-        given = variant is not None or bool(option_texts) or config_path is not None
-        advice = TABLE_FLAGS_ADVICE if given else ""
+        advice = table_flags_advice(variant, option_texts, config_path)
     check_fits(contestants, chosen, options, advice=advice)
     env = raw_env(chosen, **options)
     for c in contestants:  # sizes too, so a mismatch fails here and not in the middle of the games

@@ -83,7 +83,7 @@ from training.eval.evaluate import (
     rules_table,
 )
 from training.eval.pool import play_in_processes
-from training.eval.report import table_text, writable_folder, write_rows
+from training.eval.report import refuse_earlier, table_text, writable_folder, write_rows
 from training.matches import wilson_interval
 
 FORMAT = "domino-env/ladder"
@@ -529,11 +529,7 @@ def check_two_sides(plan: Evaluation) -> None:
 
 def check_out(folder: Path, overwrite: bool) -> None:
     """Refuse (ValueError) a folder that holds an earlier ladder's files, unless ``overwrite``."""
-    earlier = [name for name in LADDER_FILES if (folder / name).exists()] if folder.is_dir() else []
-    if earlier and not overwrite:
-        raise ValueError(
-            f"{folder} already holds a ladder ({', '.join(earlier)}); add --overwrite to replace it"
-        )
+    refuse_earlier(folder, LADDER_FILES, "a ladder", overwrite)
 
 
 def check_labels(contestants: list[Contestant]) -> None:

@@ -75,6 +75,16 @@ def file_refused(folder: Path) -> str | None:
         return str(err.strerror)
 
 
+def refuse_earlier(folder: Path, files: tuple[str, ...], what: str, overwrite: bool) -> None:
+    """Refuse (ValueError) a ``folder`` that holds any of ``files`` (an earlier ``what``: "a
+    ladder"), unless ``overwrite``."""
+    earlier = [name for name in files if (folder / name).exists()] if folder.is_dir() else []
+    if earlier and not overwrite:
+        raise ValueError(
+            f"{folder} already holds {what} ({', '.join(earlier)}); add --overwrite to replace it"
+        )
+
+
 def write_rows(path: Path, columns: tuple[str, ...], rows: list[dict[str, Any]]) -> None:
     """A CSV with floats to 4 decimals, as ``evaluations.csv`` writes them."""
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from domino_env.agents import AGENTS, DEFAULT_WORLDS, MOST_WORLDS, SEARCH_NAMES, check_worlds, is_builtin
+from domino_env.agents import AGENTS, DEFAULT_WORLDS, MOST_WORLDS, SEARCH_NAMES, is_builtin, is_worlds_count
 
 GUIDED_PREFIX = "search:"
 
@@ -21,7 +21,7 @@ def parse_guided_name(name: str) -> tuple[int, str] | None:
     rest = name[len(GUIDED_PREFIX) :]
     head, sep, tail = rest.partition(":")
     if sep and head.isascii() and head.isdigit():
-        if not check_worlds(head):
+        if not is_worlds_count(head):
             raise ValueError(
                 f"agent {name!r}: the number of worlds N in search:N:CHECKPOINT must be an integer "
                 f"from 1 to {MOST_WORLDS} (plain search:CHECKPOINT uses {DEFAULT_WORLDS})"

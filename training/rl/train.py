@@ -62,18 +62,20 @@ def earlier_run(run_dir: Path) -> list[str]:
     return [name for name in RUN_FILES if (run_dir / name).exists()]
 
 
-def check_own_run(run_dir: Path, command: str, overwrite: bool, rename: str) -> None:
+def check_own_run(
+    run_dir: Path, command: str, overwrite: bool, rename: str, overwrite_flag: str = "--overwrite"
+) -> None:
     """Check that ``command`` (``demo``, ``ship``), which starts its run over each time (its
     Trainer's ``overwrite``), may delete what ``run_dir`` holds: no run, a run the command made
     (its mark, :func:`mark_own_run`), or anything where the user said ``overwrite``. A run the
     command did not make (a ``train`` run, or one made before runs were marked) is a
-    ConfigError, before anything is deleted or trained; ``rename`` chooses another folder."""
+    ConfigError, before anything is deleted or trained; ``rename`` chooses another folder, and
+    ``overwrite_flag`` is how the user says overwrite."""
     earlier = earlier_run(run_dir)
     if earlier and not overwrite and not (run_dir / "checkpoints" / f".made-by-{command}").is_file():
-        how = "--overwrite (make demo DEMO_ARGS=--overwrite)" if command == "demo" else "--overwrite"
         raise ConfigError(
             f"{run_dir} already holds a run ({', '.join(earlier)}) that {command} did not make (or made "
-            f"before it marked its runs); start it over with {how}, or choose another {rename}"
+            f"before it marked its runs); start it over with {overwrite_flag}, or choose another {rename}"
         )
 
 

@@ -15,7 +15,7 @@ from scipy import stats
 
 from training.eval.benchmark import protocol
 from training.eval.benchmark.scores import VariantResults, win_rate_interval
-from training.eval.report import write_rows
+from training.eval.report import refuse_earlier, write_rows
 
 COLUMNS = (
     "agent",
@@ -52,11 +52,7 @@ def check_out(out: str | Path, overwrite: bool, resume: bool = False) -> None:
             f"{folder} holds an interrupted benchmark's pairings ({PARTIAL}); add --resume to go on "
             "with them or --overwrite to start again"
         )
-    earlier = [name for name in BENCHMARK_FILES if (folder / name).exists()]
-    if earlier and not (overwrite or resume):
-        raise ValueError(
-            f"{folder} already holds a benchmark ({', '.join(earlier)}); add --overwrite to replace it"
-        )
+    refuse_earlier(folder, BENCHMARK_FILES, "a benchmark", overwrite or resume)
 
 
 def two_places(value: float, sign: bool = False) -> str:
