@@ -76,6 +76,17 @@ def test_a_flag_argparse_refuses_is_one_line_too(
     assert err.rstrip().endswith("--help)")
 
 
+def refused_when_parsed(argv: list[str], folder: Path, capsys: pytest.CaptureFixture[str]) -> str:
+    """Run ``argv`` in ``folder`` (the caller's chdir): argparse refuses it, exit 2, one line on
+    stderr and none on stdout, nothing written there; returns that line."""
+    with pytest.raises(SystemExit) as exited:
+        main(argv)
+    out, err = capsys.readouterr()
+    assert exited.value.code == 2 and out == "" and err.count("\n") == 1, err
+    assert list(folder.iterdir()) == []
+    return err
+
+
 @pytest.mark.parametrize(
     ("argv", "words"),
     [
@@ -121,12 +132,8 @@ def test_an_unknown_argument_names_its_commands_help_and_where_overrides_go(
     --help; a KEY=VALUE after an option says overrides come right after the config (exit 2,
     nothing run or written)."""
     monkeypatch.chdir(tmp_path)
-    with pytest.raises(SystemExit) as exited:
-        main(argv)
-    out, err = capsys.readouterr()
-    assert exited.value.code == 2 and out == "" and err.count("\n") == 1
+    err = refused_when_parsed(argv, tmp_path, capsys)
     assert err.startswith("error: python -m training ") and err.endswith(f"{words}\n")
-    assert list(tmp_path.iterdir()) == []
 
 
 def test_an_override_where_it_belongs_is_no_unknown_argument(capsys: pytest.CaptureFixture[str]) -> None:
@@ -165,13 +172,11 @@ def test_record_refuses_fps_and_out_when_parsed(
 
     assert MOST_FPS == 50  # (the messages above and record's --help say 50)
     monkeypatch.chdir(tmp_path)
-    with pytest.raises(SystemExit) as exited:
-        main(["record", "classic", "random", "greedy", "--out", "x.gif", *argv])
-    out, err = capsys.readouterr()
-    assert exited.value.code == 2 and out == "" and err.count("\n") == 1
+    err = refused_when_parsed(
+        ["record", "classic", "random", "greedy", "--out", "x.gif", *argv], tmp_path, capsys
+    )
     assert err.startswith("error: python -m training record: ") and words in err
     assert err.rstrip().endswith("(see python -m training record --help)")
-    assert list(tmp_path.iterdir()) == []
 
 
 def test_record_takes_an_upper_case_gif_and_the_most_fps(tmp_path: Path) -> None:
@@ -250,12 +255,8 @@ def test_a_negative_seed_is_refused_when_parsed_and_nothing_is_written(
     """A seed is 0 or more: argparse refuses any other in one line naming --seed and what is
     allowed, exit 2, before any game, training or folder (--out, --record, --csv) is made."""
     monkeypatch.chdir(tmp_path)
-    with pytest.raises(SystemExit) as exited:
-        main(argv)
-    out, err = capsys.readouterr()
-    assert exited.value.code == 2 and out == ""
-    assert err.count("\n") == 1 and "argument --seed: must be a non-negative integer, got '" in err
-    assert list(tmp_path.iterdir()) == []
+    err = refused_when_parsed(argv, tmp_path, capsys)
+    assert "argument --seed: must be a non-negative integer, got '" in err
 
 
 @pytest.mark.parametrize(
