@@ -115,6 +115,7 @@ sys.path.insert(0, str(ROOT))
 
 from domino_env.gametree import GameTree  # noqa: E402
 from training.cli.train import solve  # noqa: E402
+from training.eval.arena import positive_int  # noqa: E402
 from training.eval.exploitability import log_spaced, network_policy, observe_all  # noqa: E402
 from training.model import checkpoint  # noqa: E402
 from training.model.config import ALGORITHMS, load_config  # noqa: E402
@@ -482,17 +483,27 @@ def main(argv: list[str] | None = None) -> int:
         "--config", default=None, help="the training config (default configs/<variant>_<preset>.yaml)"
     )
     parser.add_argument("--algorithms", nargs="+", default=["ppo", "mmd"], help="default: ppo mmd")
-    parser.add_argument("--seeds", type=int, default=5, help="seeds 1..N of each algorithm (default 5)")
-    parser.add_argument("--steps", type=int, default=1_000_000, help="decisions per run (default 1,000,000)")
-    parser.add_argument("--points", type=int, default=25, help="checkpoints measured per run (default 25)")
-    parser.add_argument("--cfr-iterations", type=int, default=256, help="CFR+ iterations (default 256)")
+    parser.add_argument(
+        "--seeds", type=positive_int, default=5, help="seeds 1..N of each algorithm (default 5)"
+    )
+    parser.add_argument(
+        "--steps", type=positive_int, default=1_000_000, help="decisions per run (default 1,000,000)"
+    )
+    parser.add_argument(
+        "--points", type=positive_int, default=25, help="checkpoints measured per run (default 25)"
+    )
+    parser.add_argument(
+        "--cfr-iterations", type=positive_int, default=256, help="CFR+ iterations (default 256)"
+    )
     parser.add_argument("--set", nargs="*", default=[], metavar="KEY=VALUE", help="more config overrides")
     parser.add_argument("--runs", default="runs/algorithms", help="where the runs go")
     parser.add_argument(
         "--out", default=None, help="the .json/.csv/.png (default docs/assets/algorithms_...)"
     )
     parser.add_argument("--keep-checkpoints", action="store_true", help="keep the checkpoints not measured")
-    parser.add_argument("--reps", type=int, default=REPS, help="bootstrap resamples (default 50,000)")
+    parser.add_argument(
+        "--reps", type=positive_int, default=REPS, help="bootstrap resamples (default 50,000)"
+    )
     parser.add_argument("--no-progress", action="store_true")
     parser.add_argument(
         "--merge",

@@ -28,6 +28,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from domino_env.gametree import GameTree  # noqa: E402
+from training.eval.arena import positive_int  # noqa: E402
 from training.eval.exploitability import Observed, observe_all  # noqa: E402
 
 COLUMNS = (
@@ -65,7 +66,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--variant", default="classic")
     parser.add_argument("--preset", nargs="+", default=["small", "medium"])
-    parser.add_argument("--iterations", type=int, default=256, help="CFR+ iterations (default 256)")
+    parser.add_argument("--iterations", type=positive_int, default=256, help="CFR+ iterations (default 256)")
     parser.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "aliasing.csv"))
     args = parser.parse_args(argv)
     results = []

@@ -30,6 +30,7 @@ from domino_env.agents.expert import ExpertAgent
 from domino_env.agents.solver import solvable
 from domino_env.core.view import SeatView
 from domino_env.rules.table import TableRules
+from training.eval.arena import non_negative_int, positive_int
 from training.matches import duplicate_summary
 
 CHEATS = ("hands", "all")
@@ -62,8 +63,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--variant", default="classic", choices=SOLVED)
     parser.add_argument("--cheat", default="hands", choices=CHEATS)
     parser.add_argument("--opponent", default="search")
-    parser.add_argument("--games", type=int, default=400, help="whole matches, rounded up to whole deals")
-    parser.add_argument("--seed", type=int, default=2000)
+    parser.add_argument(
+        "--games", type=positive_int, default=400, help="whole matches, rounded up to whole deals"
+    )
+    parser.add_argument("--seed", type=non_negative_int, default=2000)
     args = parser.parse_args(argv)
     env = domino_env.raw_env(args.variant, num_players=2)
     cheater = CheatingExpert(args.cheat, seed=args.seed)

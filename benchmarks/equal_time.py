@@ -47,6 +47,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 import domino_env  # noqa: E402
+from training.eval.arena import positive_int  # noqa: E402
 from training.eval.benchmark import (  # noqa: E402
     BOTTOM,
     REFERENCE,
@@ -143,10 +144,16 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--config", default=str(ROOT / "configs" / "classic.yaml"))
     parser.add_argument("--arm", action="append", type=parse_arm, required=True, help="NAME=K=V,K=V")
-    parser.add_argument("--seeds", type=int, default=3, help="seeds 1..N an arm (default 3)")
-    parser.add_argument("--steps", type=int, default=1_000_000, help="the first arm's decisions a run")
-    parser.add_argument("--calibrate", type=int, default=100_000, help="decisions of each arm's timing run")
-    parser.add_argument("--games", type=int, default=200, help="matches against expert a run (default 200)")
+    parser.add_argument("--seeds", type=positive_int, default=3, help="seeds 1..N an arm (default 3)")
+    parser.add_argument(
+        "--steps", type=positive_int, default=1_000_000, help="the first arm's decisions a run"
+    )
+    parser.add_argument(
+        "--calibrate", type=positive_int, default=100_000, help="decisions of each arm's timing run"
+    )
+    parser.add_argument(
+        "--games", type=positive_int, default=200, help="matches against expert a run (default 200)"
+    )
     parser.add_argument("--out", default="runs/equal_time")
     parser.add_argument("--csv", default=str(ROOT / "benchmarks" / "results" / "equal_time.csv"))
     args = parser.parse_args(argv)

@@ -54,6 +54,7 @@ import matplotlib.pyplot as plt
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from training.eval.arena import non_negative_int, positive_int  # noqa: E402
 from training.eval.report import replace_rows  # noqa: E402
 from training.model import checkpoint  # noqa: E402
 from training.model.config import load_config  # noqa: E402
@@ -171,17 +172,23 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--variant", default="classic", help="the variant (default classic)")
     parser.add_argument("--config", default=None, help="the training config (default configs/<variant>.yaml)")
     parser.add_argument("--algorithms", nargs="+", default=["ppo", "mmd"], help="default: ppo mmd")
-    parser.add_argument("--seeds", type=int, default=5, help="seeds 1..N of each algorithm (default 5)")
-    parser.add_argument("--steps", type=int, default=1_000_000, help="decisions per run (default 1,000,000)")
-    parser.add_argument("--games", type=int, default=200, help="games a pairing (default 200)")
-    parser.add_argument("--workers", type=int, default=1, help="benchmark processes (default 1)")
+    parser.add_argument(
+        "--seeds", type=positive_int, default=5, help="seeds 1..N of each algorithm (default 5)"
+    )
+    parser.add_argument(
+        "--steps", type=positive_int, default=1_000_000, help="decisions per run (default 1,000,000)"
+    )
+    parser.add_argument("--games", type=positive_int, default=200, help="games a pairing (default 200)")
+    parser.add_argument("--workers", type=positive_int, default=1, help="benchmark processes (default 1)")
     parser.add_argument(
         "--exploit-steps",
-        type=int,
+        type=non_negative_int,
         default=500_000,
         help="the exploiter's training (default 500,000; 0: none)",
     )
-    parser.add_argument("--exploit-games", type=int, default=1000, help="its matches (default 1,000)")
+    parser.add_argument(
+        "--exploit-games", type=positive_int, default=1000, help="its matches (default 1,000)"
+    )
     parser.add_argument("--set", nargs="*", default=[], metavar="KEY=VALUE", help="more config overrides")
     parser.add_argument("--runs", default="runs/full", help="where the runs go (default runs/full)")
     parser.add_argument("--csv", default=str(ROOT / "benchmarks" / "results" / "full_tables.csv"))

@@ -46,6 +46,7 @@ from domino_env.agents.expert import ExpertAgent
 from domino_env.agents.search import play_out, round_value, standing
 from domino_env.agents.solver import solvable
 from domino_env.rules.chain import LineRules
+from training.eval.arena import non_negative_int, positive_int
 from training.matches import play_match, whole_deals
 
 # The 2-player line-of-play games: the tiers' home ground (3D dominoes' hundreds of placements
@@ -150,7 +151,9 @@ class ISMCTSAgent:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description="information-set MCTS against a rung of the ladder")
     parser.add_argument("--variant", default="classic", choices=LINE_VARIANTS)
-    parser.add_argument("--iterations", type=int, default=600, help="sampled worlds (tree walks) a decision")
+    parser.add_argument(
+        "--iterations", type=positive_int, default=600, help="sampled worlds (tree walks) a decision"
+    )
     parser.add_argument("--exploration", type=float, default=EXPLORATION)
     parser.add_argument(
         "--endgame",
@@ -158,8 +161,10 @@ def main(argv: list[str] | None = None) -> None:
         help="leave the decisions expert solves exactly (few tiles left) to expert",
     )
     parser.add_argument("--opponent", default="expert")
-    parser.add_argument("--games", type=int, default=200, help="whole matches, rounded up to whole deals")
-    parser.add_argument("--seed", type=int, default=2000)
+    parser.add_argument(
+        "--games", type=positive_int, default=200, help="whole matches, rounded up to whole deals"
+    )
+    parser.add_argument("--seed", type=non_negative_int, default=2000)
     args = parser.parse_args(argv)
     env = domino_env.raw_env(args.variant, num_players=2)
     player = ISMCTSAgent(args.iterations, args.exploration, seed=args.seed, endgame=args.endgame)

@@ -36,6 +36,7 @@ from domino_env.agents.baselines import legal_actions
 from domino_env.agents.expert import ExpertAgent
 from domino_env.agents.search import Key, Value, standing
 from domino_env.agents.solver import solvable
+from training.eval.arena import non_negative_int, positive_int
 from training.matches import duplicate_summary
 from training.rl.match_value import MatchValue
 
@@ -136,8 +137,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--idea", default="match-value", choices=IDEAS)
     parser.add_argument("--play-rule", action="store_true", help="play the heuristic rule itself")
     parser.add_argument("--opponent", default="search")
-    parser.add_argument("--games", type=int, default=400, help="whole matches, rounded up to whole deals")
-    parser.add_argument("--seed", type=int, default=2000)
+    parser.add_argument(
+        "--games", type=positive_int, default=400, help="whole matches, rounded up to whole deals"
+    )
+    parser.add_argument("--seed", type=non_negative_int, default=2000)
     args = parser.parse_args(argv)
     options = {"num_players": 2}
     env = domino_env.raw_env(args.variant, **options)

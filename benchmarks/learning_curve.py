@@ -36,6 +36,7 @@ import torch
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from training.eval.arena import non_negative_int, positive_int  # noqa: E402
 from training.eval.evaluate import evaluate_pairings, prepare  # noqa: E402
 from training.eval.report import replace_rows  # noqa: E402
 from training.model import checkpoint  # noqa: E402
@@ -149,15 +150,19 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("run", type=Path, help="a training run's folder")
     parser.add_argument("--opponents", nargs="+", default=["search", "advanced", "expert"])
-    parser.add_argument("--games", type=int, default=200, help="matches a point and opponent")
-    parser.add_argument("--final-games", type=int, default=1000, help="matches for the last checkpoint")
-    parser.add_argument("--seed", type=int, default=2000, help="the deals (default 2000: held out)")
+    parser.add_argument("--games", type=positive_int, default=200, help="matches a point and opponent")
+    parser.add_argument(
+        "--final-games", type=positive_int, default=1000, help="matches for the last checkpoint"
+    )
+    parser.add_argument(
+        "--seed", type=non_negative_int, default=2000, help="the deals (default 2000: held out)"
+    )
     parser.add_argument("--csv", type=Path, required=True)
     parser.add_argument("--plot", type=Path, help="the picture (PNG) to draw from the CSV")
     parser.add_argument("--no-step-zero", action="store_true", help="leave out the untrained network")
     parser.add_argument(
         "--iterations",
-        type=int,
+        type=non_negative_int,
         nargs="+",
         help="only these points (0: the untrained network), e.g. the early ones while the run goes on",
     )

@@ -65,7 +65,7 @@ from domino_env.core.state import State
 from domino_env.registry import VARIANTS, raw_env
 from domino_env.rules.chain import LineRules
 from domino_env.rules.view import seat_view
-from training.eval.arena import positive_int
+from training.eval.arena import non_negative_int, positive_int
 from training.matches import wilson_interval, win_share
 from training.model.config import load_config
 
@@ -238,7 +238,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--rollouts", type=positive_int, default=16, help="rollouts per legal action (default 16)"
     )
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--seed", type=non_negative_int, default=0)
     parser.add_argument("--win-bonus", type=float, default=0.0, help="value of a won round (default 0)")
     parser.add_argument("--no-match-bonus", action="store_true", help="value rounds by points only")
     parser.add_argument("--no-greedy", action="store_true", help="skip the greedy reference line")

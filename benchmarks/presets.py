@@ -22,6 +22,7 @@ sys.path.insert(0, str(ROOT))
 
 import domino_env  # noqa: E402
 from domino_env.gametree import GameTree  # noqa: E402
+from training.eval.arena import positive_int  # noqa: E402
 
 OUT = ROOT / "benchmarks" / "results" / "presets.csv"
 PRESETS = ("tiny", "small", "medium")
@@ -80,7 +81,7 @@ def main(argv: list[str] | None = None) -> int:
         "--presets", nargs="+", default=list(PRESETS), choices=PRESETS, help="default: all three"
     )
     parser.add_argument(
-        "--cfr-iterations", type=int, default=64, help="CFR+ iterations on each table (default 64)"
+        "--cfr-iterations", type=positive_int, default=64, help="CFR+ iterations on each table (default 64)"
     )
     parser.add_argument(
         "--out", default=str(OUT), help="the CSV written (default benchmarks/results/presets.csv)"

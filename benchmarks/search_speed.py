@@ -30,6 +30,7 @@ from pathlib import Path
 import domino_env
 from domino_env.agents import SEARCH_NAMES, is_builtin, make_agent, search
 from domino_env.agents.search import DEFAULT_WORLDS
+from training.eval.arena import non_negative_int, positive_int
 from training.eval.benchmark.protocol import fits
 from training.eval.evaluate import contestant
 from training.model.names import parse_guided_name
@@ -98,10 +99,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--agents", nargs="+", type=agent_name, default=AGENTS, help=f"{SEARCH_NAMES}, search:[N:]CHECKPOINT"
     )
-    parser.add_argument("--decisions", type=int, default=40, help="timed decisions per cell (default 40)")
+    parser.add_argument(
+        "--decisions", type=positive_int, default=40, help="timed decisions per cell (default 40)"
+    )
     variants = list(domino_env.SPECS)
     parser.add_argument("--variants", nargs="+", default=variants, choices=variants)
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--seed", type=non_negative_int, default=0)
     parser.add_argument("--python", action="store_true", help="also time every rollout in Python")
     args = parser.parse_args(argv)
     # (a guided search plays only its checkpoint's table: the benchmark's own test of that)

@@ -61,7 +61,7 @@ from typing import Any
 import torch
 from torch import nn
 
-from training.eval.arena import positive_int
+from training.eval.arena import non_negative_int, positive_int
 from training.model.config import Config, ConfigError, load_config, resolve_device
 from training.rl.collect import CollectorFactory
 from training.rl.distributed import ray_collector
@@ -271,14 +271,18 @@ def main() -> None:
         help="learner decisions per run (rounded up)",
     )
     parser.add_argument("--repeats", type=positive_int, default=3, help="runs of each, alternating")
-    parser.add_argument("--sb3-envs", type=int, default=0, help="MaskablePPO envs (default: run.num_envs)")
+    parser.add_argument(
+        "--sb3-envs", type=non_negative_int, default=0, help="MaskablePPO envs (default: run.num_envs)"
+    )
     parser.add_argument("--no-sb3", action="store_true", help="measure only our trainer")
     parser.add_argument(
         "--sb3-defaults",
         action="store_true",
         help="also run MaskablePPO with its default settings (one env, 10 epochs of batch 64)",
     )
-    parser.add_argument("--rllib-runners", type=int, default=1, help="RLlib env runners (0: in the driver)")
+    parser.add_argument(
+        "--rllib-runners", type=non_negative_int, default=1, help="RLlib env runners (0: in the driver)"
+    )
     parser.add_argument("--no-rllib", action="store_true", help="skip RLlib's PPO")
     parser.add_argument(
         "--set",

@@ -20,33 +20,40 @@ from typing import Any
 import ray
 import yaml
 
-from domino_env import raw_env
+from domino_env import VARIANTS, raw_env
 from domino_env.agents import make_agent
 from domino_env.integrations.rllib import SHARED, module_agent, ppo_config
-from training.eval.arena import head_to_head
+from training.eval.arena import head_to_head, non_negative_int, positive_int
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--variant", default="all_fives")
+    parser.add_argument("--variant", default="all_fives", choices=sorted(VARIANTS))
     parser.add_argument(
         "--option", action="append", default=[], metavar="KEY=VALUE", help="env option, repeatable"
     )
-    parser.add_argument("--iterations", type=int, default=20)
-    parser.add_argument("--batch", type=int, default=4000, help="env steps per iteration")
-    parser.add_argument("--runners", type=int, default=1, help="remote env runners (0: sample in the driver)")
-    parser.add_argument("--hidden", type=int, nargs="+", default=[256, 256])
-    parser.add_argument("--eval-every", type=int, default=5, help="iterations between win-rate checks")
-    parser.add_argument("--eval-games", type=int, default=100)
+    parser.add_argument("--iterations", type=positive_int, default=20)
+    parser.add_argument("--batch", type=positive_int, default=4000, help="env steps per iteration")
+    parser.add_argument(
+        "--runners", type=non_negative_int, default=1, help="remote env runners (0: sample in the driver)"
+    )
+    parser.add_argument("--hidden", type=positive_int, nargs="+", default=[256, 256])
+    parser.add_argument(
+        "--eval-every", type=positive_int, default=5, help="iterations between win-rate checks"
+    )
+    parser.add_argument("--eval-games", type=positive_int, default=100)
     parser.add_argument("--address", help="an existing Ray cluster (auto or host:port); default: a local one")
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--seed", type=non_negative_int, default=0)
     args = parser.parse_args()
 
     options: dict[str, Any] = {"num_players": 2, "episode": "round"}  # a round: short episodes
     for text in args.option:
         key, _, value = text.partition("=")
         options[key] = yaml.safe_load(value)
-    raw_env(args.variant, **options)  # a bad option fails here, before Ray starts
+    try:
+        raw_env(args.variant, **options)  # a bad option fails here, before Ray starts
+    except ValueError as err:
+        parser.error(str(err))
 
     ray.init(address=args.address, include_dashboard=False)
     config = (

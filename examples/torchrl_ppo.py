@@ -20,6 +20,7 @@ import numpy as np
 import torch
 from torchrl.objectives import ClipPPOLoss
 
+from domino_env import VARIANTS
 from domino_env.agents import make_agent
 from domino_env.integrations.torchrl import (
     ACTING_KEY,
@@ -32,7 +33,7 @@ from domino_env.integrations.torchrl import (
     turn_returns,
     value_net,
 )
-from training.eval.arena import head_to_head
+from training.eval.arena import head_to_head, non_negative_int, positive_int
 
 
 def greedy_agent(actor: Any) -> Any:
@@ -111,11 +112,11 @@ def train(
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--variant", default="all_fives")
-    parser.add_argument("--iterations", type=int, default=30)
-    parser.add_argument("--steps", type=int, default=1000, help="env steps per iteration")
-    parser.add_argument("--eval-every", type=int, default=10)
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--variant", default="all_fives", choices=sorted(VARIANTS))
+    parser.add_argument("--iterations", type=positive_int, default=30)
+    parser.add_argument("--steps", type=positive_int, default=1000, help="env steps per iteration")
+    parser.add_argument("--eval-every", type=positive_int, default=10)
+    parser.add_argument("--seed", type=non_negative_int, default=0)
     args = parser.parse_args()
     train(args.variant, args.iterations, args.steps, eval_every=args.eval_every, seed=args.seed)
 
