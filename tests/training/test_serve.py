@@ -196,6 +196,35 @@ def test_an_agent_of_another_table_is_refused_in_the_pages_own_words(variant, op
     assert client.post("/api/games", json=fits).status_code == 200  # its own table plays
 
 
+def test_a_page_names_only_the_checkpoints_the_server_was_started_with(tmp_path):
+    """A path on the server that it was not given - a file that exists, one that does not, the
+    shipped agent under another spelling of another folder - is refused in the same words, before
+    the file is read; the ones it was given (a run folder too) play, alone or guiding a search."""
+    foreign = tmp_path / "foreign.pt"
+    foreign.write_bytes((SHIPPED / "classic.pt").read_bytes())
+    run = tmp_path / "run"
+    (run / "checkpoints").mkdir(parents=True)
+    (run / "checkpoints" / "latest.pt").write_bytes((SHIPPED / "classic.pt").read_bytes())
+    client = TestClient(create_app(agents_dir=tmp_path / "none", checkpoints=[str(run)]))
+    assert str(run) in client.get("/api/catalog").json()["agents"]
+    body = {"mode": "watch", "variant": "classic", "options": ROUND, "seed": 1}
+    for name in (str(foreign), str(tmp_path / "missing.pt"), f"search:{foreign}", "/etc/passwd"):
+        response = client.post("/api/games", json={**body, "agents": [name, "random"]})
+        detail = response.json()["detail"]
+        assert response.status_code == 400 and detail.startswith(f"agent {name!r} is not random or greedy")
+        assert f"this server plays ({run}, " in detail and detail.endswith("started with --agent PATH")
+    for name in (str(run), str(run / "checkpoints" / "latest.pt"), f"search:2:{run}"):
+        response = client.post("/api/games", json={**body, "agents": [name, "random"]})
+        assert response.status_code == 200, response.json()
+
+
+def test_serve_refuses_an_agent_that_is_no_checkpoint_in_one_line(monkeypatch, capsys, tmp_path):
+    err = serve_fails(
+        monkeypatch, capsys, "--agent", str(tmp_path / "nothing.pt"), "--agents-dir", str(tmp_path)
+    )
+    assert f"checkpoint {tmp_path / 'nothing.pt'} does not exist" in err
+
+
 @pytest.mark.parametrize(
     ("variant", "word"), [("classic", "penalty points, lower wins"), ("all_fives", "scores")]
 )

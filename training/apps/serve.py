@@ -13,8 +13,10 @@ seat sees it (others' hands face down), a replay shows every hand or one seat's 
 tiles it could not see dimmed. Everything goes through the env's public API and the terminal
 game's helpers (:mod:`training.apps.play`). Bad input (an unknown variant, agent or option, an
 illegal move, a malformed record) is answered 400 with what was wrong and what is allowed, and
-the game stays as it was. The server binds 127.0.0.1 unless told otherwise: it runs agents and
-loads checkpoints for whoever reaches it.
+the game stays as it was. The server binds 127.0.0.1 unless told otherwise: it runs agents for
+whoever reaches it. A page names built-in agents and the checkpoints the server was started
+with (the shipped ones in ``--agents-dir``, and each ``--agent PATH``), never another file on
+the server: a checkpoint is a pickle, and loading one runs what it holds.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ import json
 import secrets
 import socket
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from itertools import cycle, islice
 from pathlib import Path
@@ -37,10 +40,12 @@ from PIL import Image
 from pydantic import BaseModel, Field
 
 from domino_env import SPECS, DominoEnv, GameRecorder, move_text, raw_env, replay
-from domino_env.agents import AGENTS, TIER_NAMES, Agent
+from domino_env.agents import AGENTS, SEARCH_NAMES, TIER_NAMES, Agent, is_builtin
 from domino_env.records import start_game
 from training.apps.play import PERSON, EventFeed, board_text, check_seat, final_totals, move_menu, result_text
 from training.eval.evaluate import Contestant, contestant, rules_table
+from training.model import checkpoint
+from training.model.names import parse_guided_name
 
 WEB = Path(__file__).with_name("web")
 LOG_LINES = 12  # the last events a state shows in words
@@ -89,9 +94,34 @@ class Session:
         return self.env.possible_agents.index(self.env.agent_selection)
 
 
-def catalog(agents_dir: Path) -> dict[str, Any]:
-    """What a game can be made of: the variants with their options, and the agents by name."""
+def served_checkpoints(agents_dir: Path, checkpoints: Sequence[str] = ()) -> list[str]:
+    """The checkpoints a page may name: the shipped ones in ``agents_dir``, then ``checkpoints``
+    (files or run folders, as the command line gave them)."""
     shipped = sorted(str(path) for path in agents_dir.glob("*.pt")) if agents_dir.is_dir() else []
+    return [*shipped, *(name for name in checkpoints if name not in shipped)]
+
+
+def check_served(name: str, served: list[str]) -> None:
+    """Refuse (ValueError) an agent that is neither built in nor one of the ``served``
+    checkpoints, alone or guiding ``search:[N:]CHECKPOINT``, before any file of that name is
+    looked at: the page can neither load another file nor learn whether one exists."""
+    if is_builtin(name):  # (a malformed search:N raises, saying what is allowed)
+        return
+    guided = parse_guided_name(name)
+    target = Path(name if guided is None else guided[1]).resolve()
+    known = {Path(path).resolve() for path in served}
+    known |= {checkpoint.resolve(path).resolve() for path in served if Path(path).is_dir()}
+    if target not in known:
+        offered = ", ".join(served) or "none"
+        raise ValueError(
+            f"agent {name!r} is not {' or '.join(AGENTS)}, nor {SEARCH_NAMES}, nor a checkpoint this "
+            f"server plays ({offered}, or search:[N:]CHECKPOINT of one); another checkpoint plays "
+            "once the server is started with --agent PATH"
+        )
+
+
+def catalog(served: list[str]) -> dict[str, Any]:
+    """What a game can be made of: the variants with their options, and the agents by name."""
     return {
         "variants": {
             name: {
@@ -100,7 +130,7 @@ def catalog(agents_dir: Path) -> dict[str, Any]:
             }
             for name, variant in SPECS.items()
         },
-        "agents": [*AGENTS, "search", "search:8", *TIER_NAMES, *shipped],
+        "agents": [*AGENTS, "search", "search:8", *TIER_NAMES, *served],
     }
 
 
@@ -157,9 +187,12 @@ def check_agents_fit(named: list[tuple[str, Contestant]], variant: str, options:
         )
 
 
-def new_session(game: NewGame) -> Session:
-    """A watch or play game, dealt; any bad name or option raises ValueError before anything is
-    kept, in words of the page's own fields."""
+def new_session(game: NewGame, served: list[str]) -> Session:
+    """A watch or play game, dealt; any bad name or option, or an agent that is not built in nor
+    one of the ``served`` checkpoints, raises ValueError before anything is kept, in words of
+    the page's own fields."""
+    for name in game.agents:
+        check_served(name, served)
     options = {key: value for key, value in game.options.items() if key != "render_mode"}
     try:
         env = raw_env(game.variant, **options)
@@ -265,11 +298,12 @@ def _viewer(session: Session, seat: int | None) -> int | None:
     return None
 
 
-def create_app(agents_dir: Path | str = "agents") -> FastAPI:
-    """The web app; ``agents_dir`` holds the shipped agents it offers (``<variant>.pt``)."""
+def create_app(agents_dir: Path | str = "agents", checkpoints: Sequence[str] = ()) -> FastAPI:
+    """The web app; ``agents_dir`` holds the shipped agents it offers (``<variant>.pt``), and
+    ``checkpoints`` (files or run folders) are offered beside them."""
     app = FastAPI(title="domino-env", docs_url=None, redoc_url=None)
     sessions: dict[str, Session] = {}
-    shipped = Path(agents_dir)
+    served = served_checkpoints(Path(agents_dir), checkpoints)
 
     @app.exception_handler(RequestValidationError)
     async def unreadable(_: Request, err: RequestValidationError) -> JSONResponse:
@@ -295,12 +329,12 @@ def create_app(agents_dir: Path | str = "agents") -> FastAPI:
 
     @app.get("/api/catalog")
     def get_catalog() -> dict[str, Any]:
-        return catalog(shipped)
+        return catalog(served)
 
     @app.post("/api/games")
     def create_game(game: NewGame) -> dict[str, Any]:
         try:
-            return keep(new_session(game))
+            return keep(new_session(game, served))
         except ValueError as err:
             raise _bad(err) from err
 
@@ -428,10 +462,10 @@ def url_of(listener: socket.socket) -> str:
     return f"http://{f'[{host}]' if ':' in host else host}:{port}/"
 
 
-def serve(listener: socket.socket, agents_dir: str = "agents") -> None:
+def serve(listener: socket.socket, agents_dir: str = "agents", checkpoints: Sequence[str] = ()) -> None:
     """Serve the app on ``listener`` (from :func:`listen`) until Ctrl-C, once it is announced."""
     import uvicorn
 
-    server = uvicorn.Server(uvicorn.Config(create_app(agents_dir), log_level="warning"))
+    server = uvicorn.Server(uvicorn.Config(create_app(agents_dir, checkpoints), log_level="warning"))
     print(f"domino-env at {url_of(listener)} (Ctrl-C stops it)", flush=True)
     server.run(sockets=[listener])
