@@ -17,9 +17,9 @@ and the group's interquartile mean with its 95% stratified bootstrap interval. T
 best-response exploiter is trained against each run's last checkpoint (``python -m training
 exploit RUN run.collector=vector --steps --exploit-steps --games --exploit-games``: PPO
 against the frozen agent alone) and its win rate against it measured (``--exploit-steps 0``:
-none). A benchmark or exploit already in ``--runs`` for the same runs, games and steps is read,
-not played again, and a benchmark cut off goes on from the pairings it finished (``--resume``),
-so an interrupted run of this script goes on where it stopped.
+none). A benchmark or exploit already in ``--runs`` for the same runs (their checkpoints as they
+are now), games and steps is read, not played again, and a benchmark cut off goes on from the
+pairings it finished (``--resume``), so an interrupted run of this script goes on where it stopped.
 
 Outputs: ``--runs/benchmark-<algorithm>/`` and ``--runs/exploit-<algorithm>/`` (the commands'
 own files), a row per algorithm in ``--csv`` (default ``benchmarks/results/full_tables.csv``,
@@ -55,9 +55,10 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from training.eval.arena import non_negative_int, positive_int  # noqa: E402
+from training.eval.benchmark import contestant, identity  # noqa: E402
 from training.eval.report import replace_rows  # noqa: E402
 from training.model import checkpoint  # noqa: E402
-from training.model.config import load_config  # noqa: E402
+from training.model.config import config_differences, load_config  # noqa: E402
 from training.rl.train import Trainer  # noqa: E402
 
 CSV_FIELDS = (
@@ -79,7 +80,9 @@ CSV_FIELDS = (
 
 
 def train(algorithm: str, seed: int, args: argparse.Namespace) -> Path:
-    """Train one run, unless its last checkpoint has the decisions already; its folder."""
+    """Train one run, unless its folder holds it already (the same config, every decision
+    played); its folder. A folder that holds a run of other settings (another ``--steps`` or
+    ``--set``) is refused rather than trained over."""
     overrides = [
         f"algorithm={algorithm}",
         f"run.seed={seed}",
@@ -94,8 +97,17 @@ def train(algorithm: str, seed: int, args: argparse.Namespace) -> Path:
     config.run.out_dir = str(Path(args.runs) / algorithm)  # (a path: set directly, not as YAML)
     run_dir = Path(config.run.out_dir) / config.run_name
     latest = run_dir / "checkpoints" / "latest.pt"
-    if not latest.exists() or int(checkpoint.load(latest)["steps"]) < args.steps:
-        Trainer(config, overwrite=True).train(progress=not args.no_progress)
+    if latest.exists():
+        saved = checkpoint.load(latest)
+        other = config_differences(saved["config"], config, tuple(config.to_dict()))
+        if other:
+            raise SystemExit(
+                f"{run_dir} holds a run of other settings (saved -> asked: {other}); "
+                "give another --runs folder to train these"
+            )
+        if saved["steps"] >= args.steps:
+            return run_dir
+    Trainer(config, overwrite=True).train(progress=not args.no_progress)  # (an unfinished run: anew)
     return run_dir
 
 
@@ -110,9 +122,21 @@ def command_line(*words: str) -> list[str]:
     return [sys.executable, "-m", "training", *words]
 
 
+def benchmarked(summary: dict[str, Any], algorithm: str, runs: list[Path], games: int, out: Path) -> bool:
+    """Whether ``summary`` (in ``out``) is the benchmark of these runs as they are now: the same
+    group of runs, the same games asked, and every run's checkpoint (by its content) among the
+    pairings played."""
+    group = summary["agents"].get(algorithm, {})
+    if summary.get("games_asked") != games or group.get("runs") != [str(run) for run in runs]:
+        return False
+    played = json.loads((out / "pairings.json").read_text())["pairings"]
+    names = {name for entry in played for name in (entry["first"], entry["second"])}
+    return all(identity(contestant(str(run))) in names for run in runs)
+
+
 def benchmark(algorithm: str, runs: list[Path], args: argparse.Namespace) -> dict[str, Any]:
     """The benchmark of the runs as one group (played unless ``--runs/benchmark-<algorithm>``
-    holds it already, for these runs and games): its summary."""
+    holds it already: :func:`benchmarked`): its summary."""
     out = Path(args.runs) / f"benchmark-{algorithm}"
     command = command_line(
         "benchmark",
@@ -132,11 +156,7 @@ def benchmark(algorithm: str, runs: list[Path], args: argparse.Namespace) -> dic
     )
     done = out / "summary.json"
     summary = json.loads(done.read_text()) if done.exists() else None
-    if (
-        summary is None
-        or summary["games_per_pairing"] != args.games
-        or any(str(run) not in summary["agents"] for run in runs)
-    ):
+    if summary is None or not benchmarked(summary, algorithm, runs, args.games, out):
         subprocess.run(command, check=True, cwd=ROOT)
         summary = json.loads(done.read_text())
     return summary
@@ -144,7 +164,8 @@ def benchmark(algorithm: str, runs: list[Path], args: argparse.Namespace) -> dic
 
 def exploit(algorithm: str, run: Path, args: argparse.Namespace) -> dict[str, Any]:
     """The best-response exploiter's result against the run's last checkpoint (trained unless
-    ``--runs/exploit-<algorithm>/<run>`` holds it already): its exploit.json."""
+    ``--runs/exploit-<algorithm>/<run>`` holds it already: the same steps and games, written
+    after the run's last checkpoint): its exploit.json."""
     out = Path(args.runs) / f"exploit-{algorithm}" / run.name
     command = command_line(
         "exploit",
@@ -161,7 +182,13 @@ def exploit(algorithm: str, run: Path, args: argparse.Namespace) -> dict[str, An
     )
     found = sorted(out.glob("*/exploit.json"))
     result = json.loads(found[0].read_text()) if found else None
-    if result is None or result["steps"] < args.exploit_steps or result["games"] < args.exploit_games:
+    newer = bool(found) and found[0].stat().st_mtime > (run / "checkpoints" / "latest.pt").stat().st_mtime
+    if (
+        result is None
+        or not newer
+        or result["steps"] < args.exploit_steps
+        or result["games"] != args.exploit_games
+    ):
         subprocess.run(command, check=True, cwd=ROOT)
         result = json.loads(next(out.glob("*/exploit.json")).read_text())
     return result

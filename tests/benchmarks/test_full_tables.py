@@ -13,6 +13,7 @@ import pytest
 from tests.support.helpers import load_script
 
 full_tables = load_script("full_tables")
+AGENTS = Path(__file__).resolve().parents[2] / "agents"
 
 
 def test_runs_are_trained_once_and_the_group_scores_written(
@@ -72,8 +73,34 @@ def test_runs_are_trained_once_and_the_group_scores_written(
     assert rows[0]["command"].startswith(
         "python benchmarks/full_tables.py --variant classic --algorithms ppo"
     )
+    with pytest.raises(SystemExit, match=r"holds a run of other settings .*run\.total_steps: 256 -> 512"):
+        full_tables.main([*argv[:7], "512", *argv[8:]])  # (another --steps: not trained over)
+    assert [(run / "checkpoints" / "latest.pt").stat().st_mtime_ns for run in runs] == stamps
     raw = json.loads((tmp_path / "full.json").read_text())["classic"]["standard"]["ppo"]
     point = raw["run_2"]["step_1"]
     assert point["step_count"] == 256 and point["score"] == [0.25] and point["exploiter_win_rate"] == [0.75]
     assert 0 < point["seconds"][0] < 300  # (the log's start to the last checkpoint)
     assert (tmp_path / "full.png").stat().st_size > 0
+
+
+def test_a_benchmark_is_read_again_only_for_the_same_runs_as_they_are_now(tmp_path: Path) -> None:
+    """The same group of runs, the same games asked, and each run's checkpoint (by content) among
+    the pairings played; a run trained again since, another group or other games: played again."""
+    runs = []
+    for seed in (1, 2):
+        run = tmp_path / f"classic-{seed}"
+        (run / "checkpoints").mkdir(parents=True)
+        (run / "checkpoints" / "latest.pt").write_bytes((AGENTS / "classic.pt").read_bytes())
+        runs.append(run)
+    (runs[1] / "checkpoints" / "latest.pt").write_bytes((AGENTS / "blitz.pt").read_bytes())
+    names = [full_tables.identity(full_tables.contestant(str(run))) for run in runs]
+    (tmp_path / "pairings.json").write_text(
+        json.dumps({"pairings": [{"first": name, "second": "expert"} for name in names]})
+    )
+    summary = {"games_asked": 200, "agents": {"ppo": {"runs": [str(run) for run in runs]}}}
+    assert full_tables.benchmarked(summary, "ppo", runs, 200, tmp_path)
+    assert not full_tables.benchmarked(summary, "ppo", runs, 100, tmp_path)  # other games
+    assert not full_tables.benchmarked(summary, "ppo", runs[:1], 200, tmp_path)  # another group
+    assert not full_tables.benchmarked(summary, "mmd", runs, 200, tmp_path)  # another algorithm
+    (runs[1] / "checkpoints" / "latest.pt").write_bytes((AGENTS / "osel.pt").read_bytes())
+    assert not full_tables.benchmarked(summary, "ppo", runs, 200, tmp_path)  # trained again since

@@ -139,3 +139,10 @@ def test_the_duplicate_gain_compares_like_with_like() -> None:
     low, high = mean_interval(alike.deal_shares())
     single_low, single_high = mean_interval(shares)
     assert high - low > single_high - single_low
+
+
+def test_the_duplicate_gain_of_one_deal_prints_no_nan() -> None:
+    """One deal has no interval over the deals: nothing to compare, never "nan% wider"."""
+    one = evaluate.Result(2, 1.0, 0.0, 1.0, 0, shares=[1.0, 0.0], margins=[3.0, -5.0], per_deal=2)
+    line = evaluate.duplicate_gain([one])
+    assert "nan" not in line and line == "duplicate deals: no interval to compare"

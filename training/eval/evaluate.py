@@ -239,7 +239,7 @@ def duplicate_gain(results: list[Result]) -> str:
             win_ratios.append((high - low) / (single_high - single_low))
         margin_low, margin_high = r.margin_interval()
         single_low, single_high = mean_interval(r.margins)
-        if single_high > single_low:
+        if single_high > single_low and margin_high > margin_low:  # (one deal: no paired interval)
             margin_ratios.append((margin_high - margin_low) / (single_high - single_low))
     if not win_ratios and not margin_ratios:
         return "duplicate deals: no interval to compare"

@@ -20,8 +20,15 @@ from training.model.names import parse_guided_name
 REFERENCE = Path(__file__).parents[1] / "benchmark_reference_v2.json"  # this version's ladder, played
 
 
-@cache
 def _digest(path: str) -> str:
+    """The file's content hash, read once while the file stays as it is (a checkpoint written
+    again in place, as a run trained again, is read again)."""
+    found = Path(path).stat()
+    return _content_digest(path, found.st_mtime_ns, found.st_size)
+
+
+@cache
+def _content_digest(path: str, mtime_ns: int, size: int) -> str:
     return "sha256:" + hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
 
