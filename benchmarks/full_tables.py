@@ -13,7 +13,8 @@ a run whose last checkpoint already has those decisions is not trained again. Th
 algorithm's runs play the benchmark together (``python -m training benchmark RUN... --group
 <algorithm> --variants <variant>``: every run against the ladder, whole matches on duplicate
 deals, the score 0 like ``random`` and 1 level with ``expert``), which gives each run's score
-and the group's interquartile mean with its 95% stratified bootstrap interval. Then a
+and the group's interquartile mean with its 95% stratified bootstrap interval over the runs (on
+the protocol's deals, which every run shares), and with the deals redrawn too. Then a
 best-response exploiter is trained against each run's last checkpoint (``python -m training
 exploit RUN run.collector=vector --steps --exploit-steps --games --exploit-games``: PPO
 against the frozen agent alone) and its win rate against it measured (``--exploit-steps 0``:
@@ -70,6 +71,8 @@ CSV_FIELDS = (
     "iqm",
     "ci_low",
     "ci_high",
+    "ci_deals_low",  # (the group's interval with the deals redrawn too; empty in rows written before it)
+    "ci_deals_high",
     "scores",
     "exploiter_win_rates",
     "exploiter_intervals",  # (each seed's 95% interval, low-high; empty in rows written before it)
@@ -248,6 +251,8 @@ def main(argv: list[str] | None = None) -> int:
             "iqm": f"{group['iqm']:.4f}",
             "ci_low": f"{group['iqm_ci'][0]:.4f}",
             "ci_high": f"{group['iqm_ci'][1]:.4f}",
+            "ci_deals_low": f"{group['iqm_ci_with_deals'][0]:.4f}",
+            "ci_deals_high": f"{group['iqm_ci_with_deals'][1]:.4f}",
             "scores": " ".join(f"{s:.4f}" for s in scores),
             "exploiter_win_rates": " ".join(f"{e['win_rate']:.4f}" for e in exploits),
             "exploiter_intervals": " ".join(f"{e['low']:.4f}-{e['high']:.4f}" for e in exploits),

@@ -25,7 +25,7 @@ def test_runs_are_trained_once_and_the_group_scores_written(
         """The benchmark's summary for these runs (its scoring is tested with the benchmark)."""
         played.append([str(run) for run in runs])
         agents: dict[str, Any] = {str(run): {"scores": {"classic": 0.25 * k}} for k, run in enumerate(runs)}
-        agents[algorithm] = {"iqm": 0.125, "iqm_ci": [0.0, 0.25]}
+        agents[algorithm] = {"iqm": 0.125, "iqm_ci": [0.0, 0.25], "iqm_ci_with_deals": [-0.125, 0.375]}
         return {"agents": agents, "games_per_pairing": 4}
 
     def fake_exploit(algorithm: str, run: Path, args: Any) -> dict[str, Any]:
@@ -67,6 +67,7 @@ def test_runs_are_trained_once_and_the_group_scores_written(
     rows = list(csv.DictReader((tmp_path / "full.csv").open()))
     assert rows[0]["algorithm"] == "ppo" and rows[0]["seeds"] == "2"
     assert (rows[0]["iqm"], rows[0]["ci_low"], rows[0]["ci_high"]) == ("0.1250", "0.0000", "0.2500")
+    assert (rows[0]["ci_deals_low"], rows[0]["ci_deals_high"]) == ("-0.1250", "0.3750")
     assert rows[0]["scores"] == "0.0000 0.2500" and rows[0]["exploiter_win_rates"] == "0.6250 0.7500"
     assert rows[0]["exploiter_intervals"] == "0.5950-0.6550 0.7200-0.7800"
     assert len(rows) == 1  # (the second run replaced its row)

@@ -15,7 +15,13 @@ from PIL import Image
 from training.__main__ import main
 from training.eval import benchmark
 from training.eval.benchmark import protocol, runner
-from training.eval.benchmark.scores import VariantResults, deal_draws, score_with_interval, scored_in
+from training.eval.benchmark.scores import (
+    VariantResults,
+    deal_draws,
+    group_interval_with_deals,
+    score_with_interval,
+    scored_in,
+)
 from training.eval.evaluate import Contestant
 from training.matches import Match, wilson_interval
 from training.model.config import Config, EnvConfig
@@ -139,6 +145,30 @@ def test_a_groups_interval_is_stratified_and_handles_single_values() -> None:
     assert one_run[0] == 1.0 and math.isnan(one_run[1]) and math.isnan(one_run[2])
     alike = benchmark.iqm_with_interval([[0.5, 0.5, 0.5], [1.0, 1.0]])  # every resample alike
     assert math.isnan(alike[1]) and math.isnan(alike[2])
+
+
+def test_a_groups_interval_with_the_deals_holds_the_noise_every_run_shares() -> None:
+    """Runs that play every deal alike have no spread between them, so resampling the runs alone
+    gives no interval; the deals they all played are still a sample, and redrawing them (the
+    scale's zero with them) gives one around the group's score, as wide as one run's own."""
+    random_shares = [0.0, 0.0, 0.5, 0.0, 0.0, 0.5, 0.0, 0.0]
+    seeds = {f"seed{k}": [1.0, 0.0, 0.5, 0.5, 1.0, 0.0, 0.5, 0.5] for k in range(3)}
+    by_variant = [variant_of({"random": random_shares, **seeds})]
+    draws = deal_draws(by_variant)
+    centre, low, high = benchmark.iqm_with_interval([[by_variant[0].score(s) for s in seeds]])
+    assert centre == pytest.approx((0.5 - 0.125) / (0.5 - 0.125)) and math.isnan(low) and math.isnan(high)
+    deals_low, deals_high = group_interval_with_deals(by_variant, list(seeds), draws)
+    one = score_with_interval(by_variant, "seed0", draws)
+    assert deals_low < centre < deals_high and (deals_low, deals_high) == pytest.approx(one[1:])
+    spread = {**seeds, "seed2": [0.25] * 8}  # one run apart: both intervals, the deals' the wider
+    by_variant = [variant_of({"random": random_shares, **spread})]
+    _, low, high = benchmark.iqm_with_interval([[by_variant[0].score(s) for s in spread]])
+    deals_low, deals_high = group_interval_with_deals(by_variant, list(spread), draws)
+    assert deals_high - deals_low > high - low > 0
+    assert (
+        group_interval_with_deals(by_variant, ["nobody"], draws)
+        == (pytest.approx(math.nan, nan_ok=True),) * 2
+    )
 
 
 def run(tmp_path: Path, agents: list[str], variants: list[str], games: int, **options: object) -> dict:
@@ -277,7 +307,8 @@ def test_the_screen_gives_each_agents_interval_and_says_what_it_is_over(
     ]
     assert main(args) == 0
     screen = {line.split()[0]: line for line in capsys.readouterr().out.splitlines() if "IQM score" in line}
-    assert screen["searches"].endswith("(over 3 runs: about their range)")  # (the checkpoint too)
+    assert " over 3 runs on these deals: about their range; [" in screen["searches"]  # (the checkpoint too)
+    assert screen["searches"].endswith("] with the deals redrawn too")
     assert "over 1 variant(s) only (blitz): not comparable" in screen[checkpoint]
     assert "not comparable" not in screen["search:1"]
     saved = json.loads((tmp_path / "b" / "summary.json").read_text())

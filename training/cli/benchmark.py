@@ -111,8 +111,15 @@ def run(args: argparse.Namespace) -> int:
             interval = "n/a (too few distinct outcomes)"
         else:
             interval = f"[{two_places(low, sign=True)}, {two_places(high, sign=True)}]"
-            if "runs" in entry and len(entry["runs"]) < FEW_RUNS:  # (a group: its runs resampled)
-                interval += f" (over {len(entry['runs'])} runs: about their range)"
+            if "runs" in entry:  # (a group: its runs resampled, on these deals; then the deals too)
+                few = ": about their range" if len(entry["runs"]) < FEW_RUNS else ""
+                interval += f" over {len(entry['runs'])} runs on these deals{few}"
+                deals_low, deals_high = entry["iqm_ci_with_deals"]
+                if not math.isnan(deals_low):
+                    interval += (
+                        f"; [{two_places(deals_low, sign=True)}, {two_places(deals_high, sign=True)}] "
+                        "with the deals redrawn too"
+                    )
         counted = entry.get("variants")
         if counted is not None and len(counted) < len(summary["variants"]):
             interval += (

@@ -65,10 +65,14 @@ are still played and tabled. Per deal the same formula gives each deal's contrib
 mean is the score.
 
 **Aggregate** (``summary.json``): the interquartile mean of an agent's scores over the variants
-(``scipy.stats.trim_mean``, 25% cut each side), with a 95% stratified bootstrap interval
-(``scipy.stats.bootstrap``, deals resampled within each variant); with ``--group`` the listed
-agents are runs (training seeds) of one algorithm, the IQM is over every (run, variant) score and
-the runs are resampled within each variant - the rliable paper's convention. An interval of zero
+(``scipy.stats.trim_mean``, 25% cut each side), with a 95% percentile bootstrap interval (the
+deals resampled within each variant, alike for every agent, the scale's zero recomputed from
+each resample); with ``--group`` the listed agents are runs (training seeds) of one algorithm,
+the IQM is over every (run, variant) score, and ``iqm_ci`` resamples the runs within each
+variant (``scipy.stats.bootstrap``) - the rliable paper's convention: the seeds' spread on the
+protocol's deals, which every run shares. ``iqm_ci_with_deals`` redraws the deals as well, so it
+also holds what another set of deals would change (1.6 to 2.5 times as wide on the full tables'
+groups measured). An interval of zero
 width (every resample gave the same IQM: too few distinct outcomes) is not an interval: it is
 reported as nan (``NaN`` in ``summary.json``), as is one with nothing to resample.
 

@@ -169,6 +169,38 @@ def iqm_with_interval(samples: list[list[float]]) -> tuple[float, float, float]:
     return centre, low, high
 
 
+def group_interval_with_deals(
+    by_variant: list[VariantResults], runs: list[str], draws: dict[str, np.ndarray]
+) -> tuple[float, float]:
+    """A group's 95% interval with the deals redrawn too: each resample draws the deals again in
+    every variant (``draws``, as :func:`score_with_interval`'s, the scale's zero recomputed from
+    them) and the runs again within each variant. All runs play the same deals, so the deals'
+    noise is shared by every run and resampling the runs alone (:func:`iqm_with_interval`)
+    leaves it out: that interval is the seeds' spread on these deals, this one the spread a new
+    set of deals would add. nan where there is nothing to resample or every resample agrees."""
+    rng = np.random.default_rng(1)
+    resampled = []
+    for v in by_variant:
+        mine = [a for a in runs if a in v.deal_scores and not math.isnan(v.score(a))]
+        rows = draws.get(v.variant)
+        if not mine or rows is None or rows.shape[1] < 2:
+            continue
+        zero, one = (np.asarray(v.top_shares[p])[rows].mean(axis=1) for p in (protocol.BOTTOM, protocol.TOP))
+        own = np.stack([np.asarray(v.top_shares[a])[rows].mean(axis=1) for a in mine], axis=1)
+        with np.errstate(divide="ignore", invalid="ignore"):  # (a resample with no scale: nan, left out)
+            scores = (own - zero[:, None]) / (one - zero)[:, None]
+        picks = rng.integers(len(mine), size=scores.shape)  # the runs drawn again, within the variant
+        resampled.append(np.take_along_axis(scores, picks, axis=1))
+    if not resampled:
+        return math.nan, math.nan
+    boot = stats.trim_mean(np.concatenate(resampled, axis=1), 0.25, axis=1)
+    boot = boot[np.isfinite(boot)]
+    if not boot.size:
+        return math.nan, math.nan
+    low, high = (float(x) for x in np.percentile(boot, [2.5, 97.5]))
+    return (low, high) if high - low > 1e-12 else (math.nan, math.nan)
+
+
 def summarize(
     by_variant: list[VariantResults],
     agents: list[str],
@@ -201,7 +233,13 @@ def summarize(
         runs = [a for a in agents if a not in (protocol.BOTTOM, protocol.TOP)]
         per_variant = [[v.score(a) for a in runs if a in v.deal_scores] for v in by_variant]
         centre, low, high = iqm_with_interval(per_variant)
-        entries[group] = {"runs": runs, "iqm": round(centre, 6), "iqm_ci": [round(low, 6), round(high, 6)]}
+        deals_low, deals_high = group_interval_with_deals(by_variant, runs, draws)
+        entries[group] = {
+            "runs": runs,
+            "iqm": round(centre, 6),
+            "iqm_ci": [round(low, 6), round(high, 6)],
+            "iqm_ci_with_deals": [round(deals_low, 6), round(deals_high, 6)],
+        }
     return {
         "protocol": None if reasons else protocol.PROTOCOL,
         "exploratory": bool(reasons),
@@ -216,7 +254,9 @@ def summarize(
         f"W = the win rate against {protocol.TOP}",
         "win_rate_interval": "95% Wilson score interval, n = the deals, p = their mean win share",
         "iqm_interval": "95% percentile bootstrap: a player's over the deals, redrawn alike for every "
-        "player in each variant, the scale's zero recomputed from each draw; a group's over its runs "
-        "within each variant (stratified); NaN where it would have zero width",
+        "player in each variant, the scale's zero recomputed from each draw; a group's iqm_ci over its "
+        "runs within each variant (stratified: the seeds' spread on these deals), its iqm_ci_with_deals "
+        "over the runs and the deals together (what another set of deals would add); NaN where it "
+        "would have zero width",
         "agents": entries,
     }
