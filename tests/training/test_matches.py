@@ -13,7 +13,7 @@ from domino_env.agents import make_agent
 from training import matches
 from training.__main__ import main
 from training.eval import evaluate
-from training.matches import Match, mean_interval, play_match, seatings, wilson_interval
+from training.matches import EDGE_DEALS, Match, mean_interval, play_match, seatings, wilson_interval
 
 
 def first_hands(env: domino_env.DominoEnv, games: int, seed: int, duplicate: bool) -> list[list[int]]:
@@ -88,21 +88,23 @@ def test_duplicate_needs_whole_deals() -> None:
 
 
 def test_intervals_on_hand_made_matches() -> None:
-    # six deals, two seatings each: the deals' mean shares are 1, .5, .5, .5, .5, 0
-    shares = [1.0, 1.0, 1.0, 0.0, 0.0, 1.0, 1.0, 0.0, 0.0, 1.0, 0.0, 0.0]
-    margins = [10.0, 6.0, 4.0, 0.0, 1.0, -1.0, 2.0, -2.0, -4.0, 0.0, -6.0, -10.0]  # means 8 2 0 0 -2 -8
-    paired = Match(12, 6.0, 0.0, 1.0, 0, shares=shares, margins=margins, per_deal=2)
-    t5 = 2.5705818  # Student's t, 97.5%, 5 degrees of freedom
-    half = t5 * math.sqrt(0.1) / math.sqrt(6)  # the deal means' sd is sqrt(0.1)
+    # twelve deals, two seatings each: the deals' mean shares are 1, .5, .5, .5, .5, 0, twice
+    shares = [1.0, 1.0, 1.0, 0.0, 0.0, 1.0, 1.0, 0.0, 0.0, 1.0, 0.0, 0.0] * 2
+    margins = [10.0, 6.0, 4.0, 0.0, 1.0, -1.0, 2.0, -2.0, -4.0, 0.0, -6.0, -10.0] * 2  # 8 2 0 0 -2 -8
+    paired = Match(24, 12.0, 0.0, 1.0, 0, shares=shares, margins=margins, per_deal=2)
+    t11 = 2.2009852  # Student's t, 97.5%, 11 degrees of freedom
+    half = t11 * math.sqrt(1 / 11) / math.sqrt(12)  # the deal means' sd is sqrt(1/11)
     assert paired.interval() == pytest.approx((0.5 - half, 0.5 + half))
     assert paired.margin == 0.0
-    assert paired.margin_interval() == pytest.approx((-t5 * math.sqrt(27.2 / 6), t5 * math.sqrt(27.2 / 6)))
-    single = Match(12, 6.0, 0.0, 1.0, 0, shares=shares, margins=margins)
-    assert single.interval() == wilson_interval(6.0, 12)
+    spread = t11 * math.sqrt(272 / 11 / 12)  # the deal margins' squares sum to 272
+    assert paired.margin_interval() == pytest.approx((-spread, spread))
+    single = Match(24, 12.0, 0.0, 1.0, 0, shares=shares, margins=margins)
+    assert single.interval() == wilson_interval(12.0, 24)
     assert single.margin_interval() == mean_interval(margins)
     assert all(math.isnan(x) for x in mean_interval([1.0]))
-    clipped = Match(4, 2.0, 0.0, 1.0, 0, shares=[1.0, 1.0, 0.0, 0.0], margins=[0.0] * 4, per_deal=2)
-    assert clipped.interval() == (0.0, 1.0)  # a win rate's interval stays inside [0, 1]
+    clipped = Match(20, 10.0, 0.0, 1.0, 0, shares=[1.0, 1.0, 0.0, 0.0] * 5, margins=[0.0] * 20, per_deal=2)
+    low, high = clipped.interval()  # ten deals, five each way: the t-interval, inside [0, 1]
+    assert (low, high) == mean_interval(clipped.deal_shares()) and 0.0 <= low < high <= 1.0
     swept = Match(10, 10.0, 0.0, 1.0, 0, shares=[1.0] * 10, margins=[5.0] * 10, per_deal=2)
     low, high = swept.interval()  # every deal won: not a certainty, Wilson's over the 5 deals
     assert (low, high) == wilson_interval(5.0, 5) and high == 1.0 and low < 0.6
@@ -146,3 +148,20 @@ def test_the_duplicate_gain_of_one_deal_prints_no_nan() -> None:
     one = evaluate.Result(2, 1.0, 0.0, 1.0, 0, shares=[1.0, 0.0], margins=[3.0, -5.0], per_deal=2)
     line = evaluate.duplicate_gain([one])
     assert "nan" not in line and line == "duplicate deals: no interval to compare"
+
+
+def test_a_duplicate_win_rate_near_the_edge_takes_wilsons_interval_over_the_deals() -> None:
+    """Fewer than EDGE_DEALS deals' worth of losses (or wins): the t-interval would reach 100%
+    (99 deals won and one split: [98.5%, 100%]); Wilson's over the deals does not, and is what
+    the benchmark gives for the same games. From EDGE_DEALS on, the t-interval again."""
+    near = [1.0, 1.0] * 99 + [1.0, 0.0]
+    match = Match(200, sum(near), 0.0, 1.0, 0, shares=near, margins=[1.0] * 200, per_deal=2)
+    assert match.interval() == wilson_interval(99.5, 100)
+    assert match.interval()[1] < 1.0 and mean_interval(match.deal_shares())[1] > 0.9999
+    shares = [1.0, 1.0] * (100 - EDGE_DEALS) + [0.0, 0.0] * EDGE_DEALS
+    enough = Match(200, sum(shares), 0.0, 1.0, 0, shares=shares, margins=[1.0] * 200, per_deal=2)
+    assert enough.interval() == mean_interval(enough.deal_shares())
+    lost = [1.0 - s for s in near]  # the same near the other edge
+    assert Match(200, sum(lost), 0.0, 1.0, 0, shares=lost, margins=[0.0] * 200, per_deal=2).interval() == (
+        wilson_interval(0.5, 100)
+    )

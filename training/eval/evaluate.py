@@ -23,7 +23,7 @@ from domino_env import VARIANTS, DominoEnv, preset_options, raw_env, spec
 from domino_env.agents import AGENTS, Agent
 from training.agents import checkpoint_file, resolve_agent
 from training.eval.report import table_text, write_rows
-from training.matches import Match, RecordFolder, mean_interval, play_match, whole_deals
+from training.matches import EDGE_DEALS, Match, RecordFolder, mean_interval, play_match, whole_deals
 from training.model import checkpoint
 from training.model.config import Config, load_config
 from training.model.names import parse_guided_name
@@ -218,7 +218,8 @@ def format_results(results: list[Result], score_label: str = "score") -> str:
         if results[0].per_deal > 1:
             lines.append(
                 "95% CIs over the deals: win rate, a t-interval of the deals' mean shares (Wilson's "
-                "where every deal went one way); margin, a t-interval"
+                f"where every deal went one way or fewer than {EDGE_DEALS} deals' worth of wins or of "
+                "losses were played); margin, a t-interval"
             )
         else:
             lines.append("95% CIs over the games: win rate, Wilson's; margin, a t-interval")
