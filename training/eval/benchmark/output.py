@@ -10,11 +10,8 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-from scipy import stats
-
 from training.eval.benchmark import protocol
-from training.eval.benchmark.scores import VariantResults, win_rate_interval
+from training.eval.benchmark.scores import VariantResults, deal_draws, score_with_interval, win_rate_interval
 from training.eval.report import refuse_earlier, write_rows
 
 COLUMNS = (
@@ -124,8 +121,9 @@ def markdown(by_variant: list[VariantResults], summary: dict[str, Any]) -> str:
 
 
 def plot(path: Path, by_variant: list[VariantResults], summary: dict[str, Any]) -> None:
-    """One panel: each agent's normalized score per variant (95% t-interval over deals), the
-    references at 0 and 1; titled with the protocol, or as exploratory with the reasons (and
+    """One panel: each agent's normalized score per variant (its 95% bootstrap interval over the
+    deals, the scale's zero redrawn with them, as ``summary.json``'s: ``random`` and ``expert``
+    have none), the references at 0 and 1; titled with the protocol, or as exploratory with the reasons (and
     the label in the PNG's ``Description``)."""
     from matplotlib.figure import Figure
 
@@ -133,19 +131,22 @@ def plot(path: Path, by_variant: list[VariantResults], summary: dict[str, Any]) 
     fig = Figure(figsize=(9, 1.2 + 0.45 * len(by_variant) * max(1, len(labels)) / 2), layout="constrained")
     ax = fig.subplots()
     height = 0.8 / max(len(labels), 1)
+    draws = deal_draws(by_variant)
     for k, label in enumerate(labels):
-        ys, xs, errors = [], [], []
+        ys, xs, below, above = [], [], [], []
         for i, v in enumerate(by_variant):
             values = v.deal_scores.get(label)
             if not values or any(math.isnan(x) for x in values):
                 continue
-            mean = float(np.mean(values))
-            half = float(stats.sem(values) * stats.t.ppf(0.975, len(values) - 1)) if len(values) > 1 else 0.0
+            score, low, high = score_with_interval([v], label, draws)  # (one variant: its score)
             ys.append(i + k * height)
-            xs.append(mean)
-            errors.append(half)
+            xs.append(score)
+            below.append(0.0 if math.isnan(low) else score - low)
+            above.append(0.0 if math.isnan(high) else high - score)
         iqm = summary["agents"][label]["iqm"]
-        ax.barh(ys, xs, height=height, xerr=errors, capsize=2, label=f"{label} (IQM {two_places(iqm)})")
+        ax.barh(
+            ys, xs, height=height, xerr=[below, above], capsize=2, label=f"{label} (IQM {two_places(iqm)})"
+        )
     ax.set_yticks([i + 0.4 - height / 2 for i in range(len(by_variant))], [v.variant for v in by_variant])
     ax.axvline(0, color="grey", lw=0.8)
     ax.axvline(1, color="grey", lw=0.8, ls="--")
