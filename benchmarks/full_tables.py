@@ -18,8 +18,9 @@ the protocol's deals, which every run shares), and with the deals redrawn too. T
 best-response exploiter is trained against each run's last checkpoint (``python -m training
 exploit RUN run.collector=vector --steps --exploit-steps --games --exploit-games``: PPO
 against the frozen agent alone) and its win rate against it measured (``--exploit-steps 0``:
-none). A benchmark or exploit already in ``--runs`` for the same runs (their checkpoints as they
-are now), games and steps is read, not played again, and a benchmark cut off goes on from the
+none). A benchmark already in ``--runs`` for the same runs (their checkpoints as they are now)
+and games, or an exploit of at least the steps and games asked made since the run's last
+checkpoint, is read, not played again, and a benchmark cut off goes on from the
 pairings it finished (``--resume``), so an interrupted run of this script goes on where it stopped.
 
 Outputs: ``--runs/benchmark-<algorithm>/`` and ``--runs/exploit-<algorithm>/`` (the commands'
@@ -102,7 +103,9 @@ def train(algorithm: str, seed: int, args: argparse.Namespace) -> Path:
     latest = run_dir / "checkpoints" / "latest.pt"
     if latest.exists():
         saved = checkpoint.load(latest)
-        other = config_differences(saved["config"], config, tuple(config.to_dict()))
+        was = saved["config"]
+        was.run.out_dir, was.run.torch_threads = config.run.out_dir, config.run.torch_threads  # (not play)
+        other = config_differences(was, config, tuple(config.to_dict()))
         if other:
             raise SystemExit(
                 f"{run_dir} holds a run of other settings (saved -> asked: {other}); "
@@ -131,6 +134,8 @@ def benchmarked(summary: dict[str, Any], algorithm: str, runs: list[Path], games
     pairings played."""
     group = summary["agents"].get(algorithm, {})
     if summary.get("games_asked") != games or group.get("runs") != [str(run) for run in runs]:
+        return False
+    if "iqm_ci_with_deals" not in group or not (out / "pairings.json").exists():  # (an older summary)
         return False
     played = json.loads((out / "pairings.json").read_text())["pairings"]
     names = {name for entry in played for name in (entry["first"], entry["second"])}
@@ -167,8 +172,8 @@ def benchmark(algorithm: str, runs: list[Path], args: argparse.Namespace) -> dic
 
 def exploit(algorithm: str, run: Path, args: argparse.Namespace) -> dict[str, Any]:
     """The best-response exploiter's result against the run's last checkpoint (trained unless
-    ``--runs/exploit-<algorithm>/<run>`` holds it already: the same steps and games, written
-    after the run's last checkpoint): its exploit.json."""
+    ``--runs/exploit-<algorithm>/<run>`` holds it already: at least the steps and games asked,
+    written after the run's last checkpoint): its exploit.json."""
     out = Path(args.runs) / f"exploit-{algorithm}" / run.name
     command = command_line(
         "exploit",
@@ -188,9 +193,9 @@ def exploit(algorithm: str, run: Path, args: argparse.Namespace) -> dict[str, An
     newer = bool(found) and found[0].stat().st_mtime > (run / "checkpoints" / "latest.pt").stat().st_mtime
     if (
         result is None
-        or not newer
+        or not newer  # (an exploit of the run before it was trained again)
         or result["steps"] < args.exploit_steps
-        or result["games"] != args.exploit_games
+        or result["games"] < args.exploit_games  # (played: rounded up to whole deals)
     ):
         subprocess.run(command, check=True, cwd=ROOT)
         result = json.loads(next(out.glob("*/exploit.json")).read_text())
@@ -256,7 +261,7 @@ def main(argv: list[str] | None = None) -> int:
             "scores": " ".join(f"{s:.4f}" for s in scores),
             "exploiter_win_rates": " ".join(f"{e['win_rate']:.4f}" for e in exploits),
             "exploiter_intervals": " ".join(f"{e['low']:.4f}-{e['high']:.4f}" for e in exploits),
-            "exploit_games": args.exploit_games if exploits else "",
+            "exploit_games": exploits[0]["games"] if exploits else "",
             "train_minutes": f"{sum(seconds) / 60:.1f}",
             "command": " ".join(
                 [

@@ -21,6 +21,7 @@ import time
 import torch
 
 import domino_env
+from training.eval.arena import positive_int
 
 
 def matmul_gflops(size: int = 1024, repeats: int = 20) -> float:
@@ -62,10 +63,12 @@ def mlp_rows(
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description="the PPO update's compute ceiling on this machine")
     parser.add_argument("--variant", default="classic", choices=list(domino_env.SPECS))
-    parser.add_argument("--hidden", type=int, nargs="+", default=[256, 256])
-    parser.add_argument("--batch", type=int, nargs="+", default=[512, 2048, 8192], help="minibatch sizes")
-    parser.add_argument("--threads", type=int, default=1, help="torch threads (default 1)")
-    parser.add_argument("--epochs", type=int, default=4, help="the config's ppo.update_epochs")
+    parser.add_argument("--hidden", type=positive_int, nargs="+", default=[256, 256])
+    parser.add_argument(
+        "--batch", type=positive_int, nargs="+", default=[512, 2048, 8192], help="minibatch sizes"
+    )
+    parser.add_argument("--threads", type=positive_int, default=1, help="torch threads (default 1)")
+    parser.add_argument("--epochs", type=positive_int, default=4, help="the config's ppo.update_epochs")
     args = parser.parse_args(argv)
     torch.set_num_threads(args.threads)
     env = domino_env.raw_env(args.variant, **dict(domino_env.spec(args.variant).benchmark_tables[0]))

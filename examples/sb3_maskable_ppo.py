@@ -20,7 +20,6 @@ from sb3_contrib import MaskablePPO
 
 from domino_env import VARIANTS
 from domino_env.wrappers import SingleAgentEnv
-from training.eval.arena import non_negative_int, positive_int
 
 
 def smallest_table(variant: str) -> int:
@@ -61,10 +60,17 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--variant", default="all_fives", choices=sorted(VARIANTS))
     parser.add_argument("--opponents", default="random", help="random, greedy or a checkpoint path")
-    parser.add_argument("--steps", type=positive_int, default=50_000, help="the learner's decisions")
-    parser.add_argument("--games", type=positive_int, default=200, help="evaluation episodes")
-    parser.add_argument("--seed", type=non_negative_int, default=0)
+    parser.add_argument("--steps", type=int, default=50_000, help="the learner's decisions")
+    parser.add_argument("--games", type=int, default=200, help="evaluation episodes")
+    parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
+    for flag, value, least in (
+        ("--steps", args.steps, 1),
+        ("--games", args.games, 1),
+        ("--seed", args.seed, 0),
+    ):
+        if value < least:  # (this example needs nothing of the trainer's extra, so no types from it)
+            parser.error(f"argument {flag}: must be an integer of at least {least}, got {value}")
     model = train(args.variant, args.opponents, args.steps, args.seed)
     table = {"num_players": smallest_table(args.variant), "episode": "round"}
     env = SingleAgentEnv(args.variant, opponents=args.opponents, **table)

@@ -211,8 +211,7 @@ class Match(Summary):
         won = sum(shares)
         if len(set(shares)) <= 1 or min(won, len(shares) - won) < EDGE_DEALS:
             return wilson_interval(won, len(shares))
-        low, high = mean_interval(shares)
-        return max(0.0, low), min(1.0, high)
+        return mean_interval(shares)  # (inside [0, 1]: with EDGE_DEALS' worth each way it cannot leave it)
 
     @property
     def margin(self) -> float:

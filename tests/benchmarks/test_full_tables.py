@@ -31,7 +31,7 @@ def test_runs_are_trained_once_and_the_group_scores_written(
     def fake_exploit(algorithm: str, run: Path, args: Any) -> dict[str, Any]:
         """The exploit's result (its training and play are tested with the exploit command)."""
         rate = 0.5 + 0.125 * int(run.name[-1])
-        return {"win_rate": rate, "low": rate - 0.03, "high": rate + 0.03}
+        return {"win_rate": rate, "low": rate - 0.03, "high": rate + 0.03, "games": 1000}
 
     monkeypatch.setattr(full_tables, "benchmark", fake_benchmark)
     monkeypatch.setattr(full_tables, "exploit", fake_exploit)
@@ -62,14 +62,17 @@ def test_runs_are_trained_once_and_the_group_scores_written(
     assert played == [[str(run) for run in runs]]
     assert all((run / "checkpoints" / "latest.pt").exists() for run in runs)
     stamps = [(run / "checkpoints" / "latest.pt").stat().st_mtime_ns for run in runs]
-    assert full_tables.main(argv) == 0  # (trained already: the runs are kept, the benchmark plays)
+    threads = [*argv[:-1], "run.torch_threads=2", argv[-1]]  # (a setting that changes no play)
+    assert full_tables.main(threads) == 0  # (trained already: the runs are kept, the benchmark plays)
     assert [(run / "checkpoints" / "latest.pt").stat().st_mtime_ns for run in runs] == stamps
     rows = list(csv.DictReader((tmp_path / "full.csv").open()))
     assert rows[0]["algorithm"] == "ppo" and rows[0]["seeds"] == "2"
     assert (rows[0]["iqm"], rows[0]["ci_low"], rows[0]["ci_high"]) == ("0.1250", "0.0000", "0.2500")
     assert (rows[0]["ci_deals_low"], rows[0]["ci_deals_high"]) == ("-0.1250", "0.3750")
     assert rows[0]["scores"] == "0.0000 0.2500" and rows[0]["exploiter_win_rates"] == "0.6250 0.7500"
-    assert rows[0]["exploiter_intervals"] == "0.5950-0.6550 0.7200-0.7800"
+    assert (
+        rows[0]["exploiter_intervals"] == "0.5950-0.6550 0.7200-0.7800" and rows[0]["exploit_games"] == "1000"
+    )
     assert len(rows) == 1  # (the second run replaced its row)
     assert rows[0]["command"].startswith(
         "python benchmarks/full_tables.py --variant classic --algorithms ppo"
@@ -98,10 +101,15 @@ def test_a_benchmark_is_read_again_only_for_the_same_runs_as_they_are_now(tmp_pa
     (tmp_path / "pairings.json").write_text(
         json.dumps({"pairings": [{"first": name, "second": "expert"} for name in names]})
     )
-    summary = {"games_asked": 200, "agents": {"ppo": {"runs": [str(run) for run in runs]}}}
+    group = {"runs": [str(run) for run in runs], "iqm_ci_with_deals": [0.1, 0.2]}
+    summary = {"games_asked": 200, "agents": {"ppo": group}}
     assert full_tables.benchmarked(summary, "ppo", runs, 200, tmp_path)
+    older = {"games_asked": 200, "agents": {"ppo": {"runs": group["runs"]}}}  # (before the interval)
+    assert not full_tables.benchmarked(older, "ppo", runs, 200, tmp_path)
     assert not full_tables.benchmarked(summary, "ppo", runs, 100, tmp_path)  # other games
     assert not full_tables.benchmarked(summary, "ppo", runs[:1], 200, tmp_path)  # another group
     assert not full_tables.benchmarked(summary, "mmd", runs, 200, tmp_path)  # another algorithm
     (runs[1] / "checkpoints" / "latest.pt").write_bytes((AGENTS / "osel.pt").read_bytes())
     assert not full_tables.benchmarked(summary, "ppo", runs, 200, tmp_path)  # trained again since
+    (tmp_path / "pairings.json").unlink()  # (a benchmark cut off between its summary and pairings)
+    assert not full_tables.benchmarked(summary, "ppo", runs, 200, tmp_path)

@@ -317,6 +317,31 @@ def test_the_screen_gives_each_agents_interval_and_says_what_it_is_over(
     ]
 
 
+def test_a_groups_interval_with_the_deals_shows_when_its_runs_agree(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Runs that all score alike have no interval over the runs; the one with the deals redrawn
+    is still on screen."""
+    nan = math.nan
+    summary = {
+        "exploratory": False,
+        "label": "protocol v2",
+        "variants": ["classic"],
+        "agents": {
+            "alg": {"runs": ["a", "b"], "iqm": 0.5, "iqm_ci": [nan, nan], "iqm_ci_with_deals": [0.25, 0.75]}
+        },
+        "skipped": {},
+        "pairings": {"played": 0, "resumed": 0, "read": 0, "reference": "reference.json"},
+    }
+    monkeypatch.setattr(benchmark, "benchmark", lambda *args, **kwargs: summary)
+    assert main(["benchmark", "greedy", "--out", str(tmp_path / "b"), "--no-progress"]) == 0
+    (line,) = [line for line in capsys.readouterr().out.splitlines() if line.startswith("alg ")]
+    assert line.endswith(
+        "n/a (too few distinct outcomes) over 2 runs on these deals; "
+        "[+0.25, +0.75] with the deals redrawn too"
+    )
+
+
 def test_win_rate_interval_is_wilson_over_deals_and_never_zero_width() -> None:
     all_wins = Match(10, 10.0, 1.0, 1.0, 100, shares=[1.0] * 10, margins=[5.0] * 10, per_deal=2)
     low, high = benchmark.win_rate_interval(all_wins)

@@ -208,7 +208,7 @@ def test_a_page_names_only_the_checkpoints_the_server_was_started_with(tmp_path)
     client = TestClient(create_app(agents_dir=tmp_path / "none", checkpoints=[str(run)]))
     assert str(run) in client.get("/api/catalog").json()["agents"]
     body = {"mode": "watch", "variant": "classic", "options": ROUND, "seed": 1}
-    for name in (str(foreign), str(tmp_path / "missing.pt"), f"search:{foreign}", "/etc/passwd"):
+    for name in (str(foreign), str(tmp_path / "missing.pt"), f"search:{foreign}", "/etc/passwd", "a\x00b"):
         response = client.post("/api/games", json={**body, "agents": [name, "random"]})
         detail = response.json()["detail"]
         assert response.status_code == 400 and detail.startswith(f"agent {name!r} is not random or greedy")
@@ -216,6 +216,15 @@ def test_a_page_names_only_the_checkpoints_the_server_was_started_with(tmp_path)
     for name in (str(run), str(run / "checkpoints" / "latest.pt"), f"search:2:{run}"):
         response = client.post("/api/games", json={**body, "agents": [name, "random"]})
         assert response.status_code == 200, response.json()
+    (run / "checkpoints" / "latest.pt").rename(run / "checkpoints" / "iter_00001.pt")  # (being rewritten)
+    response = client.post("/api/games", json={**body, "agents": [str(foreign), "random"]})
+    assert response.status_code == 400 and "is not random or greedy" in response.json()["detail"]
+    (tmp_path / "link").symlink_to(run)  # (the same folder under another name: listed once)
+    again = TestClient(
+        create_app(agents_dir=tmp_path / "none", checkpoints=[str(run), str(tmp_path / "link")])
+    )
+    assert str(run) in again.get("/api/catalog").json()["agents"]
+    assert str(tmp_path / "link") not in again.get("/api/catalog").json()["agents"]
 
 
 def test_serve_refuses_an_agent_that_is_no_checkpoint_in_one_line(monkeypatch, capsys, tmp_path):

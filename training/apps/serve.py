@@ -44,7 +44,6 @@ from domino_env.agents import AGENTS, SEARCH_NAMES, TIER_NAMES, Agent, is_builti
 from domino_env.records import start_game
 from training.apps.play import PERSON, EventFeed, board_text, check_seat, final_totals, move_menu, result_text
 from training.eval.evaluate import Contestant, contestant, rules_table
-from training.model import checkpoint
 from training.model.names import parse_guided_name
 
 WEB = Path(__file__).with_name("web")
@@ -96,21 +95,34 @@ class Session:
 
 def served_checkpoints(agents_dir: Path, checkpoints: Sequence[str] = ()) -> list[str]:
     """The checkpoints a page may name: the shipped ones in ``agents_dir``, then ``checkpoints``
-    (files or run folders, as the command line gave them)."""
+    (files or run folders, as the command line gave them; one already listed is left out)."""
     shipped = sorted(str(path) for path in agents_dir.glob("*.pt")) if agents_dir.is_dir() else []
-    return [*shipped, *(name for name in checkpoints if name not in shipped)]
+    served: dict[Path, str] = {}
+    for name in [*shipped, *checkpoints]:
+        served.setdefault(Path(name).resolve(), name)
+    return list(served.values())
 
 
-def check_served(name: str, served: list[str]) -> None:
+def served_files(served: list[str]) -> set[Path]:
+    """What the served names stand for, resolved once: each file or run folder, and a run
+    folder's latest checkpoint (whether or not it is there now: a run may be writing it)."""
+    known = {Path(name).resolve() for name in served}
+    return known | {path / "checkpoints" / "latest.pt" for path in known if path.is_dir()}
+
+
+def check_served(name: str, served: list[str], known: set[Path]) -> None:
     """Refuse (ValueError) an agent that is neither built in nor one of the ``served``
-    checkpoints, alone or guiding ``search:[N:]CHECKPOINT``, before any file of that name is
-    looked at: the page can neither load another file nor learn whether one exists."""
+    checkpoints (``known``: :func:`served_files`), alone or guiding ``search:[N:]CHECKPOINT``,
+    before any file of that name is read: the page can neither load another file nor learn
+    whether one exists. (An installed agent loader's names are refused too: they could name
+    files.)"""
     if is_builtin(name):  # (a malformed search:N raises, saying what is allowed)
         return
     guided = parse_guided_name(name)
-    target = Path(name if guided is None else guided[1]).resolve()
-    known = {Path(path).resolve() for path in served}
-    known |= {checkpoint.resolve(path).resolve() for path in served if Path(path).is_dir()}
+    try:
+        target: Path | None = Path(name if guided is None else guided[1]).resolve()
+    except (OSError, ValueError):  # (no path at all: a NUL byte in it)
+        target = None
     if target not in known:
         offered = ", ".join(served) or "none"
         raise ValueError(
@@ -187,12 +199,12 @@ def check_agents_fit(named: list[tuple[str, Contestant]], variant: str, options:
         )
 
 
-def new_session(game: NewGame, served: list[str]) -> Session:
+def new_session(game: NewGame, served: list[str], known: set[Path]) -> Session:
     """A watch or play game, dealt; any bad name or option, or an agent that is not built in nor
-    one of the ``served`` checkpoints, raises ValueError before anything is kept, in words of
-    the page's own fields."""
+    one of the ``served`` checkpoints (:func:`check_served`), raises ValueError before anything
+    is kept, in words of the page's own fields."""
     for name in game.agents:
-        check_served(name, served)
+        check_served(name, served, known)
     options = {key: value for key, value in game.options.items() if key != "render_mode"}
     try:
         env = raw_env(game.variant, **options)
@@ -304,6 +316,7 @@ def create_app(agents_dir: Path | str = "agents", checkpoints: Sequence[str] = (
     app = FastAPI(title="domino-env", docs_url=None, redoc_url=None)
     sessions: dict[str, Session] = {}
     served = served_checkpoints(Path(agents_dir), checkpoints)
+    known = served_files(served)
 
     @app.exception_handler(RequestValidationError)
     async def unreadable(_: Request, err: RequestValidationError) -> JSONResponse:
@@ -334,7 +347,7 @@ def create_app(agents_dir: Path | str = "agents", checkpoints: Sequence[str] = (
     @app.post("/api/games")
     def create_game(game: NewGame) -> dict[str, Any]:
         try:
-            return keep(new_session(game, served))
+            return keep(new_session(game, served, known))
         except ValueError as err:
             raise _bad(err) from err
 

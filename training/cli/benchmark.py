@@ -17,7 +17,8 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
         description="Each agent plays the ladder on each variant's standard table, whole matches, "
         "duplicate deals from the protocol's fixed deal seeds. Scores, from the win rate against "
         "expert: 0 plays like random, 1 holds its own against expert; summary.json holds their "
-        "interquartile mean with a stratified bootstrap interval. Fewer than 200 games a pairing "
+        "interquartile mean with a bootstrap interval over the deals (a --group's: over its runs, "
+        "and over its runs and the deals). Fewer than 200 games a pairing "
         "or only some variants is an exploratory run, labelled so.",
     )
     parser.add_argument(
@@ -111,15 +112,15 @@ def run(args: argparse.Namespace) -> int:
             interval = "n/a (too few distinct outcomes)"
         else:
             interval = f"[{two_places(low, sign=True)}, {two_places(high, sign=True)}]"
-            if "runs" in entry:  # (a group: its runs resampled, on these deals; then the deals too)
-                few = ": about their range" if len(entry["runs"]) < FEW_RUNS else ""
-                interval += f" over {len(entry['runs'])} runs on these deals{few}"
-                deals_low, deals_high = entry["iqm_ci_with_deals"]
-                if not math.isnan(deals_low):
-                    interval += (
-                        f"; [{two_places(deals_low, sign=True)}, {two_places(deals_high, sign=True)}] "
-                        "with the deals redrawn too"
-                    )
+        if "runs" in entry:  # (a group: its runs resampled, on these deals; then the deals too)
+            few = ": about their range" if len(entry["runs"]) < FEW_RUNS and not math.isnan(low) else ""
+            interval += f" over {len(entry['runs'])} runs on these deals{few}"
+            deals_low, deals_high = entry["iqm_ci_with_deals"]
+            if not math.isnan(deals_low):
+                interval += (
+                    f"; [{two_places(deals_low, sign=True)}, {two_places(deals_high, sign=True)}] "
+                    "with the deals redrawn too"
+                )
         counted = entry.get("variants")
         if counted is not None and len(counted) < len(summary["variants"]):
             interval += (

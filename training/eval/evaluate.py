@@ -198,7 +198,8 @@ class Result(Match):
 
 def format_results(results: list[Result], score_label: str = "score") -> str:
     """A table a person reads: win rate with its 95% interval (:meth:`Match.interval`: Wilson's
-    over independent games; with duplicate deals a t-interval over the deals' mean shares),
+    over independent games; with duplicate deals a t-interval over the deals' mean shares, or
+    Wilson's over the deals near 0% or 100%),
     mean outcome reward, final score, rounds, and the points margin per match with its interval;
     ``score_label`` says what the score is (``penalty`` where lower is better)."""
     width = max([len("opponent"), *(len(r.agent) for r in results), *(len(r.opponent) for r in results)])

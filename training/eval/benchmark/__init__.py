@@ -71,8 +71,9 @@ each resample); with ``--group`` the listed agents are runs (training seeds) of 
 the IQM is over every (run, variant) score, and ``iqm_ci`` resamples the runs within each
 variant (``scipy.stats.bootstrap``) - the rliable paper's convention: the seeds' spread on the
 protocol's deals, which every run shares. ``iqm_ci_with_deals`` redraws the deals as well, so it
-also holds what another set of deals would change (1.6 to 2.5 times as wide on the full tables'
-groups measured). An interval of zero
+also holds what another set of deals would change, erring wide (runs and deals drawn
+independently count a run's own deal noise more than once; 1.6 to 2.5 times as wide on the
+three full-table groups measured). An interval of zero
 width (every resample gave the same IQM: too few distinct outcomes) is not an interval: it is
 reported as nan (``NaN`` in ``summary.json``), as is one with nothing to resample.
 

@@ -119,8 +119,8 @@ def score_with_interval(
         )
         with np.errstate(divide="ignore", invalid="ignore"):  # (a resample with no scale: nan, left out)
             resampled.append((own - zero) / (one - zero))
-    boot = stats.trim_mean(np.stack(resampled, axis=1), 0.25, axis=1)
-    boot = boot[np.isfinite(boot)]
+    stacked = np.stack(resampled, axis=1)
+    boot = stats.trim_mean(stacked[np.isfinite(stacked).all(axis=1)], 0.25, axis=1)
     if not boot.size:
         return centre, math.nan, math.nan
     low, high = (float(x) for x in np.percentile(boot, [2.5, 97.5]))
@@ -176,25 +176,29 @@ def group_interval_with_deals(
     every variant (``draws``, as :func:`score_with_interval`'s, the scale's zero recomputed from
     them) and the runs again within each variant. All runs play the same deals, so the deals'
     noise is shared by every run and resampling the runs alone (:func:`iqm_with_interval`)
-    leaves it out: that interval is the seeds' spread on these deals, this one the spread a new
-    set of deals would add. nan where there is nothing to resample or every resample agrees."""
+    leaves it out: that interval is the seeds' spread on these deals, this one holds what a new
+    set of deals would add. Drawing runs and deals independently counts each run's own deal
+    noise more than once, so it errs wide (conservative). nan where there is nothing to resample
+    or every resample agrees."""
     rng = np.random.default_rng(1)
     resampled = []
     for v in by_variant:
         mine = [a for a in runs if a in v.deal_scores and not math.isnan(v.score(a))]
-        rows = draws.get(v.variant)
-        if not mine or rows is None or rows.shape[1] < 2:
+        if not mine:
             continue
+        rows = draws[v.variant]
+        if rows.shape[1] < 2:  # (one deal: nothing to redraw, as for one agent)
+            return math.nan, math.nan
         zero, one = (np.asarray(v.top_shares[p])[rows].mean(axis=1) for p in (protocol.BOTTOM, protocol.TOP))
         own = np.stack([np.asarray(v.top_shares[a])[rows].mean(axis=1) for a in mine], axis=1)
-        with np.errstate(divide="ignore", invalid="ignore"):  # (a resample with no scale: nan, left out)
+        with np.errstate(divide="ignore", invalid="ignore"):  # (a resample with no scale: left out)
             scores = (own - zero[:, None]) / (one - zero)[:, None]
         picks = rng.integers(len(mine), size=scores.shape)  # the runs drawn again, within the variant
         resampled.append(np.take_along_axis(scores, picks, axis=1))
     if not resampled:
         return math.nan, math.nan
-    boot = stats.trim_mean(np.concatenate(resampled, axis=1), 0.25, axis=1)
-    boot = boot[np.isfinite(boot)]
+    joined = np.concatenate(resampled, axis=1)
+    boot = stats.trim_mean(joined[np.isfinite(joined).all(axis=1)], 0.25, axis=1)
     if not boot.size:
         return math.nan, math.nan
     low, high = (float(x) for x in np.percentile(boot, [2.5, 97.5]))
