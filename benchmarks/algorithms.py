@@ -115,7 +115,7 @@ sys.path.insert(0, str(ROOT))
 
 from domino_env.gametree import GameTree  # noqa: E402
 from training.cli.train import solve  # noqa: E402
-from training.eval.arena import positive_int  # noqa: E402
+from training.eval.arena import non_negative_int, positive_int  # noqa: E402
 from training.eval.exploitability import log_spaced, network_policy, observe_all  # noqa: E402
 from training.model import checkpoint  # noqa: E402
 from training.model.config import ALGORITHMS, load_config  # noqa: E402
@@ -493,7 +493,7 @@ def main(argv: list[str] | None = None) -> int:
         "--points", type=positive_int, default=25, help="checkpoints measured per run (default 25)"
     )
     parser.add_argument(
-        "--cfr-iterations", type=positive_int, default=256, help="CFR+ iterations (default 256)"
+        "--cfr-iterations", type=non_negative_int, default=256, help="CFR+ iterations (default 256; 0: none)"
     )
     parser.add_argument("--set", nargs="*", default=[], metavar="KEY=VALUE", help="more config overrides")
     parser.add_argument("--runs", default="runs/algorithms", help="where the runs go")
