@@ -23,14 +23,16 @@ and games, or an exploit of at least the steps and games asked made since the ru
 checkpoint, is read, not played again, and a benchmark cut off goes on from the
 pairings it finished (``--resume``), so an interrupted run of this script goes on where it stopped.
 
-Outputs: ``--runs/benchmark-<algorithm>/`` and ``--runs/exploit-<algorithm>/`` (the commands'
-own files), a row per algorithm in ``--csv`` (default ``benchmarks/results/full_tables.csv``,
-replacing the row of the same variant, algorithm and decisions: each seed's score and
-exploiter win rate, the group's IQM and interval, the training time from the run's log to its
-last checkpoint, and the commands), and the raw runs in marl-eval's layout (as
-``benchmarks/algorithms.py`` writes them) in ``--json`` (default
-``benchmarks/results/full_tables_<variant>.json``, merged with what it holds), and a picture of
-the variant's rows at these decisions (``--plot``, default ``docs/assets/full_tables_<variant>.png``)::
+Outputs: ``--runs/benchmark-<algorithm>-<variant>/`` and ``--runs/exploit-<algorithm>/`` (the
+commands' own files; each group's ``pairings.json``, every deal's result, is also copied beside
+``--json`` as ``full_tables_<variant>_<algorithm>_pairings.json``), a row per algorithm in
+``--csv`` (default ``benchmarks/results/full_tables.csv``, replacing the row of the same
+variant, algorithm and decisions: each seed's score and exploiter win rate, the group's IQM and
+interval, the training time from the run's log to its last checkpoint, and the commands), and
+the raw runs in marl-eval's layout (as ``benchmarks/algorithms.py`` writes them) in ``--json``
+(default ``benchmarks/results/full_tables_<variant>.json``, merged with what it holds), and a
+picture of the variant's rows at these decisions (``--plot``, default
+``docs/assets/full_tables_<variant>.png``)::
 
     {"<variant>": {"standard": {"<algorithm>": {"run_<seed>": {
         "step_1": {"step_count": <decisions>, "score": [<score>], "seconds": [<training s>],
@@ -42,6 +44,7 @@ from __future__ import annotations
 import argparse
 import csv
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -143,9 +146,13 @@ def benchmarked(summary: dict[str, Any], algorithm: str, runs: list[Path], games
 
 
 def benchmark(algorithm: str, runs: list[Path], args: argparse.Namespace) -> dict[str, Any]:
-    """The benchmark of the runs as one group (played unless ``--runs/benchmark-<algorithm>``
-    holds it already: :func:`benchmarked`): its summary."""
-    out = Path(args.runs) / f"benchmark-{algorithm}"
+    """The benchmark of the runs as one group (played unless ``--runs/benchmark-<algorithm>-
+    <variant>`` holds it already: :func:`benchmarked`): its summary. A benchmark played again
+    reads the pairings the folder holds (their keys are the checkpoints' contents and the
+    games: a run trained since plays its pairings again, the others are read), and its
+    ``pairings.json`` is kept beside ``--json`` (every deal's result: what any statistic is
+    recomputed from)."""
+    out = Path(args.runs) / f"benchmark-{algorithm}-{args.variant}"
     command = command_line(
         "benchmark",
         *map(str, runs),
@@ -165,9 +172,21 @@ def benchmark(algorithm: str, runs: list[Path], args: argparse.Namespace) -> dic
     done = out / "summary.json"
     summary = json.loads(done.read_text()) if done.exists() else None
     if summary is None or not benchmarked(summary, algorithm, runs, args.games, out):
+        played, partial = out / "pairings.json", out / "pairings.partial.json"
+        if played.exists() and not partial.exists():  # (what is still valid is read, not replayed)
+            shutil.copyfile(played, partial)
         subprocess.run(command, check=True, cwd=ROOT)
         summary = json.loads(done.read_text())
+    shutil.copyfile(
+        out / "pairings.json",
+        raw_path(args).with_name(f"full_tables_{args.variant}_{algorithm}_pairings.json"),
+    )
     return summary
+
+
+def raw_path(args: argparse.Namespace) -> Path:
+    """``--json``: the raw runs in marl-eval's layout."""
+    return Path(args.json or ROOT / "benchmarks" / "results" / f"full_tables_{args.variant}.json")
 
 
 def exploit(algorithm: str, run: Path, args: argparse.Namespace) -> dict[str, Any]:
@@ -232,7 +251,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-progress", action="store_true")
     args = parser.parse_args(argv)
     args.config = args.config or str(ROOT / "configs" / f"{args.variant}.yaml")
-    json_path = Path(args.json or ROOT / "benchmarks" / "results" / f"full_tables_{args.variant}.json")
+    json_path = raw_path(args)
     torch.set_num_threads(1)
     for algorithm in args.algorithms:
         runs = [train(algorithm, seed, args) for seed in range(1, args.seeds + 1)]

@@ -113,3 +113,36 @@ def test_a_benchmark_is_read_again_only_for_the_same_runs_as_they_are_now(tmp_pa
     assert not full_tables.benchmarked(summary, "ppo", runs, 200, tmp_path)  # trained again since
     (tmp_path / "pairings.json").unlink()  # (a benchmark cut off between its summary and pairings)
     assert not full_tables.benchmarked(summary, "ppo", runs, 200, tmp_path)
+
+
+def test_a_benchmark_played_again_reads_the_pairings_it_holds_and_keeps_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A folder whose summary is stale still holds every deal's result: they go in as the
+    resumed pairings (the benchmark replays only those whose checkpoint or games changed), and
+    the group's pairings are copied beside --json."""
+    out = tmp_path / "runs" / "benchmark-ppo-classic"
+    out.mkdir(parents=True)
+    (out / "pairings.json").write_text('{"pairings": ["earlier"]}')
+    commands: list[list[str]] = []
+
+    def fake_run(command: list[str], **_: Any) -> None:
+        commands.append(command)
+        assert json.loads((out / "pairings.partial.json").read_text()) == {"pairings": ["earlier"]}
+        (out / "pairings.json").write_text('{"pairings": ["now"]}')
+        (out / "summary.json").write_text('{"agents": {}}')
+
+    monkeypatch.setattr(full_tables.subprocess, "run", fake_run)
+    args = full_tables.argparse.Namespace(
+        runs=str(tmp_path / "runs"),
+        variant="classic",
+        games=200,
+        workers=1,
+        no_progress=True,
+        json=str(tmp_path / "results" / "full_tables_classic.json"),
+    )
+    (tmp_path / "results").mkdir()
+    assert full_tables.benchmark("ppo", [tmp_path / "run-1"], args) == {"agents": {}}
+    assert len(commands) == 1 and "--resume" in commands[0] and str(out) in commands[0]
+    kept = tmp_path / "results" / "full_tables_classic_ppo_pairings.json"
+    assert json.loads(kept.read_text()) == {"pairings": ["now"]}
