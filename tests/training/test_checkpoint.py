@@ -428,3 +428,54 @@ def test_rng_states_round_trip() -> None:
     checkpoint.restore_rngs(states, rngs)
     again = (torch.rand(3), rngs["a"].random(3))
     assert torch.equal(first[0], again[0]) and np.array_equal(first[1], again[1])
+
+
+def test_run_init_starts_the_network_from_a_trained_policy(tmp_path: Path, classic_run: Path) -> None:
+    """run.init: the network (and an mmd run's magnet) starts with the checkpoint's weights, as
+    a run folder or a file, while the optimizer and counters start fresh; the first update then
+    moves away from them."""
+    saved = torch.load(classic_run / "latest.pt", weights_only=False)["model"]
+    for source in (classic_run.parent, classic_run / "iter_00002.pt"):
+        for algorithm in ("ppo", "mmd"):
+            config = tiny_config(tmp_path / algorithm, f"algorithm={algorithm}", f"run.init={source}")
+            trainer = Trainer(config, overwrite=True)
+            started = trainer.model.state_dict()
+            assert all(torch.equal(started[k], v) for k, v in saved.items())
+            assert trainer.iteration == 0 and not trainer.optimizer.state
+            if algorithm == "mmd":
+                assert trainer.magnet is not None
+                assert all(torch.equal(trainer.magnet.state_dict()[k], v) for k, v in saved.items())
+    trainer.train(progress=False)
+    assert not all(torch.equal(trainer.model.state_dict()[k], v) for k, v in saved.items())
+    copy = tmp_path / "start.pt"  # a run started from a file that is gone since still loads
+    copy.write_bytes((classic_run / "latest.pt").read_bytes())
+    started = Trainer(tiny_config(tmp_path / "gone", f"run.init={copy}"))
+    started.train(progress=False)
+    copy.unlink()
+    assert checkpoint.load(started.run_dir)["config"].run.init == str(copy)
+
+
+@pytest.mark.parametrize(
+    ("overrides", "error", "says"),
+    [
+        (("algorithm=dmc",), ConfigError, r"run\.init: a trained policy starts the runs of ppo and mmd only"),
+        (
+            ("network.hidden=[16]",),
+            ConfigError,
+            r"another network than this run's .*network\.hidden: \[32\] -> \[16\]",
+        ),
+        (
+            ("env.variant=all_fives",),
+            CheckpointError,
+            r"was trained on classic .*plays only the table it was",
+        ),
+    ],
+)
+def test_run_init_refuses_a_policy_that_cannot_start_this_run(
+    tmp_path: Path, classic_run: Path, overrides: tuple[str, ...], error: type, says: str
+) -> None:
+    with pytest.raises(error, match=says):
+        Trainer(tiny_config(tmp_path, f"run.init={classic_run.parent}", *overrides))
+    assert not (tmp_path / "classic-1").exists() and not (tmp_path / "all_fives-1").exists()
+    with pytest.raises(CheckpointError, match=r"^run\.init: checkpoint nowhere\.pt does not exist"):
+        Trainer(tiny_config(tmp_path, "run.init=nowhere.pt"))

@@ -165,6 +165,10 @@ class RunConfig:
     checkpoint_every: int = 10  # iterations
     out_dir: str = "runs"
     name: str = ""  # run folder name; default <variant>-<seed>
+    # a checkpoint (file or run folder) whose weights start the network, to fine-tune a trained
+    # policy (its network must be this run's); the optimizer, counters and random streams start
+    # fresh; "": a new network. A resumed run takes its checkpoint's weights instead
+    init: str = ""
     zero_sum: bool = True  # learn from each seat's reward minus the table's mean reward
     reward_scale: float = 1.0  # learned rewards are multiplied by this (points rewards are small)
     # play whole matches, learn each round as an episode rewarded by the change in the side's
@@ -184,7 +188,9 @@ class RunConfig:
 # dmc, training/rl/nfsp.py's for nfsp; cfr and mccfr solve the game tree (training/rl/cfr.py) instead
 ALGORITHMS = ("ppo", "mmd", "dmc", "nfsp", "cfr", "mccfr")
 TREE_ALGORITHMS = ("cfr", "mccfr")  # the ones that solve the game tree rather than play games
-DISTILLING = ("ppo", "mmd")  # the ones whose update takes the search's labels (distill)
+# the ones trained by the policy-gradient update: it takes the search's labels (distill), and its
+# network can start from a trained policy (run.init)
+POLICY_UPDATES = ("ppo", "mmd")
 COLLECTORS = ("local", "vector")
 DEVICES = ("cpu", "cuda", "cuda:N", "auto")  # run.device's forms (resolve_device)
 VECTOR_BASELINES = ("random",)  # the built-in pool.baselines the vector collector plays itself
@@ -218,7 +224,7 @@ class Config:
             for name in ALGORITHMS[1:]:  # (each has a section of its name; ppo's is read by mmd too)
                 if name != self.algorithm:
                     del out[name]
-            if self.algorithm not in DISTILLING or not self.distill.share:
+            if self.algorithm not in POLICY_UPDATES or not self.distill.share:
                 del out["distill"]
         return out
 
@@ -597,10 +603,15 @@ def validate(config: Config) -> DominoEnv:
         raise ConfigError(f"network.hidden must list positive layer sizes, got {config.network.hidden}")
     if run.num_envs * run.rollout_steps < ppo.num_minibatches:
         raise ConfigError("run.num_envs * run.rollout_steps must be at least ppo.num_minibatches")
-    if config.distill.share > 0 and config.algorithm not in DISTILLING:
+    if config.distill.share > 0 and config.algorithm not in POLICY_UPDATES:
         raise ConfigError(
-            f"distill.share: search is distilled into the update of {' and '.join(DISTILLING)} only, "
+            f"distill.share: search is distilled into the update of {' and '.join(POLICY_UPDATES)} only, "
             f"and this run's algorithm is {config.algorithm}: set distill.share=0 or change algorithm"
+        )
+    if run.init and config.algorithm not in POLICY_UPDATES:
+        raise ConfigError(
+            f"run.init: a trained policy starts the runs of {' and '.join(POLICY_UPDATES)} only, and this "
+            f"run's algorithm is {config.algorithm}: leave run.init out or change algorithm"
         )
     check_collector(config)
     check_device(run.device)

@@ -214,6 +214,8 @@ class Trainer:
         self.iterations = math.ceil(config.run.total_steps / self.per_iteration)
         self.last_good: dict[str, Any] | None = None
         try:
+            if config.run.init and resume is None:
+                self._start_from(config.run.init)
             source = self._resume(resume) if resume is not None else None
             # last: nothing is deleted for a run that cannot start
             claim_run_dir(self.run_dir, overwrite=overwrite, source=source)
@@ -241,6 +243,24 @@ class Trainer:
                 **extra,
             }
         )
+
+    def _start_from(self, path: str) -> None:
+        """``run.init``: the network (and an mmd run's magnet) starts from the checkpoint's
+        weights; a checkpoint of another table or network is refused, saying what differs."""
+        architecture = self.model.architecture
+        try:  # (checked here, not with the config: a run's checkpoints load once the file is gone)
+            model, saved = checkpoint.load_model(path, architecture.obs_size, architecture.num_actions)
+        except checkpoint.CheckpointError as err:
+            raise checkpoint.CheckpointError(f"run.init: {err}") from None
+        if model.architecture != architecture:
+            changed = config_differences(saved, self.config, ("network",)) or "its layers"
+            raise ConfigError(
+                f"run.init: {path} holds another network than this run's (checkpoint -> this run: "
+                f"{changed}): give the network settings it was trained with"
+            )
+        self.model.load_state_dict(model.state_dict())
+        if self.magnet is not None:
+            self.magnet.load_state_dict(model.state_dict())
 
     def _resume(self, path: str | Path) -> Path:
         """Continue from a checkpoint (returns its path). The table, the network, the settings in
