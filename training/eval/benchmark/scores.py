@@ -96,6 +96,27 @@ def scored_in(by_variant: list[VariantResults], player: str) -> list[VariantResu
     return [v for v in by_variant if player in v.deal_scores and not math.isnan(v.score(player))]
 
 
+def resampled_scores(v: VariantResults, players: list[str], rows: np.ndarray) -> np.ndarray:
+    """Each player's score on ``v`` in every resample of its deals (``rows``: resamples x deal
+    indices), the scale's zero and one recomputed from the same draw: float[resamples, players]
+    (a resample with no scale: not finite)."""
+    zero, one = (np.asarray(v.top_shares[p])[rows].mean(axis=1) for p in (protocol.BOTTOM, protocol.TOP))
+    own = np.stack([np.asarray(v.top_shares[p])[rows].mean(axis=1) for p in players], axis=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return (own - zero[:, None]) / (one - zero)[:, None]
+
+
+def iqm_percentiles(resampled: np.ndarray) -> tuple[float, float]:
+    """The 95% percentile interval of the IQM of each resample (a row of ``resampled``), the
+    rows with a score that is not finite left out; nan where none is left or every row agrees
+    (a zero width would claim certainty)."""
+    boot = stats.trim_mean(resampled[np.isfinite(resampled).all(axis=1)], 0.25, axis=1)
+    if not boot.size:
+        return math.nan, math.nan
+    low, high = (float(x) for x in np.percentile(boot, [2.5, 97.5]))
+    return (low, high) if high - low > 1e-12 else (math.nan, math.nan)
+
+
 def score_with_interval(
     held: list[VariantResults], player: str, draws: dict[str, np.ndarray]
 ) -> tuple[float, float, float]:
@@ -109,23 +130,11 @@ def score_with_interval(
     if not held:
         return math.nan, math.nan, math.nan
     centre = float(stats.trim_mean([v.score(player) for v in held], 0.25))
-    resampled = []
-    for v in held:
-        rows = draws[v.variant]
-        if rows.shape[1] < 2:
-            return centre, math.nan, math.nan
-        zero, one, own = (
-            np.asarray(v.top_shares[p])[rows].mean(axis=1) for p in (protocol.BOTTOM, protocol.TOP, player)
-        )
-        with np.errstate(divide="ignore", invalid="ignore"):  # (a resample with no scale: nan, left out)
-            resampled.append((own - zero) / (one - zero))
-    stacked = np.stack(resampled, axis=1)
-    boot = stats.trim_mean(stacked[np.isfinite(stacked).all(axis=1)], 0.25, axis=1)
-    if not boot.size:
+    if any(draws[v.variant].shape[1] < 2 for v in held):
         return centre, math.nan, math.nan
-    low, high = (float(x) for x in np.percentile(boot, [2.5, 97.5]))
-    if not high - low > 1e-12:
-        return centre, math.nan, math.nan
+    low, high = iqm_percentiles(
+        np.concatenate([resampled_scores(v, [player], draws[v.variant]) for v in held], axis=1)
+    )
     return centre, low, high
 
 
@@ -189,20 +198,12 @@ def group_interval_with_deals(
         rows = draws[v.variant]
         if rows.shape[1] < 2:  # (one deal: nothing to redraw, as for one agent)
             return math.nan, math.nan
-        zero, one = (np.asarray(v.top_shares[p])[rows].mean(axis=1) for p in (protocol.BOTTOM, protocol.TOP))
-        own = np.stack([np.asarray(v.top_shares[a])[rows].mean(axis=1) for a in mine], axis=1)
-        with np.errstate(divide="ignore", invalid="ignore"):  # (a resample with no scale: left out)
-            scores = (own - zero[:, None]) / (one - zero)[:, None]
+        scores = resampled_scores(v, mine, rows)
         picks = rng.integers(len(mine), size=scores.shape)  # the runs drawn again, within the variant
         resampled.append(np.take_along_axis(scores, picks, axis=1))
     if not resampled:
         return math.nan, math.nan
-    joined = np.concatenate(resampled, axis=1)
-    boot = stats.trim_mean(joined[np.isfinite(joined).all(axis=1)], 0.25, axis=1)
-    if not boot.size:
-        return math.nan, math.nan
-    low, high = (float(x) for x in np.percentile(boot, [2.5, 97.5]))
-    return (low, high) if high - low > 1e-12 else (math.nan, math.nan)
+    return iqm_percentiles(np.concatenate(resampled, axis=1))
 
 
 def summarize(
