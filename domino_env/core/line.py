@@ -55,10 +55,13 @@ class _SlotMoves(dict[int, tuple[int, ...]]):
         return moves
 
 
-# Per layout (tile set, slots), shared by its lines: the slot numbers, (slot, its moves) and
-# firsts[k], the first k slot numbers (the slots in use: ``used``). Loops go over these stored
-# sequences: building a range at every call costs more than the loop.
-_LAYOUTS: dict[tuple[TileSet, int], tuple[range, list[tuple[int, _SlotMoves]], list[range]]] = {}
+# Per number of slots (the move tables hold tile ids, whatever the set), shared by its lines: the
+# slot numbers, (slot, its moves) and firsts[k], the first k slot numbers (the slots in use:
+# ``used``). Loops go over these stored sequences: building a range at every call costs more
+# than the loop.
+_LAYOUTS: dict[int, tuple[range, list[tuple[int, _SlotMoves]], list[range]]] = {}
+# A line's attributes that are caches: shared per layout, or worked out again on demand.
+_CACHES = frozenset({"slots", "slot_moves", "firsts", "playable"})
 
 
 class Line:
@@ -91,13 +94,17 @@ class Line:
         self.tiles = tiles
         self.num_slots = num_slots
         self.spinner_rule = spinner
-        layout = (tiles, num_slots)
-        if layout not in _LAYOUTS:
-            slots = range(num_slots)
-            firsts = [range(k) for k in range(num_slots + 1)]
-            _LAYOUTS[layout] = (slots, [(slot, _SlotMoves(num_slots, slot)) for slot in slots], firsts)
-        self.slots, self.slot_moves, self.firsts = _LAYOUTS[layout]
+        self._share_layout()
         self.reset()
+
+    def _share_layout(self) -> None:
+        """Point at the layout's shared slot numbers and move tables (built on first use)."""
+        n = self.num_slots
+        if n not in _LAYOUTS:
+            slots = range(n)
+            moves = [(slot, _SlotMoves(n, slot)) for slot in slots]
+            _LAYOUTS[n] = (slots, moves, [range(k) for k in range(n + 1)])
+        self.slots, self.slot_moves, self.firsts = _LAYOUTS[n]
 
     def reset(self) -> None:
         n = self.num_slots
@@ -114,12 +121,19 @@ class Line:
         self.used = 0  # slots ever opened this round: they open in order, so 0 .. used-1
         self.playable = -1  # playable_mask() while the ends stay as they are; -1: to work out
 
+    def __getstate__(self) -> tuple[None, dict[str, Any]]:
+        """Pickle the round, not the caches (checkpoints hold games in progress and load with
+        torch's weights-only unpickler, which builds no dict subclass such as the move tables)."""
+        return None, {name: getattr(self, name) for name in self.__slots__ if name not in _CACHES}
+
     def __setstate__(self, state: tuple[None, dict[str, Any]]) -> None:
-        """Unpickle (checkpoints hold games in progress); a line pickled before the ``playable``
-        cache existed starts with it unknown."""
-        self.playable = -1
+        """Unpickle: the round as pickled, the caches shared or worked out again (a line
+        pickled with its caches, before :meth:`__getstate__`, drops them)."""
         for name, value in state[1].items():
-            setattr(self, name, value)
+            if name not in _CACHES:
+                setattr(self, name, value)
+        self._share_layout()
+        self.playable = -1
 
     def clone(self) -> Line:
         other = Line.__new__(Line)

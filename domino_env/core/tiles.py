@@ -53,6 +53,22 @@ class TileSet:
             for k in range((self.size + 7) // 8)
         ]
 
+    def __reduce__(self) -> tuple[type[TileSet], tuple[int]]:
+        """Pickled as its size, not its tables (a checkpoint's games in progress all name it)."""
+        return TileSet, (self.max_pip,)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, TileSet) and other.max_pip == self.max_pip  # (a set is its size)
+
+    def __hash__(self) -> int:
+        return hash((TileSet, self.max_pip))
+
+    def __copy__(self) -> TileSet:
+        return self  # (never changed once built: copies share it, as rules and lines do)
+
+    def __deepcopy__(self, memo: dict[int, object]) -> TileSet:
+        return self
+
     def id_of(self, tile: TileLike) -> int:
         """Canonical id of a tile written ``(a, b)``, ``[a, b]`` or ``"a-b"`` (either order)."""
         a, b = parse_tile(tile)

@@ -383,20 +383,26 @@ def test_deep_copies_and_pickles_play_on_like_the_original(name, n, teams):
         assert_same(snapshot(env), snapshot(twin))
 
 
-def test_a_line_pickled_before_its_playable_cache_loads():
-    """Checkpoints hold games in progress: a line saved by an older version (no ``playable`` slot)
-    unpickles with the cache unknown, and then answers as the original."""
+def test_a_line_pickles_its_round_not_its_caches_and_loads_an_older_pickle():
+    """Checkpoints hold games in progress and load with torch's weights-only unpickler, which
+    builds no dict subclass: a line pickles without its move tables and ``playable`` cache and
+    unpickles sharing its layout's. A line saved by an older version (the caches pickled, no
+    ``playable`` slot) loads the same way and then answers as the original."""
     from domino_env.core.line import Line
 
     env = make("blind", 2)
     env.reset(seed=1)
     play_random(env, 5, random.Random(2))
     line = env.unwrapped.game.line
-    _, _, (_, slots) = line.__reduce_ex__(4)[:3]
-    del slots["playable"]
-    old = Line.__new__(Line)
-    old.__setstate__((None, slots))
-    assert old.playable == -1 and old.playable_mask() == line.playable_mask()
+    _, state = line.__getstate__()
+    assert not {"slots", "slot_moves", "firsts", "playable"} & set(state)
+    older = {name: getattr(line, name) for name in Line.__slots__ if name != "playable"}
+    for saved in (state, older):
+        twin = Line.__new__(Line)
+        twin.__setstate__((None, saved))
+        assert twin.playable == -1 and twin.slot_moves is line.slot_moves
+        assert twin.playable_mask() == line.playable_mask() and twin == line
+    assert pickle.loads(pickle.dumps(line)) == line and pickle.loads(pickle.dumps(line)).tiles == line.tiles
 
 
 # --- option errors -----------------------------------------------------------------------------

@@ -4,6 +4,7 @@ mismatched files, run folders, weights-only exports and RNG states."""
 from __future__ import annotations
 
 import csv
+import os
 import pickle
 import re
 from pathlib import Path
@@ -141,6 +142,37 @@ def test_corrupt_or_foreign_files_are_refused(tmp_path: Path, classic_run: Path)
             Trainer(tiny_config(tmp_path / "out"), resume=path)
     with pytest.raises(CheckpointError, match=r"^run folder \S+no_run does not exist; give a checkpoint"):
         checkpoint.latest(tmp_path / "no_run")  # (rate's run folder: not "damaged", just not there)
+
+
+class _RunsCode:
+    """Unpickles as a call to ``os.mkdir``: what a hostile checkpoint could hold."""
+
+    def __init__(self, target: Path) -> None:
+        self.target = target
+
+    def __reduce__(self) -> tuple[Any, tuple[str]]:
+        return os.mkdir, (str(self.target),)
+
+
+def test_a_checkpoint_that_would_run_code_is_refused_without_running_it(
+    tmp_path: Path, classic_run: Path
+) -> None:
+    """Checkpoints are shared: loading one builds tensors, numpy arrays and game states only. A
+    file that names anything else (here a function, beside a valid checkpoint's contents) is
+    refused in one line, and the function never runs."""
+    marker = tmp_path / "ran"
+    data = torch.load(classic_run / "latest.pt", weights_only=False)
+    data["notes"] = _RunsCode(marker)
+    hostile = tmp_path / "hostile.pt"
+    torch.save(data, hostile)
+    for load in (checkpoint.load, load_model):
+        with pytest.raises(CheckpointError, match=r"it names \S*mkdir, which could run code") as info:
+            load(hostile)
+        _assert_says_damaged(str(info.value), hostile)
+    with pytest.raises(CheckpointError, match="could run code"):
+        Trainer(tiny_config(tmp_path / "out"), resume=hostile)
+    assert not marker.exists()
+    assert checkpoint.load(classic_run / "latest.pt")["collector"]["games"]  # (games in progress load)
 
 
 def _bad_checkpoint(kind: str, folder: Path, good: Path) -> Path:

@@ -16,7 +16,8 @@ illegal move, a malformed record) is answered 400 with what was wrong and what i
 the game stays as it was. The server binds 127.0.0.1 unless told otherwise: it runs agents for
 whoever reaches it. A page names built-in agents and the checkpoints the server was started
 with (the shipped ones in ``--agents-dir``, and each ``--agent PATH``), never another file on
-the server: a checkpoint is a pickle, and loading one runs what it holds.
+the server: a checkpoint loads without running code, but reading any file a page names would
+tell whether it exists and spend the server's memory on it.
 """
 
 from __future__ import annotations

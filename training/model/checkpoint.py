@@ -5,11 +5,17 @@ written by this trainer, or does not fit the environment it is asked to play. Ev
 cannot be read as one (truncated, empty, random bytes, another program's torch file or pickle,
 a folder that is no run) gets one line: the file, that it is damaged or not a checkpoint of
 this trainer, what to give instead, and the underlying reason, short, at the end.
+
+Checkpoints are shared, so loading one never runs code from it: files are read with torch's
+weights-only unpickler, which builds nothing but tensors, plain containers and the classes
+allowed here (:func:`trusted_globals`): numpy arrays and ``domino_env``'s own game-state classes,
+which a run's games in progress are saved as. A file that names anything else is refused.
 """
 
 from __future__ import annotations
 
 import copy
+import importlib
 import random
 from pathlib import Path
 from typing import Any
@@ -59,6 +65,41 @@ def unreadable(path: str | Path, reason: str) -> CheckpointError:
         f"checkpoint {path} cannot be read: it is damaged or not a checkpoint of this trainer; "
         f"{REMEDY} ({reason})"
     )
+
+
+# What a batched engine's games in progress are saved as, besides torch's own allowlist: numpy
+# arrays of plain dtypes (numpy 2's names; a dtype's class is built without being named, so
+# every one of them is allowed, not only those a file names).
+_NUMPY_KINDS: list[Any] = [
+    np.ndarray,
+    np.dtype,
+    np.empty(0).__reduce__()[0],  # what an array is rebuilt with (numpy's _reconstruct)
+    *(type(np.dtype(code)) for code in "?bBhHiIlLqQefdgFDGSU"),
+]
+NUMPY_GLOBALS = {f"{kind.__module__}.{kind.__name__}": kind for kind in _NUMPY_KINDS}
+OWN_PACKAGE = "domino_env."  # a scalar game state's classes (State, Line, TileSet, ...)
+
+
+def trusted_globals(path: Path) -> list[Any]:
+    """What the weights-only unpickler may build from ``path``: numpy's array globals, and each
+    class of the ``domino_env`` package the file names (a game state's parts). Anything else
+    the file names (a function, another package's class) is a CheckpointError: no checkpoint
+    of this trainer holds one, and unpickling it could run code."""
+    trusted = list(NUMPY_GLOBALS.values())
+    for name in torch.serialization.get_unsafe_globals_in_checkpoint(path):
+        found = NUMPY_GLOBALS.get(name)
+        if found is None and name.startswith(OWN_PACKAGE):
+            module, _, attribute = name.rpartition(".")
+            try:
+                found = getattr(importlib.import_module(module), attribute, None)
+            except ImportError:
+                found = None
+            found = found if isinstance(found, type) else None
+        if found is None:
+            raise unreadable(path, f"it names {name}, which could run code: not loaded")
+        if found not in trusted:
+            trusted.append(found)
+    return trusted
 
 
 def on_cpu(tree: Any) -> Any:
@@ -117,7 +158,11 @@ def load(path: str | Path) -> dict[str, Any]:
     if not path.exists():
         raise CheckpointError(f"checkpoint {path} does not exist; {REMEDY}")
     try:
-        data = torch.load(path, map_location="cpu", weights_only=False)
+        trusted = trusted_globals(path)
+        with torch.serialization.safe_globals(trusted):
+            data = torch.load(path, map_location="cpu", weights_only=True)
+    except CheckpointError:
+        raise
     except Exception as err:  # torch raises many kinds for a damaged or foreign file
         raise unreadable(path, short_reason(err)) from None
     if not isinstance(data, dict):
