@@ -53,7 +53,7 @@ class OursRunner:
     """Random play on one of our environments, resumable in chunks."""
 
     def __init__(self, name: str, options: dict[str, Any], seed: int = 0) -> None:
-        self.env = domino_env.make(name, episode="round", **options)
+        self.env = domino_env.make(name, **{"episode": "round", **options})  # (options may say "match")
         self.env.reset(seed=seed)  # seeded once; later resets continue the same random stream
         self.rng = random.Random(seed)
 

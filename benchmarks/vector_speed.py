@@ -3,7 +3,7 @@
     python benchmarks/vector_speed.py [--sizes 1 16 256 4096 16384] [--variants classic blind]
                                       [--seconds 1] [--repeats 3] [--scalar-max 4096] [--csv PATH]
                                       [--plot PATH] [--backends kernel scalar torch]
-                                      [--device cpu] [--torch-threads 1]
+                                      [--device cpu] [--torch-threads 1] [--episode round]
 
 For each variant (default: every variant whose standard table has a kernel, and the first one
 without) it plays ``domino_env.vector.make(name, B, episode="round")`` at each batch size B on
@@ -14,6 +14,8 @@ The reference (``x scalar`` = 1) is the scalar env in the same run, measured as
 ``benchmarks/env_speed.py`` measures it: the AEC loop, ``env.last()`` (the next seat's
 observation and mask) then ``env.step`` of a random legal action. A decision is one table's
 action. Each cell runs ``--repeats`` chunks of ``--seconds / --repeats`` and keeps the best.
+``--episode match`` plays whole matches as episodes instead, both engines (what training
+plays: a match's next rounds are dealt from the stream its last deal left, not seeded anew).
 
 ``--backends`` picks the backends (default: ``kernel scalar``). ``torch`` (the masked kernel of
 ``domino_env.vector.masked``, on ``--device``; ``--torch-threads`` sets torch's intra-op threads)
@@ -62,7 +64,7 @@ class VectorRunner:
     """Random play on a batch of tables, resumable in chunks (the interface of env_speed's runners)."""
 
     def __init__(self, name: str, options: dict[str, Any], backend: str, size: int, seed: int = 0) -> None:
-        self.venv = vector.make(name, size, backend=backend, episode="round", **options)
+        self.venv = vector.make(name, size, backend=backend, **{"episode": "round", **options})
         self.mask = self.venv.reset(seed=seed)[1]
         self.rng = np.random.default_rng(seed)
         self.label = self.venv.backend  # the kernel's own name: "chain", ...
@@ -88,7 +90,7 @@ class TorchRunner:
 
         from domino_env.vector.masked import MaskedKernel
 
-        venv = vector.make(name, size, backend="torch", device=device, episode="round", **options)
+        venv = vector.make(name, size, backend="torch", device=device, **{"episode": "round", **options})
         assert isinstance(venv, MaskedKernel)
         self.venv = venv
         self.mask = venv.reset_tensors(seed=seed)[1]
@@ -162,6 +164,9 @@ def main() -> None:
     )
     parser.add_argument("--device", default="cpu", help="the torch backend's device (default cpu)")
     parser.add_argument(
+        "--episode", choices=("round", "match"), default="round", help="an episode (default: one round)"
+    )
+    parser.add_argument(
         "--torch-threads", type=positive_int, help="torch's intra-op threads (default: torch's)"
     )
     args = parser.parse_args()
@@ -173,8 +178,8 @@ def main() -> None:
     print(f"{header[0]:<12} {header[1]:<18} {header[2]:<10} {header[3]:>6} {header[4]:>12} {header[5]:>9}")
     rows: list[tuple[Any, ...]] = []
     for name in args.variants or default_variants():
-        options = standard_table(name)
-        table = ", ".join(f"{k}={v}" for k, v in options.items())
+        options = {**standard_table(name), "episode": args.episode}
+        table = ", ".join(f"{k}={v}" for k, v in options.items() if (k, v) != ("episode", "round"))
         scalar = best_rates([OursRunner(name, options)], args.seconds, args.repeats)[0][0]
         measured = [("env", 1, scalar)]
         for backend, size in cells(name, args.sizes, args.scalar_max, tuple(args.backends)):

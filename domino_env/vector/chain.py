@@ -113,9 +113,9 @@ tiles, a hand after another, the boneyard the rest in draw order (``deal_in_orde
 leader of a round that opens by the rules' ``opens`` holds the first dealt tile of
 ``opens.order`` and must lead it (``opening``); with no order (All Fives' first round) a lot
 draws it from the same Generator after the shuffle, as ``rules.resolve`` does. The
-:class:`~domino_env.vector.dealing.Dealer` draws new episodes' deals for many tables at once in
-arrays (numpy's algorithms replayed, drawn ahead), and a match's next rounds with the table's
-own Generator.
+:class:`~domino_env.vector.dealing.Dealer` draws new episodes' deals and a match's next rounds
+for many tables at once in arrays (numpy's algorithms replayed, drawn ahead), and a few next
+rounds at a time with each table's own Generator.
 """
 
 from __future__ import annotations

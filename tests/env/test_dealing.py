@@ -38,9 +38,17 @@ def lot_when_first_is_even(orders: np.ndarray, opens: np.ndarray) -> np.ndarray:
     return opens & (orders[:, 0] % 2 == 0)
 
 
-def play_rounds(num_envs: int, num_tiles: int, lot_size: int, every_round: bool, seeds: list[int]) -> int:
-    """Deal every table a new episode by ``seeds``, then two next rounds of half of them, then
-    new episodes again; compare each deal with numpy's. Returns how many deals were compared."""
+def play_schedule(
+    num_envs: int,
+    num_tiles: int,
+    lot_size: int,
+    every_round: bool,
+    seeds: list[int],
+    next_rounds: Any,
+) -> int:
+    """Deal every table a new episode by ``seeds``, then the next rounds of the tables
+    ``next_rounds(num_envs)`` lists, a batch after another, then new episodes again; compare
+    each deal with numpy's. Returns how many deals were compared."""
     dealer = Dealer(
         num_envs, num_tiles, shuffle_ids(num_tiles), lot_size, lot_when_first_is_even, every_round
     )
@@ -67,12 +75,20 @@ def play_rounds(num_envs: int, num_tiles: int, lot_size: int, every_round: bool,
     first = np.asarray(seeds, dtype=object if max(seeds) >= 1 << 63 else np.int64)
     later = None if first.dtype == object else first + num_envs
     deal(tables, np.ones(num_envs, bool), first, later)
-    half = tables[::2]
-    for _ in range(2):
-        deal(half, np.zeros(len(half), bool), first[half], later)
+    for rows in next_rounds(num_envs):
+        deal(rows, np.zeros(len(rows), bool), first[rows], later)
     if later is not None:
         deal(tables, np.ones(num_envs, bool), later, later + num_envs)
     return compared
+
+
+def half_twice(num_envs: int) -> list[np.ndarray]:
+    """Two next rounds of every other table."""
+    return [np.arange(0, num_envs, 2)] * 2
+
+
+def play_rounds(num_envs: int, num_tiles: int, lot_size: int, every_round: bool, seeds: list[int]) -> int:
+    return play_schedule(num_envs, num_tiles, lot_size, every_round, seeds, half_twice)
 
 
 @settings(max_examples=25, deadline=None)
@@ -96,6 +112,38 @@ def test_rows_past_the_arrays_draws_are_redrawn_by_numpy(monkeypatch: pytest.Mon
     monkeypatch.setattr(dealing, "_draws_held", lambda num_tiles: 3)
     monkeypatch.setattr(Dealer, "_arrays_agree", lambda self: True)  # (the check would overrun too)
     assert play_rounds(160, 28, 2, False, list(range(160))) == 160 * 2 + 80 * 2
+
+
+@pytest.mark.parametrize("ahead", [True, False])
+def test_next_rounds_drawn_ahead_or_by_each_tables_generator_are_numpys(
+    ahead: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A match's next rounds: drawn ahead for every table at once (in arrays where many are
+    missing, else row by row) from enough tables on, else by each table's own Generator; every
+    deal and state is numpy's, tables dealt in any order between new episodes."""
+    monkeypatch.setattr(dealing, "_FEWEST_NEXT", 200 if ahead else 201)
+    drawn: list[int] = []
+    monkeypatch.setattr(Dealer, "_draw_next", _spy(Dealer._draw_next, drawn))
+
+    def schedule(num_envs: int) -> list[np.ndarray]:
+        first, second = np.arange(100), np.arange(100, num_envs)
+        # 200 missing (arrays), 100 (row by row), none (drawn ahead), then 200 twice
+        return [first, first, second, np.arange(num_envs), second]
+
+    for lot_size, every_round in ((1, False), (2, True)):
+        drawn.clear()
+        assert play_schedule(200, 28, lot_size, every_round, list(range(5, 205)), schedule) == 200 * 2 + 600
+        assert drawn == ([200, 100, 200, 200] if ahead else [])
+
+
+def _spy(method: Any, missing: list[int]) -> Any:
+    """``Dealer._draw_next``, noting how many next rounds each call draws."""
+
+    def spied(self: Dealer) -> None:
+        missing.append(int(np.count_nonzero(~self._next_drawn)))
+        method(self)
+
+    return spied
 
 
 def test_the_arrays_agree_with_numpy_here() -> None:
