@@ -29,7 +29,16 @@ from domino_env.core.tiles import format_tile
 from domino_env.core.view import SeatView
 from domino_env.envs.base import DominoEnv
 from domino_env.records import GameRecorder, load_record, replay, write_record
-from domino_env.registry import SPECS, VARIANTS, make, preset_options, raw_env, spec, variant_module
+from domino_env.registry import (
+    SPECS,
+    VARIANTS,
+    make,
+    preset_options,
+    raw_env,
+    spec,
+    state_classes,
+    variant_module,
+)
 from domino_env.render.moves import move_text
 from domino_env.render.words import per_seat_text, value_text
 from domino_env.rules.spec import Option, VariantSpec
@@ -59,6 +68,7 @@ __all__ = [
     "raw_env",
     "replay",
     "spec",
+    "state_classes",
     "value_text",
     "write_record",
     *(variant.module_name for variant in SPECS.values()),

@@ -44,6 +44,7 @@ import contextlib
 import importlib
 import pkgutil
 import sys
+from enum import Enum
 from types import ModuleType
 from typing import Any
 
@@ -54,10 +55,15 @@ from pettingzoo.utils.conversions import turn_based_aec_to_parallel
 from pettingzoo.utils.env import ParallelEnv
 
 from domino_env import variants
+from domino_env.core.grid import Geometry, Grid
+from domino_env.core.line import Line, Spinner
+from domino_env.core.state import RoundResult, State, VariantState
+from domino_env.core.tiles import TileSet
 from domino_env.envs.base import DominoEnv
 from domino_env.envs.chain import ChainEnv
 from domino_env.envs.grid import Domino3DEnv
 from domino_env.envs.order import OrderEnforcing
+from domino_env.rules.grid import GridState
 from domino_env.rules.spec import VariantSpec
 from domino_env.rules.table import TableRules
 
@@ -90,6 +96,23 @@ def shipped() -> list[str]:
 SPECS: dict[str, VariantSpec] = _discover()
 # name -> rules class, the registry's older face (kept: users read ``VARIANTS[name].tile_set``).
 VARIANTS: dict[str, type[TableRules]] = {name: spec.rules for name, spec in SPECS.items()}
+
+
+def state_classes() -> tuple[type, ...]:
+    """The classes a game in progress (``env.game``) is built of, so the names a pickled game
+    may hold: the engine's table states, line, grid and tile set, and each variant module's own
+    state (:class:`~domino_env.core.state.VariantState`) and enums. The trainer loads
+    checkpoints' games in progress with these allowed and nothing else (no code runs)."""
+    own = [
+        kind
+        for module in {sys.modules[variant.rules.__module__] for variant in SPECS.values()}
+        for kind in vars(module).values()
+        if isinstance(kind, type)
+        and kind.__module__ == module.__name__
+        and issubclass(kind, VariantState | Enum)
+    ]
+    engine = (State, RoundResult, Line, Spinner, TileSet, Grid, Geometry, GridState)
+    return (*engine, *sorted(own, key=lambda kind: kind.__qualname__))
 
 
 def spec(name: str) -> VariantSpec:

@@ -36,7 +36,6 @@ scans the board:
 from __future__ import annotations
 
 from functools import cache
-from typing import Any
 
 RIGHT, DOWN = 0, 1
 
@@ -95,9 +94,21 @@ class Geometry:
             for pair in range(pairs)
         ]
 
-    def __reduce__(self) -> tuple[Any, tuple[int, int]]:
-        """Pickled as its size: a saved game (a training checkpoint) shares the cached tables."""
-        return geometry, (self.size, self.num_values)
+    def __reduce__(self) -> tuple[type[Geometry], tuple[int, int]]:
+        """Pickled as its size, not its tables (a checkpoint's games in progress all name it)."""
+        return Geometry, (self.size, self.num_values)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Geometry) and (other.size, other.num_values) == (self.size, self.num_values)
+
+    def __hash__(self) -> int:
+        return hash((Geometry, self.size, self.num_values))
+
+    def __copy__(self) -> Geometry:
+        return self  # (never changed once built: copies share it, as the rules' tables do)
+
+    def __deepcopy__(self, memo: dict[int, object]) -> Geometry:
+        return self
 
     def edge_coordinates(self, edge: int) -> tuple[tuple[int, int], tuple[int, int]]:
         """((row, col), (row, col)) of an edge's two cells, the second possibly off the board."""

@@ -324,18 +324,20 @@ class Dealer:
     ) -> None:
         self.num_envs, self.num_tiles, self.lot_size = num_envs, num_tiles, lot_size
         self._shuffle, self._needs_lot, self._every_round = shuffle, needs_lot, every_round
-        # Each table's Generator state, as its last deal left it: in arrays, or in its own numpy
-        # Generator (``_live``) once a next round has been drawn from that.
-        self._streams = Streams(num_envs)
-        self._generators = [np.random.Generator(np.random.PCG64(0)) for _ in range(num_envs)]
-        self._live = np.zeros(num_envs, bool)
         # Each table's next episode's deal, drawn ahead (by its seed: -1 none), and its match's
-        # next round, drawn ahead from ``_streams`` (``_next_drawn``: still from the current one).
+        # next round, drawn ahead from ``_streams`` where there are enough tables for that to
+        # pay (``_next_drawn``: still from the current stream), else drawn by each table's own
+        # numpy Generator (``_live``: the table's stream is there, not in ``_streams``).
         self._fresh = _Ahead(num_envs, num_tiles)
         self._fresh_seed = np.full(num_envs, -1, np.int64)
-        self._next = _Ahead(num_envs, num_tiles)
+        self._ahead_next = num_envs >= _FEWEST_NEXT
+        self._next = _Ahead(num_envs if self._ahead_next else 0, num_tiles)
         self._next_drawn = np.zeros(num_envs, bool)
-        self._ahead_next = num_envs >= _FEWEST_NEXT  # (else each table's Generator: ``_live``)
+        generators = 0 if self._ahead_next else num_envs
+        self._generators = [np.random.Generator(np.random.PCG64(0)) for _ in range(generators)]
+        self._live = np.zeros(num_envs, bool)
+        # Each table's Generator state, as its last deal left it (where not ``_live``).
+        self._streams = Streams(num_envs)
         self._scratch = np.random.Generator(np.random.PCG64(0))  # (the plain path's, set per row)
         self._arrays = self._arrays_agree()
 
@@ -390,7 +392,7 @@ class Dealer:
             orders[fresh], lots[fresh] = self._fresh.orders.take(rows, axis=0), self._fresh.lots.take(rows)
             self._streams.put(rows, self._fresh.after.take(rows))
             self._fresh_seed[rows] = -1
-            self._live[rows] = False
+            self._live[rows] = self._next_drawn[rows] = False  # (their next rounds: from these)
         later = np.flatnonzero(~fresh)  # (a match's next round)
         rows = tables[later]
         if rows.size and self._ahead_next:
@@ -409,7 +411,7 @@ class Dealer:
             orders[later], lots[later] = _draw_plain(
                 generators, self._shuffle, self.lot_size, opens, self._needs_lot
             )
-        self._next_drawn[tables] = False  # (their streams moved on)
+        self._next_drawn[tables[later]] = False  # (their streams moved on)
         return orders, lots
 
     def _draw_next(self) -> None:

@@ -3,10 +3,13 @@ mismatched files, run folders, weights-only exports and RNG states."""
 
 from __future__ import annotations
 
+import copy
 import csv
 import os
 import pickle
+import random
 import re
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -14,8 +17,10 @@ import numpy as np
 import pytest
 import torch
 
+import domino_env
 import training.rl.train as train_module
 from domino_env import raw_env
+from tests.support.helpers import play_random
 from tests.support.training_helpers import ROOT, random_masks, resumed_halfway, tiny_config
 from training.__main__ import main
 from training.agents import resolve_agent
@@ -173,6 +178,54 @@ def test_a_checkpoint_that_would_run_code_is_refused_without_running_it(
         Trainer(tiny_config(tmp_path / "out"), resume=hostile)
     assert not marker.exists()
     assert checkpoint.load(classic_run / "latest.pt")["collector"]["games"]  # (games in progress load)
+
+
+@pytest.mark.parametrize("name", sorted(domino_env.SPECS))
+def test_every_variants_game_in_progress_loads_weights_only(name: str, tmp_path: Path) -> None:
+    """A checkpoint's games in progress name only ``domino_env.state_classes()`` (and numpy's
+    arrays), whatever the variant and the moment of the game, and load back equal."""
+    env = domino_env.make(name, **({"num_players": 3} if name != "cross" else {}))
+    env.reset(seed=4)
+    play_random(env, 9, random.Random(5))
+    games = [copy.deepcopy(env.unwrapped.game)]
+    play_random(env, 40, random.Random(6))  # (later in the match: a round or two on)
+    games.append(env.unwrapped.game)
+    path = tmp_path / "games.pt"
+    torch.save({"games": games}, path)
+    named = set(torch.serialization.get_unsafe_globals_in_checkpoint(path))
+    assert named <= set(checkpoint.allowed_globals()), named - set(checkpoint.allowed_globals())
+    assert checkpoint._unpickle(path)["games"] == games
+
+
+def _old_line_state(self: Any) -> tuple[None, dict[str, Any]]:
+    """A line's pickled state before checkpoints loaded weights-only: every slot, caches too."""
+    return None, {name: getattr(self, name) for name in type(self).__slots__}
+
+
+def test_a_checkpoint_saved_before_weights_only_loading_says_how_to_save_it_again(
+    tmp_path: Path, classic_run: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A full checkpoint whose games' lines were pickled with their move tables (before this
+    loader) is refused with the way to save it again, and that way works."""
+    data = torch.load(classic_run / "latest.pt", weights_only=False)
+    old = tmp_path / "old.pt"
+    with monkeypatch.context() as patch:
+        patch.setattr(type(data["collector"]["games"][0].line), "__getstate__", _old_line_state)
+        torch.save(data, old)
+    with pytest.raises(
+        CheckpointError, match=re.escape("torch.save(torch.load(PATH, weights_only=False), PATH)")
+    ):
+        checkpoint.load(old)
+    torch.save(torch.load(old, weights_only=False), old)
+    assert checkpoint.load(old)["collector"]["games"]
+
+
+def test_checkpoints_load_at_once_from_many_threads(classic_run: Path) -> None:
+    """torch's allowlist is the process's: loads in threads (a server's requests) never see
+    one another's taken away mid-load."""
+    with ThreadPoolExecutor(4) as pool:
+        loaded = list(pool.map(lambda _: checkpoint.load(classic_run / "latest.pt"), range(24)))
+    assert all(data["steps"] == loaded[0]["steps"] for data in loaded)
 
 
 def _bad_checkpoint(kind: str, folder: Path, good: Path) -> Path:

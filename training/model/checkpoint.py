@@ -6,23 +6,27 @@ cannot be read as one (truncated, empty, random bytes, another program's torch f
 a folder that is no run) gets one line: the file, that it is damaged or not a checkpoint of
 this trainer, what to give instead, and the underlying reason, short, at the end.
 
-Checkpoints are shared, so loading one never runs code from it: files are read with torch's
-weights-only unpickler, which builds nothing but tensors, plain containers and the classes
-allowed here (:func:`trusted_globals`): numpy arrays and ``domino_env``'s own game-state classes,
-which a run's games in progress are saved as. A file that names anything else is refused.
+Checkpoints are shared, so loading one never runs code from it: a file is read once and
+unpickled by torch's weights-only unpickler, which builds nothing but tensors, plain
+containers and the classes :func:`allowed_globals` names: numpy arrays and the classes a game
+in progress is built of (``domino_env.state_classes()``), which a run's games are saved as. A
+file that names anything else is refused, unread.
 """
 
 from __future__ import annotations
 
 import copy
-import importlib
+import io
 import random
+import threading
+from functools import cache
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import torch
 
+import domino_env
 from training.model.config import Config, ConfigError, config_from_dict
 from training.model.networks import ActorCritic, Architecture
 
@@ -68,38 +72,48 @@ def unreadable(path: str | Path, reason: str) -> CheckpointError:
 
 
 # What a batched engine's games in progress are saved as, besides torch's own allowlist: numpy
-# arrays of plain dtypes (numpy 2's names; a dtype's class is built without being named, so
-# every one of them is allowed, not only those a file names).
+# arrays of plain dtypes (a dtype's class is built without being named in the file, so every
+# plain one is allowed, not only those a file names).
 _NUMPY_KINDS: list[Any] = [
     np.ndarray,
     np.dtype,
     np.empty(0).__reduce__()[0],  # what an array is rebuilt with (numpy's _reconstruct)
     *(type(np.dtype(code)) for code in "?bBhHiIlLqQefdgFDGSU"),
 ]
-NUMPY_GLOBALS = {f"{kind.__module__}.{kind.__name__}": kind for kind in _NUMPY_KINDS}
-OWN_PACKAGE = "domino_env."  # a scalar game state's classes (State, Line, TileSet, ...)
+# A line pickled before checkpoints loaded weights-only held its move tables (this dict subclass).
+_OLD_LINE_CACHE = "domino_env.core.line._SlotMoves"
+# torch's allowlist is the process's: one load at a time adds ours to it and takes them away.
+_LOADING = threading.Lock()
 
 
-def trusted_globals(path: Path) -> list[Any]:
-    """What the weights-only unpickler may build from ``path``: numpy's array globals, and each
-    class of the ``domino_env`` package the file names (a game state's parts). Anything else
-    the file names (a function, another package's class) is a CheckpointError: no checkpoint
-    of this trainer holds one, and unpickling it could run code."""
-    trusted = list(NUMPY_GLOBALS.values())
-    for name in torch.serialization.get_unsafe_globals_in_checkpoint(path):
-        found = NUMPY_GLOBALS.get(name)
-        if found is None and name.startswith(OWN_PACKAGE):
-            module, _, attribute = name.rpartition(".")
-            try:
-                found = getattr(importlib.import_module(module), attribute, None)
-            except ImportError:
-                found = None
-            found = found if isinstance(found, type) else None
-        if found is None:
-            raise unreadable(path, f"it names {name}, which could run code: not loaded")
-        if found not in trusted:
-            trusted.append(found)
-    return trusted
+@cache
+def allowed_globals() -> dict[str, Any]:
+    """What a checkpoint may name beyond torch's own allowlist, by the name a pickle gives it:
+    numpy's array globals and ``domino_env.state_classes()``."""
+    kinds = [*_NUMPY_KINDS, *domino_env.state_classes()]
+    return {f"{kind.__module__}.{kind.__qualname__}": kind for kind in kinds}
+
+
+def _unpickle(path: Path) -> Any:
+    """The file's contents, read once and unpickled weights-only with :func:`allowed_globals`;
+    a file that names anything else (a function, another class) is a CheckpointError before
+    any of it is unpickled: no checkpoint of this trainer holds one, and it could run code."""
+    data = io.BytesIO(path.read_bytes())
+    allowed = allowed_globals()
+    foreign = [
+        name for name in torch.serialization.get_unsafe_globals_in_checkpoint(data) if name not in allowed
+    ]
+    if _OLD_LINE_CACHE in foreign:
+        raise unreadable(
+            path,
+            "saved before checkpoints loaded without running code; if you trust it, save it again: "
+            "torch.save(torch.load(PATH, weights_only=False), PATH)",
+        )
+    if foreign:
+        raise unreadable(path, f"it names {foreign[0]}, which could run code: not loaded")
+    data.seek(0)
+    with _LOADING, torch.serialization.safe_globals(list(allowed.values())):
+        return torch.load(data, map_location="cpu", weights_only=True)
 
 
 def on_cpu(tree: Any) -> Any:
@@ -158,9 +172,7 @@ def load(path: str | Path) -> dict[str, Any]:
     if not path.exists():
         raise CheckpointError(f"checkpoint {path} does not exist; {REMEDY}")
     try:
-        trusted = trusted_globals(path)
-        with torch.serialization.safe_globals(trusted):
-            data = torch.load(path, map_location="cpu", weights_only=True)
+        data = _unpickle(path)
     except CheckpointError:
         raise
     except Exception as err:  # torch raises many kinds for a damaged or foreign file
