@@ -455,9 +455,13 @@ def test_saved_game_resumes_exactly():
     rnd = random.Random(0)
     for _ in range(6):
         env.step(rnd.choice(legal(env)))
-    saved = pickle.dumps((env.unwrapped.game, env.unwrapped.np_random.bit_generator.state))
-    game, rng_state = pickle.loads(saved)
-    assert game.grid.geo is env.unwrapped.game.grid.geo  # the cached tables, not a copy
+    saved = pickle.dumps(
+        (env.unwrapped.game, env.unwrapped.np_random.bit_generator.state, env.unwrapped.game.clone())
+    )
+    game, rng_state, twin = pickle.loads(saved)
+    assert twin is not game
+    # the board's tables pickle as its size: built again once per file, shared by its games
+    assert game.grid.geo == env.unwrapped.game.grid.geo and game.grid.geo is twin.grid.geo
     other = domino_env.raw_env("domino3d", num_players=3)
     other.restore(game, rng_state)
     while not all(env.terminations.values()):
