@@ -37,13 +37,23 @@ from __future__ import annotations
 
 from functools import cache
 
+from domino_env.core.tiles import LARGEST_SET
+
 RIGHT, DOWN = 0, 1
+LARGEST_BOARD = 64  # cells a side (the rules allow 4 to 64)
 
 
 class Geometry:
     """Read-only tables of an N x N board with V values, shared by every grid of that size."""
 
     def __init__(self, size: int, num_values: int) -> None:
+        if not (
+            1 <= size <= LARGEST_BOARD and 1 <= num_values <= LARGEST_SET + 1
+        ):  # (a saved game names them)
+            raise ValueError(
+                f"a board is 1 to {LARGEST_BOARD} cells a side with 1 to {LARGEST_SET + 1} values, "
+                f"got {size} and {num_values}"
+            )
         n = self.size = size
         self.cells = n * n
         self.num_edges = 2 * self.cells

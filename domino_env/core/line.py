@@ -60,6 +60,7 @@ class _SlotMoves(dict[int, tuple[int, ...]]):
 # ``used``). Loops go over these stored sequences: building a range at every call costs more
 # than the loop.
 _LAYOUTS: dict[int, tuple[range, list[tuple[int, _SlotMoves]], list[range]]] = {}
+_MOST_SLOTS = 64
 # A line's attributes that are caches: shared per layout, or worked out again on demand.
 _CACHES = frozenset({"slots", "slot_moves", "firsts", "playable"})
 
@@ -100,6 +101,8 @@ class Line:
     def _share_layout(self) -> None:
         """Point at the layout's shared slot numbers and move tables (built on first use)."""
         n = self.num_slots
+        if not 1 <= n <= _MOST_SLOTS:  # (a saved game names its size: a bound, not a huge one)
+            raise ValueError(f"a line has 1 to {_MOST_SLOTS} slots, got {n}")
         if n not in _LAYOUTS:
             slots = range(n)
             moves = [(slot, _SlotMoves(n, slot)) for slot in slots]

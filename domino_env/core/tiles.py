@@ -16,6 +16,7 @@ import numpy as np
 Tile = tuple[int, int]
 TileLike = Tile | list[int] | str
 
+LARGEST_SET = 18  # double-18, the largest set made (the rules play up to double-9)
 _TILE_TEXT = re.compile(r"^\s*(\d+)\s*[-|:]\s*(\d+)\s*$")
 
 
@@ -26,8 +27,8 @@ class TileSet:
     """
 
     def __init__(self, max_pip: int) -> None:
-        if max_pip < 1:
-            raise ValueError(f"max_pip must be at least 1, got {max_pip}")
+        if not 1 <= max_pip <= LARGEST_SET:  # (a saved game names its set: a bound, not a huge one)
+            raise ValueError(f"max_pip must be 1 to {LARGEST_SET} (a double-N set), got {max_pip}")
         self.max_pip = max_pip
         self.num_values = max_pip + 1
         self.tiles: list[Tile] = [(a, b) for a in range(max_pip + 1) for b in range(a, max_pip + 1)]

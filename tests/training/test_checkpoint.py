@@ -20,6 +20,9 @@ import torch
 import domino_env
 import training.rl.train as train_module
 from domino_env import raw_env
+from domino_env.core.grid import Geometry
+from domino_env.core.line import Line
+from domino_env.core.tiles import TileSet
 from tests.support.helpers import play_random
 from tests.support.training_helpers import ROOT, random_masks, resumed_halfway, tiny_config
 from training.__main__ import main
@@ -195,6 +198,43 @@ def test_every_variants_game_in_progress_loads_weights_only(name: str, tmp_path:
     named = set(torch.serialization.get_unsafe_globals_in_checkpoint(path))
     assert named <= set(checkpoint.allowed_globals()), named - set(checkpoint.allowed_globals())
     assert checkpoint._unpickle(path)["games"] == games
+
+
+class _Builds:
+    """Unpickles as ``kind(*args)``: an allowed class asked for a huge size by a crafted file."""
+
+    def __init__(self, kind: type, *args: int) -> None:
+        self.kind, self.args = kind, args
+
+    def __reduce__(self) -> tuple[type, tuple[int, ...]]:
+        return self.kind, self.args
+
+
+@pytest.mark.parametrize(
+    ("part", "words"),
+    [
+        (_Builds(TileSet, 10**6), "max_pip must be 1 to 18"),
+        (_Builds(Geometry, 10**5, 7), "a board is 1 to 64 cells a side"),
+    ],
+)
+def test_a_crafted_file_cannot_make_the_game_parts_huge(
+    part: _Builds, words: str, tmp_path: Path, classic_run: Path
+) -> None:
+    """The classes a checkpoint may build are built with the sizes it names: a few bytes asking
+    for a double-million set or a 100,000-cell-a-side board are refused, not allocated."""
+    data = torch.load(classic_run / "latest.pt", weights_only=False)
+    data["notes"] = part
+    crafted = tmp_path / "crafted.pt"
+    torch.save(data, crafted)
+    with pytest.raises(CheckpointError, match=words):
+        checkpoint.load(crafted)
+
+
+def test_a_line_is_refused_a_huge_number_of_slots() -> None:
+    line = Line(TileSet(6))
+    _, state = line.__getstate__()
+    with pytest.raises(ValueError, match="a line has 1 to 64 slots, got 100000000"):
+        Line.__new__(Line).__setstate__((None, {**state, "num_slots": 10**8}))
 
 
 def _old_line_state(self: Any) -> tuple[None, dict[str, Any]]:
