@@ -197,7 +197,7 @@ def test_every_variants_game_in_progress_loads_weights_only(name: str, tmp_path:
     torch.save({"games": games}, path)
     named = set(torch.serialization.get_unsafe_globals_in_checkpoint(path))
     assert named <= set(checkpoint.allowed_globals()), named - set(checkpoint.allowed_globals())
-    assert checkpoint._unpickle(path)["games"] == games
+    assert checkpoint.unpickle(path)["games"] == games
 
 
 class _Builds:

@@ -94,7 +94,7 @@ def allowed_globals() -> dict[str, Any]:
     return {f"{kind.__module__}.{kind.__qualname__}": kind for kind in kinds}
 
 
-def _unpickle(path: Path) -> Any:
+def unpickle(path: Path) -> Any:
     """The file's contents, read once and unpickled weights-only with :func:`allowed_globals`;
     a file that names anything else (a function, another class) is a CheckpointError before
     any of it is unpickled: no checkpoint of this trainer holds one, and it could run code."""
@@ -172,7 +172,7 @@ def load(path: str | Path) -> dict[str, Any]:
     if not path.exists():
         raise CheckpointError(f"checkpoint {path} does not exist; {REMEDY}")
     try:
-        data = _unpickle(path)
+        data = unpickle(path)
     except CheckpointError:
         raise
     except Exception as err:  # torch raises many kinds for a damaged or foreign file
