@@ -1,6 +1,7 @@
-"""``python -m training ladder``: the Bradley-Terry fit recovers known strengths, a real small
-ladder orders its rungs with honest intervals, a new agent is rated with the rungs fixed, the
-files, and bad input in one line."""
+"""``python -m training ladder``: the fit recovers known strengths (Bradley-Terry at two sides,
+Luce's choice alone against copies at 3-4 single seats), a real small ladder orders its rungs
+with honest intervals, a new agent is rated with the rungs fixed, Cross's ladder reads the
+benchmark's games, the files, and bad input in one line."""
 
 from __future__ import annotations
 
@@ -24,34 +25,61 @@ TABLE = ["--variant", "all_fives"]
 RUNGS = ["random", "greedy", "search:1"]
 
 
-def synthetic_wins(elo: list[float], games: int, rng: np.random.Generator) -> np.ndarray:
-    """Games won by each of agents of known Elo against each other, drawn from the model."""
-    n = len(elo)
-    wins = np.zeros((n, n))
-    for i in range(n):
-        for j in range(i + 1, n):
-            p = 1 / (1 + 10 ** ((elo[j] - elo[i]) / 400))
-            wins[i, j] = rng.binomial(games, p)
-            wins[j, i] = games - wins[i, j]
-    return wins
+def first_wins(elo_first: float, elo_second: float, copies: int) -> float:
+    """The model's chance that the first comes first: alone against ``copies`` of the second,
+    Luce's choice w1 / (w1 + copies w2) (Bradley-Terry at 1)."""
+    w1, w2 = 10 ** (elo_first / 400), 10 ** (elo_second / 400)
+    return w1 / (w1 + copies * w2)
 
 
-def test_the_fit_recovers_known_strengths() -> None:
-    elo = [0.0, 120.0, 300.0, 550.0, -80.0]
-    fitted = ladder.to_elo(ladder.fit_strengths(synthetic_wins(elo, 20_000, np.random.default_rng(1))))
-    assert fitted == pytest.approx(elo, abs=20)  # a pairing's standard error here: about 5 Elo
-    # the expected counts themselves: the maximum likelihood is the truth, but for the virtual draw
+def outcomes(elo: list[float], games: float, copies: int, rng: np.random.Generator | None) -> ladder.Outcomes:
+    """Every pairing of agents of known Elo (one order at two sides, both alone against copies),
+    its games won drawn from the model (``rng``) or the expected counts themselves (None)."""
     n = len(elo)
-    exact = np.array(
-        [[0 if i == j else 1e6 / (1 + 10 ** ((elo[j] - elo[i]) / 400)) for j in range(n)] for i in range(n)]
+    pairs = [(i, j) for i in range(n) for j in range(n) if i != j and (i < j or copies > 1)]
+    chances = [first_wins(elo[i], elo[j], copies) for i, j in pairs]
+    won = [games * c if rng is None else rng.binomial(int(games), c) for c in chances]
+    return ladder.Outcomes(
+        first=np.array([i for i, _ in pairs]),
+        second=np.array([j for _, j in pairs]),
+        won=np.array(won, dtype=float),
+        games=np.full(len(pairs), float(games)),
+        copies=np.full(len(pairs), float(copies)),
     )
-    assert ladder.to_elo(ladder.fit_strengths(exact)) == pytest.approx(elo, abs=0.1)
 
 
-def test_a_sweep_is_held_finite_by_one_virtual_draw() -> None:
-    wins = np.array([[0.0, 10.0], [0.0, 0.0]])  # 10 games of 10
-    gap = ladder.to_elo(ladder.fit_strengths(wins), anchor=1)[0]
-    assert gap == pytest.approx(ladder.ELO * math.log(10.5 / 0.5), rel=1e-6)
+@pytest.mark.parametrize("copies", [1, 2, 3])
+def test_the_fit_recovers_known_strengths(copies: int) -> None:
+    elo = [0.0, 120.0, 300.0, 550.0, -80.0]
+    drawn = outcomes(elo, 20_000, copies, np.random.default_rng(1))
+    fitted = ladder.to_elo(ladder.fit_strengths(len(elo), drawn))
+    assert fitted == pytest.approx(elo, abs=20)  # a pairing's standard error here: about 5 Elo
+    # the expected counts themselves: the maximum likelihood is the truth, but for the virtual game
+    exact = ladder.to_elo(ladder.fit_strengths(len(elo), outcomes(elo, 1e6, copies, None)))
+    assert exact == pytest.approx(elo, abs=0.1)
+
+
+def test_even_play_alone_against_copies_rates_even() -> None:
+    """At Cross's table a seat that wins a quarter of its games alone against three is as strong
+    as they are: no pairwise reading (a quarter would be 191 Elo below) but Luce's choice."""
+    even = ladder.Outcomes(
+        np.array([0, 1]),
+        np.array([1, 0]),
+        np.array([50.0, 50.0]),
+        np.array([200.0, 200.0]),
+        np.array([3.0, 3.0]),
+    )
+    assert ladder.to_elo(ladder.fit_strengths(2, even)) == pytest.approx([0, 0], abs=1e-6)
+
+
+@pytest.mark.parametrize("copies", [1, 3])
+def test_a_sweep_is_held_finite_by_one_virtual_game(copies: int) -> None:
+    sweep = ladder.Outcomes(
+        np.array([0]), np.array([1]), np.array([10.0]), np.array([10.0]), np.array([copies])
+    )
+    gap = ladder.to_elo(ladder.fit_strengths(2, sweep), anchor=1)[0]
+    even = 1 / (1 + copies)  # 10 games of 10 read as 10 + even of 11
+    assert gap == pytest.approx(ladder.ELO * math.log((10 + even) / (1 - even) * copies), rel=1e-6)
 
 
 def test_one_agent_against_fixed_rungs_is_fitted_alone() -> None:
@@ -62,6 +90,20 @@ def test_one_agent_against_fixed_rungs_is_fitted_alone() -> None:
     assert ladder.fit_one(rungs, wins, games) == pytest.approx(290, abs=15)
     # the same ratings with every rung shifted: the agent shifts with them
     assert ladder.fit_one(rungs + 100, wins, games) == pytest.approx(ladder.fit_one(rungs, wins, games) + 100)
+
+
+def test_one_agent_is_fitted_alone_at_single_seats() -> None:
+    """Alone against three copies of each rung (offset -ln 3) and filling three seats against
+    each rung alone (+ln 3): its side's wins, drawn from Luce's choice, give back its rating."""
+    rungs = np.array([0.0, 200.0, 400.0, 0.0, 200.0, 400.0])
+    alone = np.array([True, True, True, False, False, False])
+    chances = [
+        first_wins(290, r, 3) if a else 1 - first_wins(r, 290, 3) for r, a in zip(rungs, alone, strict=True)
+    ]
+    rng = np.random.default_rng(3)
+    wins = np.array([rng.binomial(20_000, c) for c in chances], dtype=float)
+    offsets = np.where(alone, -math.log(3), math.log(3))
+    assert ladder.fit_one(rungs, wins, np.full(6, 20_000.0), offsets) == pytest.approx(290, abs=15)
 
 
 @pytest.fixture(scope="module")
@@ -231,7 +273,6 @@ def wrong_json(folder: Path) -> str:
         (["nobody", "greedy", *TABLE], "agent 'nobody' is not"),
         (["greedy", *TABLE], "needs two rungs or more, got 1"),
         (["greedy", "greedy", *TABLE], "give each rung once"),
-        (["random", "greedy", "--variant", "classic", "--option", "num_players=3"], "two sides"),
         (["random", "greedy", "--variant", "nope"], "nope"),
         (["--rate", "greedy"], "--rate needs --against"),
         (["--against", "x.json"], "--against goes with --rate"),
@@ -254,10 +295,84 @@ def test_bad_input_exits_2_with_one_line(
     assert not (tmp_path / "out" / "ladder.json").exists()
 
 
-def test_without_choix_the_command_says_how_to_install_it(
+def test_without_scipy_the_command_says_how_to_install_it(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setitem(sys.modules, "choix", None)  # (find_spec reads it as not installed)
+    monkeypatch.setitem(sys.modules, "scipy", None)  # (find_spec reads it as not installed)
     assert main(["ladder", "random", "greedy", "--no-progress"]) == 2
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "no module choix" in err and 'pip install -e ".[train]"' in err
+    assert err.count("\n") == 1 and "no module scipy" in err and 'pip install -e ".[train]"' in err
+
+
+def test_cross_ladder_reads_the_benchmark_games_in_both_orders(tmp_path: Path) -> None:
+    """At Cross's four single seats each rung sits alone against three of the other, in both
+    orders, as the benchmark plays them: the shipped reference holds both pairings, read they
+    rate as played, and an even share there is a quarter."""
+    rungs, seed = ["random", "greedy"], str(benchmark.DEAL_SEED)
+    read = ladder.prepare_ladder(
+        rungs, "cross", games=200, seed=benchmark.DEAL_SEED, out=tmp_path / "r", reference=benchmark.REFERENCE
+    )
+    assert read.pairs == [(0, 1), (1, 0)] and set(read.stored) == set(read.pairs)
+    common = [
+        *rungs,
+        "--variant",
+        "cross",
+        "--games",
+        "200",
+        "--no-progress",
+        "--workers",
+        "1",
+        "--seed",
+        seed,
+    ]
+    assert (
+        main(["ladder", *common, "--reference", str(benchmark.REFERENCE), "--out", str(tmp_path / "r")]) == 0
+    )
+    assert main(["ladder", *common, "--out", str(tmp_path / "p")]) == 0
+    from_file, played = (json.loads((tmp_path / d / "ladder.json").read_text()) for d in ("r", "p"))
+    assert from_file["pairings"] == played["pairings"] and from_file["ratings"] == played["ratings"]
+    pairings = played["pairings"]
+    assert [(p["first"], p["second"], p["copies"]) for p in pairings] == [
+        ("random", "greedy", 3),
+        ("greedy", "random", 3),
+    ]
+    assert played["ratings"]["greedy"] > 200 and "Luce" in played["method"]
+    assert any(line.startswith("  greedy vs 3 random") for line in played["report"])
+    loaded = ladder.Ladder.load(tmp_path / "p" / "ladder.json")
+    assert loaded.copies == 3 and loaded.win_rate("greedy", "random") == pytest.approx(
+        pairings[1]["win_rate"]
+    )
+
+
+def test_a_new_agent_is_rated_in_both_orders_at_single_seats(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = [
+        "ladder",
+        "random",
+        "greedy",
+        "--variant",
+        "cross",
+        "--games",
+        "8",
+        "--no-progress",
+        "--workers",
+        "1",
+    ]
+    assert main([*args, "--out", str(tmp_path)]) == 0
+    assert (
+        main(["ladder", "--rate", "greedy", "--against", str(tmp_path / "ladder.json"), "--workers", "1"])
+        == 0
+    )
+    rated = json.loads((tmp_path / "rating-greedy.json").read_text())
+    assert [(p["first"], p["second"]) for p in rated["pairings"]] == [
+        ("greedy", "random"),
+        ("random", "greedy"),
+        ("greedy", "greedy"),
+        ("greedy", "greedy"),
+    ]
+    assert all(p["copies"] == 3 for p in rated["pairings"])
+    low, high = rated["interval"]
+    assert low <= rated["rating"] <= high and rated["rating"] > rated["rungs"]["random"]
+    out = capsys.readouterr().out
+    assert "  greedy vs 3 random" in out and "  random vs 3 greedy" in out and "even 1/4" in out

@@ -51,7 +51,7 @@ COMMANDS = (
 # The import names of each extra's packages (pyproject.toml). Every command needs the train
 # extra; a few need one more (COMMAND_EXTRAS, and `train --ray` the ray extra).
 EXTRA_MODULES = {
-    "train": ("torch", "yaml", "tqdm", "tensorboard", "matplotlib", "openskill", "scipy", "choix"),
+    "train": ("torch", "yaml", "tqdm", "tensorboard", "matplotlib", "openskill", "scipy"),
     "openspiel": ("pyspiel",),
     "serve": ("fastapi", "uvicorn"),
     "ray": ("ray",),

@@ -20,8 +20,10 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
         help="rate reference agents on one scale (Bradley-Terry, Elo points, bootstrap intervals) "
         "-> ladder.json, ladder.csv, ladder.png; or rate a new agent against a ladder's fixed rungs",
         description="Every pair of the rungs plays --games whole matches on duplicate deals; a "
-        "Bradley-Terry model is fitted over all pairings (choix; a shared first place half a win each "
-        "way, one virtual draw per pairing), in Elo points with the first rung at 0, with 95%% "
+        "Bradley-Terry model (at 3-4 single seats, Luce's choice of the first place: one agent alone "
+        "against copies of another) is fitted over all pairings by maximum likelihood (scipy; a shared "
+        "first place counted as its share, one virtual game per pairing won in the even share), in Elo "
+        "points with the first rung at 0, with 95%% "
         "bootstrap intervals over deals. --rate AGENT --against DIR/ladder.json plays AGENT against "
         "every rung of that ladder and fits its rating alone, the rungs' ratings fixed.",
     )

@@ -12,17 +12,21 @@ two rungs are seated in the benchmark's order (by name; a checkpoint by its cont
 first seeded ``seed``, the second ``seed + 1``, as :mod:`training.eval.benchmark` seats them. So on
 the benchmark's table and deals (``--seed 1000000``, its 200 games) a pairing is the same games
 as the benchmark's, and ``--reference training/eval/benchmark_reference_v2.json`` (any benchmark
-``pairings.json``) reads the pairings it holds instead of playing them. A rating needs a table of two
-sides (heads-up or partnerships); at 3-4 single seats one agent sits against copies of the
-other, which is no pairwise comparison, and such a table is refused.
+``pairings.json``) reads the pairings it holds instead of playing them. At a table of two sides
+(heads-up or partnerships) a pair plays once; at 3-4 single seats (Cross) one agent sits alone
+against copies of the other, and both orders are played, as the benchmark plays them.
 
-**Method: Bradley-Terry**, P(i beats j) = 1 / (1 + exp(-(θi - θj))), fitted by maximum
-likelihood over every pairing with the ``choix`` library (I-LSR, ``choix.ilsr_pairwise_dense``,
-whose fixed point is the maximum-likelihood estimate) on the games each rung won against each
-other rung; a shared first place counts as half a win each way. **Regularization**: one virtual
-drawn game per pairing (half a win each way, the prior of BayesElo's virtual draws). It keeps
-the rating of a pairing won in every game finite (n games of n read as n + 1/2 of n + 1) and
-moves a pairing's win rate by at most 1 / (2(n + 1)), within any interval n games give.
+**Method: Bradley-Terry**, P(i beats j) = 1 / (1 + exp(-(θi - θj))). At 3-4 single seats, i
+alone against k copies of j comes first with **Luce's choice** probability w_i / (w_i + k w_j),
+w = e^θ: the first place of the Plackett-Luce model, which is Bradley-Terry over the whole table
+(k = 1 is Bradley-Terry itself, and equal strengths give i the even share 1 / (1 + k)). Both are
+P(first wins) = sigmoid(θi - θj - ln k), a logistic model with a known offset, fitted by maximum
+likelihood over every pairing (its likelihood is concave; ``scipy.optimize.minimize``'s
+Newton-type ``trust-exact``) on the games the first of each pairing won; a shared first place
+counts as its share. **Regularization**: one virtual game per pairing, won in the even share
+(half a win each way at two sides: the prior of BayesElo's virtual draws). It keeps the rating
+of a pairing won in every game finite (at two sides n games of n read as n + 1/2 of n + 1) and
+moves a pairing's win rate by at most 1 / (n + 1), within any interval n games give.
 
 **Scale**: Elo points, R = 400 / ln 10 × θ, so that P(i beats j) = 1 / (1 + 10^((Rj - Ri) / 400));
 anchored with the first rung at 0 (give ``random`` first to read ratings above random).
@@ -37,7 +41,9 @@ score interval over its deals (n = the deals, p = their mean win share), as the 
 **Rating a new agent** (``--rate AGENT --against DIR/ladder.json``): it plays every rung on the
 ladder's table, deals and seeds (it seeded ``seed``, the rung ``seed + 1``); the rungs' ratings
 stay as the ladder has them, and the agent's alone is fitted, by maximum likelihood of the same
-model (with the same virtual draw per pairing) in one dimension (``scipy.optimize``). Its
+model (with the same virtual game per pairing) in one dimension (``scipy.optimize``); at 3-4
+single seats it plays each rung in both orders (alone against copies of the rung, and the rung
+alone against copies of it). Its
 interval is a bootstrap over its deals with the rungs held fixed: it leaves out the rungs' own
 uncertainty, which their intervals in the ladder show.
 
@@ -89,21 +95,24 @@ from training.matches import wilson_interval
 FORMAT = "domino-env/ladder"
 FORMAT_VERSION = 1
 ELO = 400 / math.log(10)  # Elo points per unit of Bradley-Terry strength (natural log odds)
-PRIOR_GAMES = 1.0  # virtual drawn games added to every pairing (half a win each way)
+PRIOR_GAMES = 1.0  # virtual games added to every pairing, won in the even share (half each way at two sides)
 DEFAULT_GAMES = 200  # games a pairing
 RESAMPLES = 1000  # bootstrap resamples of the deals
 BOOTSTRAP_SEED = 0  # the bootstrap's own random stream: the same games give the same intervals
 LADDER_FILES = ("ladder.json", "ladder.csv", "ladder.png")
 METHOD = (
-    "Bradley-Terry, P(i beats j) = 1 / (1 + 10^((Rj - Ri) / 400)) with R = 400 / ln 10 x strength, "
-    "fitted by maximum likelihood (choix.ilsr_pairwise_dense) on the games won, a shared first place "
-    f"half a win each way, with {PRIOR_GAMES:g} virtual drawn game per pairing; anchored with the first "
+    "Bradley-Terry, P(i beats j) = 1 / (1 + 10^((Rj - Ri) / 400)) with R = 400 / ln 10 x strength; at "
+    "3-4 single seats i alone against k copies of j comes first with Luce's choice probability "
+    "wi / (wi + k wj), w = e^strength (the Plackett-Luce model's first place; k = 1 is Bradley-Terry); "
+    "fitted by maximum likelihood (scipy.optimize.minimize, trust-exact) on the games won, a shared "
+    f"first place counted as its share, with {PRIOR_GAMES:g} virtual game per pairing won in the even "
+    "share (1/2 at two sides, 1/(1 + k) alone against k); anchored with the first "
     f"rung at 0; 95% intervals: percentiles of a {RESAMPLES}-resample bootstrap over deals (the same "
     "resampled deals in every pairing), each refitted; pairwise win rates: 95% Wilson interval over deals"
 )
 RATE_METHOD = (
     "the rungs' ratings fixed as the ladder has them; the agent's fitted alone by maximum likelihood "
-    f"of the same Bradley-Terry model ({PRIOR_GAMES:g} virtual drawn game per pairing; "
+    f"of the same model ({PRIOR_GAMES:g} virtual game per pairing won in the even share; "
     "scipy.optimize.minimize_scalar); 95% interval: percentiles of a "
     f"{RESAMPLES}-resample bootstrap over its deals, the rungs held fixed"
 )
@@ -112,18 +121,61 @@ RATE_METHOD = (
 # --- the fit ------------------------------------------------------------------------------------
 
 
-def fit_strengths(wins: np.ndarray, prior: float = PRIOR_GAMES) -> np.ndarray:
-    """Bradley-Terry strengths (natural log odds, mean 0) from ``wins[i, j]``: the games ``i`` won
-    against ``j`` (a shared first place half to each), with ``prior`` virtual drawn games added
-    to every pairing that was played. Every rung must be joined to every other through played
-    pairings (a round-robin is)."""
-    import choix
+@dataclass(frozen=True)
+class Outcomes:
+    """Pairings' games in arrays, one entry a pairing: ``first[p]`` (one side, or at 3-4 single
+    seats one seat) against ``copies[p]`` seats of ``second[p]`` (1 at two sides) won ``won[p]``
+    of ``games[p]`` (a shared first place counted as its share)."""
 
-    wins = np.asarray(wins, dtype=float)
-    played = (wins + wins.T) > 0
-    np.fill_diagonal(played, False)
-    counts = wins + prior / 2 * played
-    return np.asarray(choix.ilsr_pairwise_dense(counts, alpha=0.0, max_iter=10_000, tol=1e-10))
+    first: np.ndarray
+    second: np.ndarray
+    won: np.ndarray
+    games: np.ndarray
+    copies: np.ndarray
+
+    def with_prior(self, prior: float) -> tuple[np.ndarray, np.ndarray]:
+        """The first's wins and losses with ``prior`` virtual games added to each pairing, won
+        in the even share (1/2 at two sides, 1/(1 + copies) for one seat against copies)."""
+        even = 1 / (1 + self.copies)
+        return self.won + prior * even, self.games - self.won + prior * (1 - even)
+
+
+def fit_strengths(count: int, outcomes: Outcomes, prior: float = PRIOR_GAMES) -> np.ndarray:
+    """Strengths (natural log odds, the first rung's 0) of ``count`` rungs by maximum likelihood
+    of :data:`METHOD`'s model, P(first wins) = sigmoid(θ_first - θ_second - ln copies), with
+    ``prior`` virtual games a pairing. Every rung must be joined to every other through the
+    pairings (a round-robin is). The likelihood is concave: Newton's steps (scipy's
+    ``trust-exact``) on the rungs but the first reach its maximum in a few iterations."""
+    from scipy.optimize import minimize
+
+    won, lost = outcomes.with_prior(prior)
+    first, second, offset = outcomes.first, outcomes.second, np.log(outcomes.copies)
+    games = won + lost
+
+    def margins(free: np.ndarray) -> np.ndarray:
+        theta = np.concatenate([[0.0], free])
+        return theta[first] - theta[second] - offset
+
+    def loss(free: np.ndarray) -> tuple[float, np.ndarray]:
+        d = margins(free)
+        slope = games / (1 + np.exp(-d)) - won  # d(-log likelihood) / d(margin)
+        grad = np.bincount(first, slope, count) - np.bincount(second, slope, count)
+        return float(np.sum(won * np.logaddexp(0, -d) + lost * np.logaddexp(0, d))), grad[1:]
+
+    def hessian(free: np.ndarray) -> np.ndarray:
+        p = 1 / (1 + np.exp(-margins(free)))
+        curve = games * p * (1 - p)
+        h = np.zeros((count, count))
+        np.add.at(h, (first, first), curve)
+        np.add.at(h, (second, second), curve)
+        np.add.at(h, (first, second), -curve)
+        np.add.at(h, (second, first), -curve)
+        return h[1:, 1:]
+
+    result = minimize(
+        loss, np.zeros(count - 1), jac=True, hess=hessian, method="trust-exact", options={"gtol": 1e-9}
+    )
+    return np.concatenate([[0.0], result.x])
 
 
 def to_elo(strengths: np.ndarray, anchor: int = 0) -> np.ndarray:
@@ -131,22 +183,33 @@ def to_elo(strengths: np.ndarray, anchor: int = 0) -> np.ndarray:
     return ELO * (np.asarray(strengths) - strengths[anchor])
 
 
-def fit_one(rungs: np.ndarray, wins: np.ndarray, games: np.ndarray, prior: float = PRIOR_GAMES) -> float:
-    """The Elo rating of one agent that won ``wins[k]`` of ``games[k]`` against the rung rated
-    ``rungs[k]`` (Elo, fixed), by maximum likelihood of the Bradley-Terry model with ``prior``
-    virtual drawn games a pairing (so the likelihood has a finite maximum, and one)."""
+def fit_one(
+    rungs: np.ndarray,
+    wins: np.ndarray,
+    games: np.ndarray,
+    offsets: np.ndarray | None = None,
+    prior: float = PRIOR_GAMES,
+) -> float:
+    """The Elo rating of one agent whose side won ``wins[k]`` of ``games[k]`` against the rung
+    rated ``rungs[k]`` (Elo, fixed), by maximum likelihood of the same model: P(its side wins) =
+    sigmoid(x - θ_k + offsets[k]), the offset -ln(copies) where it sits alone against copies of
+    the rung, +ln(copies) where it fills the copies' seats (0 at two sides), with ``prior``
+    virtual games a pairing won in the even share (so the likelihood has a finite maximum, and
+    one)."""
     from scipy.optimize import minimize_scalar
 
     theta = np.asarray(rungs, dtype=float) / ELO
-    won = np.asarray(wins, dtype=float) + prior / 2
-    lost = np.asarray(games, dtype=float) - np.asarray(wins, dtype=float) + prior / 2
+    offset = np.zeros(len(theta)) if offsets is None else np.asarray(offsets, dtype=float)
+    even = 1 / (1 + np.exp(-offset))
+    won = np.asarray(wins, dtype=float) + prior * even
+    lost = np.asarray(games, dtype=float) - np.asarray(wins, dtype=float) + prior * (1 - even)
 
     def loss(x: float) -> float:  # the negative log likelihood: -log sigma(d) = log(1 + e^-d)
-        d = x - theta
+        d = x - theta + offset
         return float(np.sum(won * np.logaddexp(0, -d) + lost * np.logaddexp(0, d)))
 
-    # the optimum lies within log(2 games + 1) of the rungs' range: well inside these bounds
-    reach = math.log(float(np.sum(games)) + 2) + 1
+    # the optimum lies within log(2 games + 1) of the rungs' range, offsets aside: inside these bounds
+    reach = math.log(float(np.sum(games)) + 2) + 1 + float(np.abs(offset).max(initial=0.0))
     bounds = (float(theta.min()) - reach, float(theta.max()) + reach)
     result = minimize_scalar(loss, bounds=bounds, method="bounded", options={"xatol": 1e-10})
     return float(ELO * result.x)
@@ -163,17 +226,20 @@ def resampled_deals(deals: int, resamples: int = RESAMPLES, seed: int = BOOTSTRA
     return np.random.default_rng(seed).integers(0, deals, size=(resamples, deals))
 
 
-def win_counts(count: int, pairings: list[Pairing], index: dict[str, int], draw: Any = None) -> np.ndarray:
-    """``wins[i, j]`` over the pairings (``draw``: the deals to count, a resample; None: all)."""
-    wins = np.zeros((count, count))
+def outcomes_of(pairings: list[Pairing], index: dict[str, int], draw: Any = None) -> Outcomes:
+    """The pairings' games as :class:`Outcomes` (``draw``: the deals to count, a resample; None: all)."""
+    won = []
     for p in pairings:
         by_deal = p.deal_wins()
-        won = float(by_deal.sum() if draw is None else by_deal[draw].sum())
-        total = p.per_deal * (len(by_deal) if draw is None else len(draw))
-        i, j = index[p.first], index[p.second]
-        wins[i, j] += won
-        wins[j, i] += total - won
-    return wins
+        won.append(float(by_deal.sum() if draw is None else by_deal[draw].sum()))
+    deals = np.array([p.deals if draw is None else len(draw) for p in pairings])
+    return Outcomes(
+        first=np.array([index[p.first] for p in pairings]),
+        second=np.array([index[p.second] for p in pairings]),
+        won=np.array(won),
+        games=np.array([p.per_deal for p in pairings]) * deals.astype(float),
+        copies=np.array([p.copies for p in pairings], dtype=float),
+    )
 
 
 def bootstrap_ladder(
@@ -188,24 +254,29 @@ def bootstrap_ladder(
             f"the pairings played different numbers of deals ({sorted(deals)}): one ladder plays one"
         )
     draws = resampled_deals(deals.pop(), resamples, seed)
-    return np.array([to_elo(fit_strengths(win_counts(len(rungs), pairings, index, d))) for d in draws])
+    return np.array([to_elo(fit_strengths(len(rungs), outcomes_of(pairings, index, d))) for d in draws])
 
 
 def bootstrap_one(
-    rungs: np.ndarray, pairings: list[Pairing], resamples: int = RESAMPLES, seed: int = BOOTSTRAP_SEED
+    rungs: np.ndarray,
+    pairings: list[Pairing],
+    agent: str,
+    resamples: int = RESAMPLES,
+    seed: int = BOOTSTRAP_SEED,
 ) -> np.ndarray:
     """The new agent's rating (:func:`fit_one`, the rungs fixed) on resamples of its deals, the
-    same draw against every rung; ``pairings[k]`` is its pairing with the rung rated ``rungs[k]``."""
+    same draw in every pairing; ``pairings[k]`` is ``agent``'s pairing with the rung rated ``rungs[k]``."""
     deals = {p.deals for p in pairings}
     if len(deals) != 1:
         raise ValueError(f"the pairings played different numbers of deals ({sorted(deals)})")
     draws = resampled_deals(deals.pop(), resamples, seed)
-    by_deal = [p.deal_wins() for p in pairings]
+    sides = [p.side_of(agent) for p in pairings]
+    offsets = np.array([offset for _, offset in sides])
     per_deal = np.array([p.per_deal for p in pairings], dtype=float)
     out = []
     for d in draws:
-        wins = np.array([w[d].sum() for w in by_deal])
-        out.append(fit_one(rungs, wins, per_deal * len(d)))
+        wins = np.array([by_deal[d].sum() for by_deal, _ in sides])
+        out.append(fit_one(rungs, wins, per_deal * len(d), offsets))
     return np.array(out)
 
 
@@ -215,16 +286,28 @@ def bootstrap_one(
 @dataclass
 class Pairing:
     """``first`` against ``second``: the first's win share in every game (1 won, 0 lost, 1/2 a
-    shared first place), ``per_deal`` games in a row sharing a deal (its seatings)."""
+    shared first place), ``per_deal`` games in a row sharing a deal (its seatings); ``copies``:
+    the seats ``second`` fills (1 at two sides; at 3-4 single seats the first sits alone against
+    copies of the second, and an even share is 1/(1 + copies))."""
 
     first: str
     second: str
     shares: list[float]
     per_deal: int
+    copies: int = 1
 
     @classmethod
-    def of(cls, result: Result) -> Pairing:
-        return cls(result.agent, result.opponent, [float(s) for s in result.shares], result.per_deal)
+    def of(cls, result: Result, copies: int) -> Pairing:
+        return cls(result.agent, result.opponent, [float(s) for s in result.shares], result.per_deal, copies)
+
+    @property
+    def label(self) -> str:
+        """``a vs b``, or ``a vs 3 b`` where ``a`` sits alone against three copies of ``b``."""
+        return (
+            f"{self.first} vs {self.second}"
+            if self.copies == 1
+            else f"{self.first} vs {self.copies} {self.second}"
+        )
 
     @property
     def games(self) -> int:
@@ -251,6 +334,13 @@ class Pairing:
         share), as :func:`training.eval.benchmark.win_rate_interval` gives it."""
         return wilson_interval(float(self.deal_wins().sum()) / self.per_deal, self.deals)
 
+    def side_of(self, agent: str) -> tuple[np.ndarray, float]:
+        """``agent``'s side's wins in each deal, and its offset in :func:`fit_one`'s model
+        (-ln copies alone against copies, +ln copies in the copies' seats)."""
+        if agent == self.first:
+            return self.deal_wins(), -math.log(self.copies)
+        return self.per_deal - self.deal_wins(), math.log(self.copies)
+
     def entry(self) -> dict[str, Any]:
         low, high = self.interval()
         return {
@@ -258,6 +348,7 @@ class Pairing:
             "second": self.second,
             "games": self.games,
             "per_deal": self.per_deal,
+            "copies": self.copies,
             "wins": self.wins,
             "win_rate": self.win_rate,
             "ci_low": low,
@@ -342,18 +433,25 @@ class Ladder:
         return self.ratings[self.rungs.index(rung)]
 
     def win_rate(self, row: str, column: str) -> float:
-        """How often ``row`` won against ``column`` (nan on the diagonal)."""
+        """How often ``row`` won against ``column`` (at 3-4 single seats: alone against copies of
+        it; nan on the diagonal)."""
         for p in self.pairings:
             if (p.first, p.second) == (row, column):
                 return p.win_rate
-            if (p.first, p.second) == (column, row):
+        for p in self.pairings:
+            if (p.first, p.second) == (column, row) and p.copies == 1:
                 return 1 - p.win_rate
         return math.nan
+
+    @property
+    def copies(self) -> int:
+        """The seats the second of a pairing fills: 1 at two sides, else the other seats."""
+        return self.pairings[0].copies
 
     def fit(self, resamples: int = RESAMPLES) -> None:
         """Fit the ratings and their bootstrap intervals from the pairings."""
         index = {name: i for i, name in enumerate(self.rungs)}
-        strengths = fit_strengths(win_counts(len(self.rungs), self.pairings, index))
+        strengths = fit_strengths(len(self.rungs), outcomes_of(self.pairings, index))
         self.ratings = [float(r) for r in to_elo(strengths)]
         samples = bootstrap_ladder(self.rungs, self.pairings, resamples)
         low, high = percentile_interval(samples)
@@ -425,7 +523,11 @@ class Ladder:
                 games=int(data["games"]),
                 pairings=[
                     Pairing(
-                        str(p["first"]), str(p["second"]), [float(s) for s in p["shares"]], int(p["per_deal"])
+                        str(p["first"]),
+                        str(p["second"]),
+                        [float(s) for s in p["shares"]],
+                        int(p["per_deal"]),
+                        int(p.get("copies", 1)),  # (files written before 3-4 single seats: 1)
                     )
                     for p in data["pairings"]
                 ],
@@ -450,7 +552,9 @@ class Ladder:
                 raise ValueError("its specs and identities are not one a rung")
             if not all(math.isfinite(r) for r in ladder.ratings):
                 raise ValueError("a rating is not a finite number")
-            if ladder.games < 1 or any(p.games != ladder.games or p.per_deal < 1 for p in ladder.pairings):
+            if ladder.games < 1 or any(
+                p.games != ladder.games or p.per_deal < 1 or p.copies < 1 for p in ladder.pairings
+            ):
                 raise ValueError("its pairings do not all hold its games")
         except (OSError, ValueError, KeyError, TypeError, IndexError, AttributeError) as err:
             reason = (
@@ -499,15 +603,26 @@ def stored_pairings(
     for i, j in pairs:
         match = store.matches.get(key_of(plan.variant, identity(c[i]), identity(c[j]), games))
         if match is not None:
-            found[(i, j)] = Pairing(c[i].label, c[j].label, [float(x) for x in match.shares], match.per_deal)
+            shares = [float(x) for x in match.shares]
+            found[(i, j)] = Pairing(c[i].label, c[j].label, shares, match.per_deal, copies_of(plan))
     return found
 
 
 def seated(plan: Evaluation) -> list[tuple[int, int]]:
     """Every pair of rungs, the two in the benchmark's order (by identity: a name, a checkpoint's
-    content hash), so that on its table and deals a pairing is the benchmark's games."""
+    content hash), so that on its table and deals a pairing is the benchmark's games; at 3-4
+    single seats both orders (each rung alone against copies of the other)."""
     c = plan.contestants
+    if copies_of(plan) > 1:
+        return plan.pairs()
     return [(i, j) if identity(c[i]) <= identity(c[j]) else (j, i) for i, j in plan.pairs()]
+
+
+def copies_of(plan: Evaluation) -> int:
+    """The seats the second agent of a pairing fills: 1 at a table of two sides (heads-up,
+    partnerships), else every seat but the first's."""
+    rules = plan.env().rules
+    return 1 if rules.num_players == 2 or rules.teams else rules.num_players - 1
 
 
 def default_workers(workers: int | None) -> int:
@@ -515,16 +630,6 @@ def default_workers(workers: int | None) -> int:
     if count < 1:
         raise ValueError(f"workers must be at least 1, got {count}")
     return count
-
-
-def check_two_sides(plan: Evaluation) -> None:
-    rules = plan.env().rules
-    if not (rules.num_players == 2 or rules.teams):
-        raise ValueError(
-            f"{table_text(plan.variant, plan.options)} seats {rules.num_players} single players, where "
-            "one agent sits against copies of another, which is no pairwise comparison: a ladder needs "
-            "two sides (num_players=2, or partnerships with teams=true)"
-        )
 
 
 def check_out(folder: Path, overwrite: bool) -> None:
@@ -565,7 +670,6 @@ def prepare_ladder(
     count = default_workers(workers)
     plan = prepare(agents, variant, option_texts, config_path)  # unknown agents and tables fail here
     check_labels(plan.contestants)
-    check_two_sides(plan)
     folder = Path(out) if out is not None else Path("runs") / f"ladder-{plan.variant}"
     check_out(folder, overwrite)
     pairs, whole = seated(plan), plan.games(games, True)
@@ -584,7 +688,8 @@ def play_ladder(plan: LadderPlan, progress: bool = False, resamples: int = RESAM
     results = play_pairings(
         evaluation, missing, games=plan.games, seed=plan.seed, workers=plan.workers, progress=progress
     )
-    played = dict(zip(missing, (Pairing.of(r) for r in results), strict=True))
+    copies = copies_of(evaluation)
+    played = dict(zip(missing, (Pairing.of(r, copies) for r in results), strict=True))
     contestants = evaluation.contestants
     ladder = Ladder(
         variant=evaluation.variant,
@@ -619,14 +724,14 @@ def report_lines(ladder: Ladder) -> list[str]:
         for upper, lower, gap, low, high in ladder.gaps:
             name = f"{upper} over {lower}"
             lines.append(f"  {name:<{gap_width}}  {signed(gap):>6}  [{signed(low)}, {signed(high)}]")
-    pair_width = max(len(f"{p.first} vs {p.second}") for p in ladder.pairings)
-    lines.append("pairings (win rate of the first, 95% Wilson interval over deals):")
+    pair_width = max(len(p.label) for p in ladder.pairings)
+    alone = f", alone against {ladder.copies} of the second: even 1/{ladder.copies + 1}"
+    whose = f"the first{alone if ladder.copies > 1 else ''}"
+    lines.append(f"pairings (win rate of {whose}; 95% Wilson interval over deals):")
     for p in ladder.pairings:
         low, high = p.interval()
-        lines.append(
-            f"  {p.first + ' vs ' + p.second:<{pair_width}}  {p.win_rate:6.1%}  [{low:.1%}, {high:.1%}]"
-        )
-    sweeps = [f"{p.first} vs {p.second}" for p in ladder.pairings if p.wins in (0, p.games)]
+        lines.append(f"  {p.label:<{pair_width}}  {p.win_rate:6.1%}  [{low:.1%}, {high:.1%}]")
+    sweeps = [p.label for p in ladder.pairings if p.wins in (0, p.games)]
     if sweeps:
         lines.append(
             f"note: {', '.join(sweeps)} went one way in every game: that gap is at least what it "
@@ -667,8 +772,10 @@ def write_ladder(ladder: Ladder, folder: Path) -> list[Path]:
 
 def plot(path: Path, ladder: Ladder) -> None:
     """Two panels: each rung's rating with its 95% interval (rungs in the ladder's order, the
-    first at the top), and the win rate of each row's rung against each column's as a heatmap."""
+    first at the top), and the win rate of each row's rung against each column's as a heatmap
+    (white at the even share: 1/2, or 1/(1 + k) alone against k copies)."""
     from matplotlib import colormaps
+    from matplotlib.colors import TwoSlopeNorm
     from matplotlib.figure import Figure
 
     n = len(ladder.rungs)
@@ -697,15 +804,20 @@ def plot(path: Path, ladder: Ladder) -> None:
     left.set_title("rating of each rung", fontsize="medium")
     matrix = np.array([[ladder.win_rate(r, c) for c in ladder.rungs] for r in ladder.rungs])
     cmap = colormaps["RdBu"].with_extremes(bad="0.9")  # the diagonal: no rung plays itself
-    image = right.imshow(np.ma.masked_invalid(matrix), cmap=cmap, vmin=0, vmax=1)
+    even = 1 / (1 + ladder.copies)
+    norm = TwoSlopeNorm(vcenter=even, vmin=0, vmax=1)
+    image = right.imshow(np.ma.masked_invalid(matrix), cmap=cmap, norm=norm)
     for i in range(n):
         for j in range(n):
             if not math.isnan(matrix[i, j]):
-                ink = "white" if abs(matrix[i, j] - 0.5) > 0.3 else "black"
+                ink = "white" if abs(norm(matrix[i, j]) - 0.5) > 0.3 else "black"
                 right.text(j, i, f"{matrix[i, j]:.0%}", ha="center", va="center", color=ink, fontsize="small")
     right.set_xticks(range(n), [f"vs {r}" for r in ladder.rungs], rotation=30, ha="right")
     right.set_yticks(range(n), ladder.rungs)
-    right.set_title("win rate of the row against the column", fontsize="medium")
+    alone = f"alone against {ladder.copies} of the column (even {even:.0%})"
+    right.set_title(
+        f"win rate of the row {alone if ladder.copies > 1 else 'against the column'}", fontsize="medium"
+    )
     fig.colorbar(image, ax=right, shrink=0.8)
     deals = ladder.games // ladder.pairings[0].per_deal
     fig.suptitle(
@@ -744,7 +856,9 @@ class Rated:
     agent: str
     rating: float
     interval: tuple[float, float]
-    pairings: list[Pairing]  # the agent first, one a rung in the ladder's order
+    # in the ladder's order of rungs, the agent first; at 3-4 single seats each rung's second
+    # pairing (the rung alone against copies of the agent) right after its first
+    pairings: list[Pairing]
 
 
 def rating_file(label: str) -> str:
@@ -781,7 +895,6 @@ def prepare_rating(
     env = evaluation.env()
     for c in contestants:  # sizes too, so a mismatch fails here and not in the middle of the games
         c.agent(env, 0)
-    check_two_sides(evaluation)
     played = evaluation.games(games or ladder.games, True)
     folder = writable_folder(Path(out) if out is not None else Path(against).parent)
     path = folder / rating_file(evaluation.contestants[0].label)
@@ -792,8 +905,9 @@ def prepare_rating(
 
 def play_rating(plan: RatingPlan, progress: bool = False, resamples: int = RESAMPLES) -> Rated:
     """Play the agent against every rung and fit its rating, the rungs' held fixed."""
-    rungs = plan.ladder.rungs
-    pairs = [(0, k) for k in range(1, len(rungs) + 1)]
+    rungs, copies = plan.ladder.rungs, copies_of(plan.evaluation)
+    both = copies > 1  # one seat against copies of the other: each order is its own pairing
+    pairs = [pair for k in range(1, len(rungs) + 1) for pair in ([(0, k), (k, 0)] if both else [(0, k)])]
     results = play_pairings(
         plan.evaluation,
         pairs,
@@ -802,24 +916,31 @@ def play_rating(plan: RatingPlan, progress: bool = False, resamples: int = RESAM
         workers=plan.workers,
         progress=progress,
     )
-    pairings = [Pairing.of(r) for r in results]
-    fixed = np.array(plan.ladder.ratings)
-    wins = np.array([p.wins for p in pairings])
+    pairings = [Pairing.of(r, copies) for r in results]
+    agent = plan.evaluation.contestants[0].label
+    fixed = np.array([plan.ladder.rating(p.second if p.first == agent else p.first) for p in pairings])
+    sides = [p.side_of(agent) for p in pairings]
+    wins = np.array([float(by_deal.sum()) for by_deal, _ in sides])
     games = np.array([p.games for p in pairings], dtype=float)
-    rating = fit_one(fixed, wins, games)
-    low, high = percentile_interval(bootstrap_one(fixed, pairings, resamples))
-    return Rated(plan.evaluation.contestants[0].label, rating, (float(low), float(high)), pairings)
+    rating = fit_one(fixed, wins, games, np.array([offset for _, offset in sides]))
+    low, high = percentile_interval(bootstrap_one(fixed, pairings, agent, resamples))
+    return Rated(agent, rating, (float(low), float(high)), pairings)
 
 
 def rating_lines(plan: RatingPlan, rated: Rated) -> list[str]:
     ladder = plan.ladder
-    width = max(len(r) for r in ladder.rungs)
     lines = []
-    for p, rung, fixed in zip(rated.pairings, ladder.rungs, ladder.ratings, strict=True):
+    if ladder.copies == 1:  # "vs RUNG": the agent's win rate
+        names = [f"vs {p.second}" for p in rated.pairings]
+    else:  # at 3-4 single seats, the pairing and its first's win rate (alone against copies)
+        names = [p.label for p in rated.pairings]
+        lines.append(f"  (win rate of the first, alone against {ladder.copies}; even 1/{ladder.copies + 1})")
+    width = max(len(name) for name in names)
+    for p, name in zip(rated.pairings, names, strict=True):
         low, high = p.interval()
+        fixed = ladder.rating(p.second if p.first == rated.agent else p.first)
         lines.append(
-            f"  vs {rung:<{width}} ({signed(fixed):>5} Elo)  "
-            f"win rate {p.win_rate:6.1%}  [{low:.1%}, {high:.1%}]"
+            f"  {name:<{width}} ({signed(fixed):>5} Elo)  win rate {p.win_rate:6.1%}  [{low:.1%}, {high:.1%}]"
         )
     low, high = rated.interval
     lines.append(
