@@ -11,6 +11,7 @@ import json
 import math
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -372,7 +373,86 @@ def test_a_new_agent_is_rated_in_both_orders_at_single_seats(
         ("greedy", "greedy"),
     ]
     assert all(p["copies"] == 3 for p in rated["pairings"])
+    assert [(p["rung"], p["agent_first"]) for p in rated["pairings"]] == [
+        ("random", True),
+        ("random", False),
+        ("greedy", True),
+        ("greedy", False),
+    ]
     low, high = rated["interval"]
     assert low <= rated["rating"] <= high and rated["rating"] > rated["rungs"]["random"]
     out = capsys.readouterr().out
     assert "  greedy vs 3 random" in out and "  random vs 3 greedy" in out and "even 1/4" in out
+
+
+def test_fit_one_agrees_with_the_ladder_fit_in_both_orders() -> None:
+    """Two rungs at Cross's table: the second's strength from the whole fit, and from
+    :func:`ladder.fit_one` with the first held at 0 and each pairing's side taken by its order."""
+    alone = ladder.Pairing("x", "r", [1.0] * 30 + [0.0] * 70, 4, 3)  # x alone against three r
+    held = ladder.Pairing("r", "x", [1.0] * 15 + [0.0] * 85, 4, 3)  # r alone against three x
+    whole = ladder.to_elo(ladder.fit_strengths(2, ladder.outcomes_of([alone, held], {"r": 0, "x": 1})))
+    sides = [alone.side(True), held.side(False)]
+    wins = np.array([float(w.sum()) for w, _ in sides])
+    offsets = np.array([o for _, o in sides])
+    one = ladder.fit_one(np.zeros(2), wins, np.full(2, 100.0), offsets)
+    assert one == pytest.approx(whole[1], abs=1e-4) and one > 0
+
+
+def test_a_rating_does_not_depend_on_the_agents_name(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """At single seats the agent's side is read from the order played, not from its label: an
+    agent named like a rung gets the rating an agent of another name gets from the same games."""
+    shares = {
+        (0, 1): [1.0, 0.0, 0.0, 1.0],
+        (1, 0): [0.0] * 4,
+        (0, 2): [1.0, 0.0, 0.0, 0.0],
+        (2, 0): [1.0, 0, 0, 0],
+    }
+    rungs = ladder.Ladder(
+        "cross",
+        {},
+        ["random", "greedy"],
+        ["random", "greedy"],
+        ["random", "greedy"],
+        0,
+        4,
+        [
+            ladder.Pairing("random", "greedy", [0.0] * 4, 4, 3),
+            ladder.Pairing("greedy", "random", [1.0] * 4, 4, 3),
+        ],
+        [0.0, 300.0],
+        [(0.0, 0.0), (250.0, 350.0)],
+    )
+    (tmp_path / "ladder.json").write_text(json.dumps(rungs.to_json()))
+
+    def played(
+        plan: ladder.Evaluation, pairs: list[tuple[int, int]], **kwargs: object
+    ) -> list[SimpleNamespace]:
+        labels = [c.label for c in plan.contestants]
+        return [
+            SimpleNamespace(agent=labels[i], opponent=labels[j], shares=shares[i, j], per_deal=4)
+            for i, j in pairs
+        ]
+
+    monkeypatch.setattr(ladder, "play_pairings", played)
+    ratings = []
+    for agent in ("greedy", "search:1"):
+        plan = ladder.prepare_rating(agent, tmp_path / "ladder.json", out=tmp_path / agent, workers=1)
+        rated = ladder.play_rating(plan, resamples=20)
+        assert rated.first == [True, False, True, False] and rated.rungs == [
+            "random",
+            "random",
+            "greedy",
+            "greedy",
+        ]
+        ratings.append(rated.rating)
+    assert ratings[0] == pytest.approx(ratings[1])
+
+
+def test_an_older_ladder_file_reads_as_two_sides(built: tuple[Path, list[str]], tmp_path: Path) -> None:
+    out, _ = built
+    data = json.loads((out / "ladder.json").read_text())
+    for p in data["pairings"]:
+        del p["copies"]  # (written before 3-4 single seats were rated)
+    (tmp_path / "ladder.json").write_text(json.dumps(data))
+    loaded = ladder.Ladder.load(tmp_path / "ladder.json")
+    assert loaded.copies == 1 and all(p.copies == 1 for p in loaded.pairings)

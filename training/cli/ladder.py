@@ -19,7 +19,8 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
         "ladder",
         help="rate reference agents on one scale (Bradley-Terry, Elo points, bootstrap intervals) "
         "-> ladder.json, ladder.csv, ladder.png; or rate a new agent against a ladder's fixed rungs",
-        description="Every pair of the rungs plays --games whole matches on duplicate deals; a "
+        description="Every pair of the rungs plays --games whole matches on duplicate deals (at "
+        "3-4 single seats once in each order: one alone against copies of the other); a "
         "Bradley-Terry model (at 3-4 single seats, Luce's choice of the first place: one agent alone "
         "against copies of another) is fitted over all pairings by maximum likelihood (scipy; a shared "
         "first place counted as its share, one virtual game per pairing won in the even share), in Elo "

@@ -22,7 +22,7 @@ w = e^θ: the first place of the Plackett-Luce model, which is Bradley-Terry ove
 (k = 1 is Bradley-Terry itself, and equal strengths give i the even share 1 / (1 + k)). Both are
 P(first wins) = sigmoid(θi - θj - ln k), a logistic model with a known offset, fitted by maximum
 likelihood over every pairing (its likelihood is concave; ``scipy.optimize.minimize``'s
-Newton-type ``trust-exact``) on the games the first of each pairing won; a shared first place
+``Newton-CG``) on the games the first of each pairing won; a shared first place
 counts as its share. **Regularization**: one virtual game per pairing, won in the even share
 (half a win each way at two sides: the prior of BayesElo's virtual draws). It keeps the rating
 of a pairing won in every game finite (at two sides n games of n read as n + 1/2 of n + 1) and
@@ -39,11 +39,12 @@ score interval over its deals (n = the deals, p = their mean win share), as the 
 (:func:`training.eval.benchmark.win_rate_interval`).
 
 **Rating a new agent** (``--rate AGENT --against DIR/ladder.json``): it plays every rung on the
-ladder's table, deals and seeds (it seeded ``seed``, the rung ``seed + 1``); the rungs' ratings
-stay as the ladder has them, and the agent's alone is fitted, by maximum likelihood of the same
-model (with the same virtual game per pairing) in one dimension (``scipy.optimize``); at 3-4
-single seats it plays each rung in both orders (alone against copies of the rung, and the rung
-alone against copies of it). Its
+ladder's table, deals and seeds (the first of a pairing seeded ``seed``, the second ``seed +
+1``); the rungs' ratings stay as the ladder has them, and the agent's alone is fitted, by maximum
+likelihood of the same model (with the same virtual game per pairing) in one dimension
+(``scipy.optimize``). At two sides the agent is the first of each pairing; at 3-4 single seats
+it plays each rung in both orders (alone against copies of the rung, then the rung alone
+against copies of it: its side is known by that order, not by its name). Its
 interval is a bootstrap over its deals with the rungs held fixed: it leaves out the rungs' own
 uncertainty, which their intervals in the ladder show.
 
@@ -104,7 +105,7 @@ METHOD = (
     "Bradley-Terry, P(i beats j) = 1 / (1 + 10^((Rj - Ri) / 400)) with R = 400 / ln 10 x strength; at "
     "3-4 single seats i alone against k copies of j comes first with Luce's choice probability "
     "wi / (wi + k wj), w = e^strength (the Plackett-Luce model's first place; k = 1 is Bradley-Terry); "
-    "fitted by maximum likelihood (scipy.optimize.minimize, trust-exact) on the games won, a shared "
+    "fitted by maximum likelihood (scipy.optimize.minimize, Newton-CG) on the games won, a shared "
     f"first place counted as its share, with {PRIOR_GAMES:g} virtual game per pairing won in the even "
     "share (1/2 at two sides, 1/(1 + k) alone against k); anchored with the first "
     f"rung at 0; 95% intervals: percentiles of a {RESAMPLES}-resample bootstrap over deals (the same "
@@ -145,10 +146,13 @@ def fit_strengths(count: int, outcomes: Outcomes, prior: float = PRIOR_GAMES) ->
     of :data:`METHOD`'s model, P(first wins) = sigmoid(θ_first - θ_second - ln copies), with
     ``prior`` virtual games a pairing. Every rung must be joined to every other through the
     pairings (a round-robin is). The likelihood is concave: Newton's steps (scipy's
-    ``trust-exact``) on the rungs but the first reach its maximum in a few iterations."""
+    ``Newton-CG``, to a step of 1e-12) on the rungs but the first reach its maximum in a few
+    iterations."""
     from scipy.optimize import minimize
 
     won, lost = outcomes.with_prior(prior)
+    total = float(np.sum(won + lost))  # (the likelihood per game: a tolerance whatever the games)
+    won, lost = won / total, lost / total
     first, second, offset = outcomes.first, outcomes.second, np.log(outcomes.copies)
     games = won + lost
 
@@ -173,8 +177,10 @@ def fit_strengths(count: int, outcomes: Outcomes, prior: float = PRIOR_GAMES) ->
         return h[1:, 1:]
 
     result = minimize(
-        loss, np.zeros(count - 1), jac=True, hess=hessian, method="trust-exact", options={"gtol": 1e-9}
+        loss, np.zeros(count - 1), jac=True, hess=hessian, method="Newton-CG", options={"xtol": 1e-12}
     )
+    if not result.success:  # (a concave likelihood with a finite maximum: not seen, but never silent)
+        raise RuntimeError(f"the ratings' maximum-likelihood fit did not converge: {result.message}")
     return np.concatenate([[0.0], result.x])
 
 
@@ -260,17 +266,18 @@ def bootstrap_ladder(
 def bootstrap_one(
     rungs: np.ndarray,
     pairings: list[Pairing],
-    agent: str,
+    first: list[bool],
     resamples: int = RESAMPLES,
     seed: int = BOOTSTRAP_SEED,
 ) -> np.ndarray:
     """The new agent's rating (:func:`fit_one`, the rungs fixed) on resamples of its deals, the
-    same draw in every pairing; ``pairings[k]`` is ``agent``'s pairing with the rung rated ``rungs[k]``."""
+    same draw in every pairing; ``pairings[k]`` is the agent's pairing with the rung rated
+    ``rungs[k]``, the agent its first where ``first[k]``."""
     deals = {p.deals for p in pairings}
     if len(deals) != 1:
         raise ValueError(f"the pairings played different numbers of deals ({sorted(deals)})")
     draws = resampled_deals(deals.pop(), resamples, seed)
-    sides = [p.side_of(agent) for p in pairings]
+    sides = [p.side(is_first) for p, is_first in zip(pairings, first, strict=True)]
     offsets = np.array([offset for _, offset in sides])
     per_deal = np.array([p.per_deal for p in pairings], dtype=float)
     out = []
@@ -334,10 +341,11 @@ class Pairing:
         share), as :func:`training.eval.benchmark.win_rate_interval` gives it."""
         return wilson_interval(float(self.deal_wins().sum()) / self.per_deal, self.deals)
 
-    def side_of(self, agent: str) -> tuple[np.ndarray, float]:
-        """``agent``'s side's wins in each deal, and its offset in :func:`fit_one`'s model
-        (-ln copies alone against copies, +ln copies in the copies' seats)."""
-        if agent == self.first:
+    def side(self, first: bool) -> tuple[np.ndarray, float]:
+        """The wins in each deal of the first's side (``first``) or the second's, and that side's
+        offset in :func:`fit_one`'s model (-ln copies alone against copies, +ln copies in the
+        copies' seats)."""
+        if first:
             return self.deal_wins(), -math.log(self.copies)
         return self.per_deal - self.deal_wins(), math.log(self.copies)
 
@@ -657,8 +665,8 @@ def prepare_ladder(
     overwrite: bool = False,
     reference: str | Path | None = None,
 ) -> LadderPlan:
-    """Check everything before any game: two rungs or more, each known and given once, a table of
-    two sides, ``games`` at least 1, an ``out`` folder that is writable and holds no ladder (unless
+    """Check everything before any game: two rungs or more, each known and given once, ``games``
+    at least 1, an ``out`` folder that is writable and holds no ladder (unless
     ``overwrite``), a readable ``reference`` (a benchmark's ``pairings.json``, whose pairings of
     the same games are read rather than played); raises ValueError with a message for a person."""
     games = DEFAULT_GAMES if games is None else games
@@ -735,7 +743,7 @@ def report_lines(ladder: Ladder) -> list[str]:
     if sweeps:
         lines.append(
             f"note: {', '.join(sweeps)} went one way in every game: that gap is at least what it "
-            "reads, held finite by the virtual draw"
+            "reads, held finite by the virtual game"
         )
     return lines
 
@@ -799,7 +807,8 @@ def plot(path: Path, ladder: Ladder) -> None:
     left.set_yticks(ys, ladder.rungs)
     left.set_ylim(n - 0.5, -0.7)
     left.axvline(0, color="grey", lw=0.8)
-    left.set_xlabel(f"Elo (Bradley-Terry; {ladder.anchor} = 0), 95% bootstrap interval over deals")
+    model = "Bradley-Terry" if ladder.copies == 1 else "Luce's choice"
+    left.set_xlabel(f"Elo ({model}; {ladder.anchor} = 0), 95% bootstrap interval over deals")
     left.grid(axis="x", alpha=0.3)
     left.set_title("rating of each rung", fontsize="medium")
     matrix = np.array([[ladder.win_rate(r, c) for c in ladder.rungs] for r in ladder.rungs])
@@ -859,6 +868,8 @@ class Rated:
     # in the ladder's order of rungs, the agent first; at 3-4 single seats each rung's second
     # pairing (the rung alone against copies of the agent) right after its first
     pairings: list[Pairing]
+    rungs: list[str]  # the rung of each pairing (the agent may have a rung's name)
+    first: list[bool]  # the agent is the first of each pairing (alone at 3-4 single seats)
 
 
 def rating_file(label: str) -> str:
@@ -917,14 +928,16 @@ def play_rating(plan: RatingPlan, progress: bool = False, resamples: int = RESAM
         progress=progress,
     )
     pairings = [Pairing.of(r, copies) for r in results]
-    agent = plan.evaluation.contestants[0].label
-    fixed = np.array([plan.ladder.rating(p.second if p.first == agent else p.first) for p in pairings])
-    sides = [p.side_of(agent) for p in pairings]
+    first = [i == 0 for i, _ in pairs]  # (by the order played: the agent may have a rung's name)
+    names = [rungs[max(pair) - 1] for pair in pairs]
+    fixed = np.array([plan.ladder.rating(name) for name in names])
+    sides = [p.side(is_first) for p, is_first in zip(pairings, first, strict=True)]
     wins = np.array([float(by_deal.sum()) for by_deal, _ in sides])
     games = np.array([p.games for p in pairings], dtype=float)
     rating = fit_one(fixed, wins, games, np.array([offset for _, offset in sides]))
-    low, high = percentile_interval(bootstrap_one(fixed, pairings, agent, resamples))
-    return Rated(agent, rating, (float(low), float(high)), pairings)
+    low, high = percentile_interval(bootstrap_one(fixed, pairings, first, resamples))
+    agent = plan.evaluation.contestants[0].label
+    return Rated(agent, rating, (float(low), float(high)), pairings, names, first)
 
 
 def rating_lines(plan: RatingPlan, rated: Rated) -> list[str]:
@@ -936,9 +949,9 @@ def rating_lines(plan: RatingPlan, rated: Rated) -> list[str]:
         names = [p.label for p in rated.pairings]
         lines.append(f"  (win rate of the first, alone against {ladder.copies}; even 1/{ladder.copies + 1})")
     width = max(len(name) for name in names)
-    for p, name in zip(rated.pairings, names, strict=True):
+    for p, name, rung in zip(rated.pairings, names, rated.rungs, strict=True):
         low, high = p.interval()
-        fixed = ladder.rating(p.second if p.first == rated.agent else p.first)
+        fixed = ladder.rating(rung)
         lines.append(
             f"  {name:<{width}} ({signed(fixed):>5} Elo)  win rate {p.win_rate:6.1%}  [{low:.1%}, {high:.1%}]"
         )
@@ -973,7 +986,10 @@ def write_rating(plan: RatingPlan, rated: Rated) -> Path:
         "resamples": RESAMPLES,
         "prior_games": PRIOR_GAMES,
         "method": RATE_METHOD,
-        "pairings": [p.entry() for p in rated.pairings],
+        "pairings": [
+            {**p.entry(), "rung": rung, "agent_first": first}
+            for p, rung, first in zip(rated.pairings, rated.rungs, rated.first, strict=True)
+        ],
         "report": rating_lines(plan, rated),
     }
     plan.path.write_text(json.dumps(data, indent=1) + "\n")
