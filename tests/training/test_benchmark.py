@@ -222,6 +222,16 @@ def test_benchmark_writes_the_protocol(cheap_ladder: None, small_protocol: None,
     assert saved["agents"]["random"]["scores"]["classic"] == pytest.approx(0.0, abs=1e-9)
     assert saved["agents"]["greedy"]["scores"]["blitz"] == pytest.approx(1.0)  # the scale's top
     assert saved["agents"]["greedy"]["ms_per_decision"]["classic"] > 0
+    # each score's own interval, one variant's bootstrap (the plot's error bars): the references have none
+    assert set(saved["agents"][checkpoint]["scores_ci"]) == {"classic"}
+    for agent, entry in saved["agents"].items():
+        assert set(entry["scores_ci"]) == set(entry["variants"])
+        for variant, (low, high) in entry["scores_ci"].items():
+            if agent in ("random", "greedy"):  # (greedy is the scale's top here: 1 in every resample)
+                assert math.isnan(low) and math.isnan(high)
+            elif not math.isnan(low):
+                assert low <= entry["scores"][variant] + 1e-6 and entry["scores"][variant] <= high + 1e-6
+    assert not math.isnan(saved["agents"]["shipped"]["scores_ci"]["classic"][0])  # (5 deals: one to check)
     table = (tmp_path / "benchmark.md").read_text()
     assert "| classic | greedy | " in table and "mirror" in table
     assert table.startswith(f"Normalized scores, protocol {protocol} (") and "exploratory" not in table

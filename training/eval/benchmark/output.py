@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from training.eval.benchmark import protocol
-from training.eval.benchmark.scores import VariantResults, deal_draws, score_with_interval, win_rate_interval
+from training.eval.benchmark.scores import VariantResults, win_rate_interval
 from training.eval.report import refuse_earlier, write_rows
 
 COLUMNS = (
@@ -131,14 +131,13 @@ def plot(path: Path, by_variant: list[VariantResults], summary: dict[str, Any]) 
     fig = Figure(figsize=(9, 1.2 + 0.45 * len(by_variant) * max(1, len(labels)) / 2), layout="constrained")
     ax = fig.subplots()
     height = 0.8 / max(len(labels), 1)
-    draws = deal_draws(by_variant)
     for k, label in enumerate(labels):
         ys, xs, below, above = [], [], [], []
+        entry = summary["agents"][label]
         for i, v in enumerate(by_variant):
-            values = v.deal_scores.get(label)
-            if not values or any(math.isnan(x) for x in values):
+            if v.variant not in entry["scores_ci"]:  # (not scored there)
                 continue
-            score, low, high = score_with_interval([v], label, draws)  # (one variant: its score)
+            score, (low, high) = entry["scores"][v.variant], entry["scores_ci"][v.variant]
             ys.append(i + k * height)
             xs.append(score)
             below.append(0.0 if math.isnan(low) else score - low)

@@ -214,9 +214,9 @@ def summarize(
     games: int,
     reasons: list[str] | None = None,
 ) -> dict:
-    """Scores per variant and their IQM, for each agent (or for the group and the references),
-    and each agent's decision time per variant; ``reasons``: why the run is exploratory, not the
-    protocol (:func:`deviations`; none: it is the protocol)."""
+    """Scores per variant with their intervals and their IQM, for each agent (or for the group
+    and the references), and each agent's decision time per variant; ``reasons``: why the run
+    is exploratory, not the protocol (:func:`deviations`; none: it is the protocol)."""
     reasons = list(reasons or [])
     labels = [*(a for a in (protocol.BOTTOM, protocol.TOP) if a not in agents), *dict.fromkeys(agents)]
     entries: dict[str, Any] = {}
@@ -225,8 +225,10 @@ def summarize(
         scores = {v.variant: round(v.score(label), 6) for v in by_variant if label in v.deal_scores}
         held = scored_in(by_variant, label)
         centre, low, high = score_with_interval(held, label, draws)
+        intervals = {v.variant: score_with_interval([v], label, draws)[1:] for v in held}  # (one: its score)
         entries[label] = {
             "scores": scores,
+            "scores_ci": {variant: [round(a, 6), round(b, 6)] for variant, (a, b) in intervals.items()},
             "variants": [v.variant for v in held],  # (the ones its IQM is over)
             "iqm": round(centre, 6),
             "iqm_ci": [round(low, 6), round(high, 6)],
