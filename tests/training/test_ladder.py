@@ -456,3 +456,7 @@ def test_an_older_ladder_file_reads_as_two_sides(built: tuple[Path, list[str]], 
     (tmp_path / "ladder.json").write_text(json.dumps(data))
     loaded = ladder.Ladder.load(tmp_path / "ladder.json")
     assert loaded.copies == 1 and all(p.copies == 1 for p in loaded.pairings)
+    data["pairings"][1]["copies"] = 3  # one pairing of another table: not one ladder
+    (tmp_path / "mixed.json").write_text(json.dumps(data))
+    with pytest.raises(ValueError, match=r"is not a ladder file.*the same copies"):
+        ladder.Ladder.load(tmp_path / "mixed.json")

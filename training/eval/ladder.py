@@ -560,10 +560,10 @@ class Ladder:
                 raise ValueError("its specs and identities are not one a rung")
             if not all(math.isfinite(r) for r in ladder.ratings):
                 raise ValueError("a rating is not a finite number")
-            if ladder.games < 1 or any(
-                p.games != ladder.games or p.per_deal < 1 or p.copies < 1 for p in ladder.pairings
-            ):
+            if ladder.games < 1 or any(p.games != ladder.games or p.per_deal < 1 for p in ladder.pairings):
                 raise ValueError("its pairings do not all hold its games")
+            if ladder.copies < 1 or any(p.copies != ladder.copies for p in ladder.pairings):
+                raise ValueError("its pairings do not all seat the same copies (1 or more)")
         except (OSError, ValueError, KeyError, TypeError, IndexError, AttributeError) as err:
             reason = (
                 err.strerror if isinstance(err, OSError) and err.strerror else f"{type(err).__name__}: {err}"
