@@ -17,8 +17,8 @@ the learner's device): how fast a GPU learner trains is measured so, and only so
   same trainer and settings, the games on one batched ``domino_env.vector`` engine - "ours
   vector" on the default engine (the variant's kernel where it has one; the note names it),
   "ours vector scalar" on scalar tables behind the same interface. Left out, saying why, where
-  the config asks for what the vector collector refuses (``pool.baselines``,
-  ``run.match_value``: override them with ``--set``). With ``--ray N``, also "ours vector ray N":
+  the config asks for what the vector collector refuses (``pool.baselines``: override it with
+  ``--set``). With ``--ray N``, also "ours vector ray N":
   the vector collector on each of N Ray workers (``training.rl.distributed``; a local Ray
   instance, started before the timing), the learner here - on a small machine the workers
   compete with the learner for the cores, and the CPU column counts the learner's process only.
