@@ -1,6 +1,7 @@
-"""The protocol-v2 page's ladders are what ``ladder`` fits from the shipped reference today: each
-section's command, run on the reference alone (every pairing read, no game played), gives the
-ratings and intervals its table prints, and the ladder CSVs beside the pictures hold them too."""
+"""The protocol-v2 page's numbers are the shipped reference's: each section's ladder command, run on
+the reference alone (every pairing read, no game played), gives the ratings and intervals its
+table prints, the ladder CSVs beside the pictures hold them too, and every cell of a section's
+win-rate table is the reference's win rate with its Wilson interval."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+import domino_env
 from training.eval import benchmark, ladder
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -96,3 +98,51 @@ def test_a_ladder_on_the_page_is_its_fit_of_the_reference(
             assert [float(row["elo"]), float(row["ci_low"]), float(row["ci_high"])] == pytest.approx(
                 [rating, low, high], abs=0.051
             ), rung
+
+
+def page_win_rates() -> list[tuple[str, list[str], dict[str, list[str]]]]:
+    """Each variant section's win-rate table: the variant (its benchmark command's
+    ``--variants``), the columns' opponents, and each row's agent -> its cells."""
+    found = []
+    for section in PAGE.read_text().split("\n## ")[1:]:
+        variant = re.search(r"--variants (\w+)", section)
+        if variant is None or "| agent | vs random" not in section:
+            continue
+        lines = section[section.index("| agent | vs random") :].split("\n\n", 1)[0].splitlines()
+        header = [cell.strip() for cell in lines[0].strip("|").split("|")]
+        opponents = [cell.removeprefix("vs ") for cell in header[1:] if cell.startswith("vs ")]
+        rows = {}
+        for line in lines[2:]:
+            cells = [cell.strip() for cell in line.strip("|").split("|")]
+            rows[cells[0]] = cells[1 : 1 + len(opponents)]
+        found.append((variant.group(1), opponents, rows))
+    return found
+
+
+WIN_RATES = page_win_rates()
+
+
+@pytest.mark.parametrize(("variant", "opponents", "rows"), WIN_RATES, ids=[v for v, _, _ in WIN_RATES])
+def test_a_win_rate_table_on_the_page_is_the_reference(
+    variant: str, opponents: list[str], rows: dict[str, list[str]]
+) -> None:
+    """Every cell: the reference's win rate of the row against the column with its 95% Wilson
+    interval over deals (a two-sided pairing read from the other side where it is filed so)."""
+    from training.eval.benchmark.store import Store, identity, key_of, swapped
+    from training.eval.evaluate import contestant
+
+    store = Store.load(ROOT / "training" / "eval" / "benchmark_reference_v2.json")
+    shipped = identity(contestant(str(ROOT / "agents" / f"{variant}.pt")))
+    names = {name: shipped if name == "shipped" else name for name in [*rows, *opponents]}
+    lower = domino_env.raw_env(variant).rules.lower_score_wins
+    assert set(rows) == set(opponents) and len(rows) == 6
+    for agent, cells in rows.items():
+        for opponent, cell in zip(opponents, cells, strict=True):
+            if agent == opponent:
+                assert cell == "mirror"
+                continue
+            match = store.matches.get(key_of(variant, names[agent], names[opponent], 200))
+            if match is None:  # (two sides: filed once, read from the other side)
+                match = swapped(store.matches[key_of(variant, names[opponent], names[agent], 200)], lower)
+            low, high = benchmark.win_rate_interval(match)
+            assert cell == f"{match.wins / match.games:.1%} [{low:.1%}, {high:.1%}]", (agent, opponent)
