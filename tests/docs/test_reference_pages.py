@@ -9,11 +9,13 @@ import csv
 import re
 import shlex
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 import domino_env
 from training.eval import benchmark, ladder
+from training.eval.benchmark.store import Store
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGE = ROOT / "docs" / "benchmark-v2.md"
@@ -78,7 +80,7 @@ def test_a_ladder_on_the_page_is_its_fit_of_the_reference(
         seed=benchmark.DEAL_SEED,
         out=tmp_path,
         workers=1,
-        reference=ROOT / "training" / "eval" / "benchmark_reference_v2.json",
+        reference=benchmark.REFERENCE,
     )
     assert set(plan.stored) == set(plan.pairs)  # every pairing read: not a game played
     fitted = ladder.play_ladder(plan)
@@ -120,6 +122,22 @@ def page_win_rates() -> list[tuple[str, list[str], dict[str, list[str]]]]:
 
 
 WIN_RATES = page_win_rates()
+STORE = Store.load(benchmark.REFERENCE)
+
+
+def reference_match(variant: str, agent: str, opponent: str) -> Any:
+    """The reference's pairing of ``agent`` against ``opponent`` (names of the ladder, ``shipped``
+    the variant's shipped agent), read from the other side where a two-sided pairing is filed so."""
+    from training.eval.benchmark.store import identity, key_of, swapped
+    from training.eval.evaluate import contestant
+
+    shipped = identity(contestant(str(ROOT / "agents" / f"{variant}.pt")))
+    first, second = (shipped if name == "shipped" else name for name in (agent, opponent))
+    match = STORE.matches.get(key_of(variant, first, second, 200))
+    if match is None:
+        lower = domino_env.raw_env(variant).rules.lower_score_wins
+        match = swapped(STORE.matches[key_of(variant, second, first, 200)], lower)
+    return match
 
 
 @pytest.mark.parametrize(("variant", "opponents", "rows"), WIN_RATES, ids=[v for v, _, _ in WIN_RATES])
@@ -128,21 +146,34 @@ def test_a_win_rate_table_on_the_page_is_the_reference(
 ) -> None:
     """Every cell: the reference's win rate of the row against the column with its 95% Wilson
     interval over deals (a two-sided pairing read from the other side where it is filed so)."""
-    from training.eval.benchmark.store import Store, identity, key_of, swapped
-    from training.eval.evaluate import contestant
-
-    store = Store.load(ROOT / "training" / "eval" / "benchmark_reference_v2.json")
-    shipped = identity(contestant(str(ROOT / "agents" / f"{variant}.pt")))
-    names = {name: shipped if name == "shipped" else name for name in [*rows, *opponents]}
-    lower = domino_env.raw_env(variant).rules.lower_score_wins
     assert set(rows) == set(opponents) and len(rows) == 6
     for agent, cells in rows.items():
         for opponent, cell in zip(opponents, cells, strict=True):
             if agent == opponent:
                 assert cell == "mirror"
                 continue
-            match = store.matches.get(key_of(variant, names[agent], names[opponent], 200))
-            if match is None:  # (two sides: filed once, read from the other side)
-                match = swapped(store.matches[key_of(variant, names[opponent], names[agent], 200)], lower)
+            match = reference_match(variant, agent, opponent)
             low, high = benchmark.win_rate_interval(match)
             assert cell == f"{match.wins / match.games:.1%} [{low:.1%}, {high:.1%}]", (agent, opponent)
+
+
+@pytest.mark.parametrize("variant", [v for v, _, _ in WIN_RATES])
+def test_a_normalized_score_on_the_page_follows_from_the_reference(variant: str) -> None:
+    """(W(agent) - W(random)) / (1/2 - W(random)), W the reference's win rate against
+    ``expert`` (its own: a mirror's 1/2)."""
+    from training.eval.benchmark.output import two_places
+
+    section = PAGE.read_text().split(f"--variants {variant}", 1)[1]
+    header, _, values = section[section.index("| variant | random") :].splitlines()[:3]
+    agents = [cell.strip() for cell in header.strip("|").split("|")][1:]
+    printed = [cell.strip() for cell in values.strip("|").split("|")]
+
+    def w(agent: str) -> float:
+        if agent == "expert":
+            return 0.5
+        match = reference_match(variant, agent, "expert")
+        return float(match.wins / match.games)
+
+    assert printed[0] == variant
+    for agent, score in zip(agents, printed[1:], strict=True):
+        assert score == two_places((w(agent) - w("random")) / (0.5 - w("random"))), agent
