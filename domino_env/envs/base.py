@@ -389,8 +389,20 @@ class DominoEnv(AECEnv, Generic[RulesT]):
 
     def restore(self, game: Any, rng_state: dict[str, Any]) -> None:
         """Continue from a saved match (``env.game`` and ``env.np_random.bit_generator.state``
-        as taken between two steps), e.g. to resume training exactly."""
+        as taken between two steps), e.g. to resume training exactly. Anything that is not a
+        match of this table (its state's kind and players) raises ValueError, leaving the env
+        reset to a new match."""
         self.reset()
+        fresh = self.game
+        if (
+            type(game) is not type(fresh)
+            or game.num_players != fresh.num_players
+            or not 0 <= game.current < fresh.num_players
+        ):
+            raise ValueError(
+                f"not a game in progress of this table ({self.rules.name}, {fresh.num_players} "
+                f"players): a {type(game).__name__}"
+            )
         self.np_random.bit_generator.state = rng_state
         game.shuffled = True  # (the env's stock decides its draws: a game saved by an older version too)
         self.game = game

@@ -510,6 +510,21 @@ def test_illegal_action_raises_and_changes_nothing(name, n, teams):
     assert u.public_state() != before["public"] or env.agent_selection != agent
 
 
+def test_restore_refuses_what_is_not_a_match_of_its_table() -> None:
+    """A game of another table (its players, its kind of state) or no game at all is refused in
+    one line, and the env is left on a new match it can play."""
+    env = domino_env.make("classic", num_players=2)
+    env.reset(seed=0)
+    rng = dict(env.unwrapped.np_random.bit_generator.state)
+    others = [domino_env.make("classic", num_players=3), domino_env.make("domino3d", num_players=2)]
+    for other in others:
+        other.reset(seed=0)
+    for wrong in (others[0].unwrapped.game, others[1].unwrapped.game, "game"):
+        with pytest.raises(ValueError, match=r"not a game in progress of this table \(classic, 2 players\)"):
+            env.unwrapped.restore(wrong, rng)
+        assert play_random(env, 20, random.Random(1)) > 0  # (still a table to play)
+
+
 def test_variant_state_reads_by_name_with_a_deprecation_warning() -> None:
     env = make("osel")
     env.reset(seed=0)

@@ -393,6 +393,13 @@ def test_resume_refuses_what_the_saved_games_depend_on_and_damaged_state(
             {**data, "model": {k: v[:1] for k, v in data["model"].items()}},
             "damaged.*RuntimeError",
         ),
+        "not_games": (  # an allowed class where a game belongs (a file from another tool, say)
+            {
+                **data,
+                "collector": {**data["collector"], "games": [TileSet(6)] * len(data["collector"]["games"])},
+            },
+            "damaged.*not a game",
+        ),
     }
     for name, (payload, words) in damaged.items():
         torch.save(payload, tmp_path / f"{name}.pt")
