@@ -460,3 +460,26 @@ def test_an_older_ladder_file_reads_as_two_sides(built: tuple[Path, list[str]], 
     (tmp_path / "mixed.json").write_text(json.dumps(data))
     with pytest.raises(ValueError, match=r"is not a ladder file.*the same copies"):
         ladder.Ladder.load(tmp_path / "mixed.json")
+
+
+@pytest.mark.parametrize("copies", [1, 3])
+def test_the_report_sets_the_ratings_rate_beside_each_pairings(copies: int) -> None:
+    """Two rungs and one pairing: the fitted gap gives back the games' rate (with the virtual
+    game), which the report prints beside it; a pairing the scale cannot fit is named."""
+    first = ladder.Pairing("a", "b", [1.0] * 14 + [0.0] * 6, 2, copies)
+    two = ladder.Ladder(
+        "cross" if copies > 1 else "classic", {}, ["a", "b"], ["a", "b"], ["a", "b"], 0, 20, [first]
+    )
+    two.fit(resamples=20)
+    even = 1 / (1 + copies)
+    assert two.model_rate(first) == pytest.approx((14 + even) / 21, abs=1e-6)
+    assert any(line.endswith(f"model {two.model_rate(first):6.1%}") for line in ladder.report_lines(two))
+    assert two.to_json()["pairings"][0]["model_win_rate"] == pytest.approx(two.model_rate(first))
+    if copies > 1:  # both orders: a seat that wins alone in both cannot be fitted by one gap
+        back = ladder.Pairing("b", "a", [1.0] * 14 + [0.0] * 6, 2, copies)
+        both = ladder.Ladder("cross", {}, ["a", "b"], ["a", "b"], ["a", "b"], 0, 20, [first, back])
+        both.fit(resamples=20)
+        assert any(
+            "lies outside the games' interval for a vs 3 b, b vs 3 a" in line
+            for line in ladder.report_lines(both)
+        )

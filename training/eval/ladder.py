@@ -456,6 +456,12 @@ class Ladder:
         """The seats the second of a pairing fills: 1 at two sides, else the other seats."""
         return self.pairings[0].copies
 
+    def model_rate(self, p: Pairing) -> float:
+        """The win rate the fitted ratings give ``p``'s first: 1 / (1 + copies 10^((R2 - R1) / 400))
+        (what the scale claims, beside what the games showed)."""
+        gap = self.rating(p.second) - self.rating(p.first)
+        return 1 / (1 + p.copies * 10 ** (gap / 400))
+
     def fit(self, resamples: int = RESAMPLES) -> None:
         """Fit the ratings and their bootstrap intervals from the pairings."""
         index = {name: i for i, name in enumerate(self.rungs)}
@@ -505,7 +511,7 @@ class Ladder:
             "resamples": RESAMPLES,
             "prior_games": PRIOR_GAMES,
             "method": METHOD,
-            "pairings": [p.entry() for p in self.pairings],
+            "pairings": [{**p.entry(), "model_win_rate": self.model_rate(p)} for p in self.pairings],
             "report": report_lines(self),
         }
 
@@ -735,10 +741,22 @@ def report_lines(ladder: Ladder) -> list[str]:
     pair_width = max(len(p.label) for p in ladder.pairings)
     alone = f", alone against {ladder.copies} of the second: even 1/{ladder.copies + 1}"
     whose = f"the first{alone if ladder.copies > 1 else ''}"
-    lines.append(f"pairings (win rate of {whose}; 95% Wilson interval over deals):")
+    lines.append(
+        f"pairings (win rate of {whose}; 95% Wilson interval over deals; the rate the ratings give):"
+    )
+    misses = []
     for p in ladder.pairings:
         low, high = p.interval()
-        lines.append(f"  {p.label:<{pair_width}}  {p.win_rate:6.1%}  [{low:.1%}, {high:.1%}]")
+        model = ladder.model_rate(p)
+        interval = f"[{low:.1%}, {high:.1%}]"
+        lines.append(f"  {p.label:<{pair_width}}  {p.win_rate:6.1%}  {interval:<16}  model {model:6.1%}")
+        if not low <= model <= high:
+            misses.append(p.label)
+    if misses:
+        lines.append(
+            f"note: the ratings' rate lies outside the games' interval for {', '.join(misses)}: "
+            "one number a rung fits those pairings loosely"
+        )
     sweeps = [p.label for p in ladder.pairings if p.wins in (0, p.games)]
     if sweeps:
         lines.append(
