@@ -841,7 +841,7 @@ def plot(path: Path, ladder: Ladder) -> None:
                 right.text(j, i, f"{matrix[i, j]:.0%}", ha="center", va="center", color=ink, fontsize="small")
     right.set_xticks(range(n), [f"vs {r}" for r in ladder.rungs], rotation=30, ha="right")
     right.set_yticks(range(n), ladder.rungs)
-    alone = f"alone against {ladder.copies} of the column (even {even:.0%})"
+    alone = f"alone\nagainst {ladder.copies} of the column (even {even:.0%})"
     right.set_title(
         f"win rate of the row {alone if ladder.copies > 1 else 'against the column'}", fontsize="medium"
     )
