@@ -6,6 +6,7 @@ win-rate table is the reference's win rate with its Wilson interval."""
 from __future__ import annotations
 
 import csv
+import functools
 import re
 import shlex
 from pathlib import Path
@@ -15,7 +16,9 @@ import pytest
 
 import domino_env
 from training.eval import benchmark, ladder
-from training.eval.benchmark.store import Store
+from training.eval.benchmark.output import two_places
+from training.eval.benchmark.store import Store, identity, key_of, swapped
+from training.eval.evaluate import contestant
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGE = ROOT / "docs" / "benchmark-v2.md"
@@ -125,14 +128,16 @@ WIN_RATES = page_win_rates()
 STORE = Store.load(benchmark.REFERENCE)
 
 
+@functools.cache
+def shipped_identity(variant: str) -> str:
+    """What the reference files the variant's shipped agent under (its checkpoint's hash)."""
+    return identity(contestant(str(ROOT / "agents" / f"{variant}.pt")))
+
+
 def reference_match(variant: str, agent: str, opponent: str) -> Any:
     """The reference's pairing of ``agent`` against ``opponent`` (names of the ladder, ``shipped``
     the variant's shipped agent), read from the other side where a two-sided pairing is filed so."""
-    from training.eval.benchmark.store import identity, key_of, swapped
-    from training.eval.evaluate import contestant
-
-    shipped = identity(contestant(str(ROOT / "agents" / f"{variant}.pt")))
-    first, second = (shipped if name == "shipped" else name for name in (agent, opponent))
+    first, second = (shipped_identity(variant) if name == "shipped" else name for name in (agent, opponent))
     match = STORE.matches.get(key_of(variant, first, second, 200))
     if match is None:
         lower = domino_env.raw_env(variant).rules.lower_score_wins
@@ -161,8 +166,6 @@ def test_a_win_rate_table_on_the_page_is_the_reference(
 def test_a_normalized_score_on_the_page_follows_from_the_reference(variant: str) -> None:
     """(W(agent) - W(random)) / (1/2 - W(random)), W the reference's win rate against
     ``expert`` (its own: a mirror's 1/2)."""
-    from training.eval.benchmark.output import two_places
-
     section = PAGE.read_text().split(f"--variants {variant}", 1)[1]
     header, _, values = section[section.index("| variant | random") :].splitlines()[:3]
     agents = [cell.strip() for cell in header.strip("|").split("|")][1:]

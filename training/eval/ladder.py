@@ -141,6 +141,12 @@ class Outcomes:
         return self.won + prior * even, self.games - self.won + prior * (1 - even)
 
 
+def log_loss(won: np.ndarray, lost: np.ndarray, margin: np.ndarray) -> float:
+    """The model's negative log likelihood: games won and lost at each ``margin`` (the first's
+    log odds), -log sigmoid(d) = log(1 + e^-d)."""
+    return float(np.sum(won * np.logaddexp(0, -margin) + lost * np.logaddexp(0, margin)))
+
+
 def fit_strengths(count: int, outcomes: Outcomes, prior: float = PRIOR_GAMES) -> np.ndarray:
     """Strengths (natural log odds, the first rung's 0) of ``count`` rungs by maximum likelihood
     of :data:`METHOD`'s model, P(first wins) = sigmoid(θ_first - θ_second - ln copies), with
@@ -164,7 +170,7 @@ def fit_strengths(count: int, outcomes: Outcomes, prior: float = PRIOR_GAMES) ->
         d = margins(free)
         slope = games / (1 + np.exp(-d)) - won  # d(-log likelihood) / d(margin)
         grad = np.bincount(first, slope, count) - np.bincount(second, slope, count)
-        return float(np.sum(won * np.logaddexp(0, -d) + lost * np.logaddexp(0, d))), grad[1:]
+        return log_loss(won, lost, d), grad[1:]
 
     def hessian(free: np.ndarray) -> np.ndarray:
         p = 1 / (1 + np.exp(-margins(free)))
@@ -210,9 +216,8 @@ def fit_one(
     won = np.asarray(wins, dtype=float) + prior * even
     lost = np.asarray(games, dtype=float) - np.asarray(wins, dtype=float) + prior * (1 - even)
 
-    def loss(x: float) -> float:  # the negative log likelihood: -log sigma(d) = log(1 + e^-d)
-        d = x - theta + offset
-        return float(np.sum(won * np.logaddexp(0, -d) + lost * np.logaddexp(0, d)))
+    def loss(x: float) -> float:
+        return log_loss(won, lost, x - theta + offset)
 
     # the optimum lies within log(2 games + 1) of the rungs' range, offsets aside: inside these bounds
     reach = math.log(float(np.sum(games)) + 2) + 1 + float(np.abs(offset).max(initial=0.0))
