@@ -7,6 +7,7 @@ line of play. 3D dominoes is its one variant; the rules and every decision are d
 
 from __future__ import annotations
 
+import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
@@ -18,6 +19,7 @@ from domino_env.core.events import DEAL, DRAW, LAY, PASS, ROUND_END
 from domino_env.core.grid import RIGHT, Geometry, Grid, geometry
 from domino_env.core.state import RoundResult, TableState
 from domino_env.core.tiles import format_tile, iter_bits, parse_tile
+from domino_env.core.view import SeatView
 from domino_env.rules.table import (
     DEAL_TILE,
     DRAW_TILE,
@@ -537,6 +539,13 @@ class GridRules(TableRules[GridState]):
     def public_hands(self, state: GridState) -> list[int]:
         """With ``open_hands`` every hand is shown to everybody."""
         return list(state.hands) if self.open_hands else [0] * self.num_players
+
+    def place_hidden(
+        self, world: GridState, view: SeatView, dealt: list[list[int]], rng: random.Random
+    ) -> None:
+        """A deal fixed by the reset option ``deal`` names every hand: a sampled world drops it
+        (its deal is over; what it named of the hidden tiles is the world's own now)."""
+        world.fixed_deal = None
 
     def kinds_in(self, hand: int) -> list[tuple[int, int]]:
         """The tiles of a hand (physical ids) as value pairs, sorted: with ``sets > 1`` copies

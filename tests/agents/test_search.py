@@ -3,6 +3,7 @@ reproducibility, names, legal play through whole matches, and that it beats ``ra
 
 from __future__ import annotations
 
+import pickle
 import random
 
 import numpy as np
@@ -83,6 +84,27 @@ def test_sampled_worlds_agree_with_the_view(name, n, teams):
     env = domino_env.make(name, num_players=n, teams=teams)
     rnd = random.Random(5)
     check_seats_through_play(env, lambda seat: check_world(env, seat, rnd), 2, rnd, 8)
+
+
+@configs
+def test_a_sampled_world_is_the_same_whatever_the_hidden_deal(name, n, teams):
+    """Every search agent's fairness rests on this: in deals seat 0 cannot tell apart, a world
+    sampled for it by the same RNG is the same world, every field of it (hands, stock order,
+    events, a variant's own parts, what a fixed deal named)."""
+    for games in hidden_deal_positions(name, n, teams):
+        for seed in range(3):
+            worlds = [
+                vars(
+                    env.unwrapped.rules.sample_world(
+                        env.unwrapped.game, env.unwrapped.view(0), random.Random(seed)
+                    )
+                )
+                for env in games
+            ]
+            for world in worlds[1:]:
+                assert world.keys() == worlds[0].keys()
+                differ = [k for k in world if pickle.dumps(world[k]) != pickle.dumps(worlds[0][k])]
+                assert not differ, (name, n, teams, differ)
 
 
 def voids_deal():

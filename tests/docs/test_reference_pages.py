@@ -164,19 +164,22 @@ def test_a_win_rate_table_on_the_page_is_the_reference(
 
 @pytest.mark.parametrize("variant", [v for v, _, _ in WIN_RATES])
 def test_a_normalized_score_on_the_page_follows_from_the_reference(variant: str) -> None:
-    """(W(agent) - W(random)) / (1/2 - W(random)), W the reference's win rate against
-    ``expert`` (its own: a mirror's 1/2)."""
+    """(W(agent) - W(random)) / (1/sides - W(random)), W the reference's win rate against
+    ``expert`` (its own: a mirror's 1/sides, a quarter at Cross's four single seats)."""
     section = PAGE.read_text().split(f"--variants {variant}", 1)[1]
     header, _, values = section[section.index("| variant | random") :].splitlines()[:3]
     agents = [cell.strip() for cell in header.strip("|").split("|")][1:]
     printed = [cell.strip() for cell in values.strip("|").split("|")]
 
+    rules = domino_env.raw_env(variant).rules
+    even = 1 / (2 if rules.teams else rules.num_players)
+
     def w(agent: str) -> float:
         if agent == "expert":
-            return 0.5
+            return even
         match = reference_match(variant, agent, "expert")
         return float(match.wins / match.games)
 
     assert printed[0] == variant
     for agent, score in zip(agents, printed[1:], strict=True):
-        assert score == two_places((w(agent) - w("random")) / (0.5 - w("random"))), agent
+        assert score == two_places((w(agent) - w("random")) / (even - w("random"))), agent
