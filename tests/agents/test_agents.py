@@ -20,10 +20,21 @@ def loaders(monkeypatch: pytest.MonkeyPatch) -> dict:
 def test_baselines_by_name_are_seeded() -> None:
     assert isinstance(make_agent("random", seed=1), RandomAgent)
     assert isinstance(make_agent("greedy"), GreedyAgent)
-    env = domino_env.raw_env("classic")
-    env.reset(seed=0)
-    obs = env.observe(env.agent_selection)
-    assert make_agent("random", seed=3)(env, obs) == make_agent("random", seed=3)(env, obs)
+    env = domino_env.raw_env("all_fives")
+
+    def choices(seed: int) -> list[int]:
+        """``random``'s actions (seeded ``seed``) in every seat of a round, where it had a choice."""
+        agent, chosen = make_agent("random", seed=seed), []
+        env.reset(seed=0)
+        while not all(env.terminations.values()):
+            obs = env.observe(env.agent_selection)
+            action = agent(env, obs)
+            if obs["action_mask"].sum() > 1:
+                chosen.append(action)
+            env.step(action)
+        return chosen
+
+    assert len(choices(3)) >= 5 and choices(3) == choices(3) != choices(4)
 
 
 def test_other_names_go_to_the_loaders(loaders: dict) -> None:
