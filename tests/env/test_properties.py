@@ -192,6 +192,43 @@ def test_mask_equals_accepted_actions(name, n, teams, seed, rnd):
     play(env, rnd, check)
 
 
+LINE_CONFIGS = [c for c in CONFIGS if c[0] not in GRID_VARIANTS]
+
+
+@pytest.mark.parametrize(
+    ("name", "n", "teams"),
+    LINE_CONFIGS,
+    ids=[f"{c[0]}-{c[1]}p{'-teams' if c[2] else ''}" for c in LINE_CONFIGS],
+)
+@examples(3)
+@given(seed=SEEDS, rnd=RANDOMS)
+def test_the_lines_cached_answers_are_a_plain_scan(name, n, teams, seed, rnd):
+    """The line keeps its playable tiles until the ends change, walks only the slots opened so
+    far and reads placements from move tables filled as hands are met: at every decision of
+    every line game each answer equals a scan of every slot and every tile."""
+    env = make(name, n, teams)
+    env.reset(seed=seed)
+
+    def check(u, action):
+        line, ts = u.game.line, u.rules.tile_set
+        ends = [s for s in range(line.num_slots) if line.state[s] == 1]
+        assert line.open_slots() == ends
+        assert line.open_values_mask() == sum({1 << line.value[s] for s in ends})
+        assert line.playable_mask() == sum(
+            1 << t for t in range(ts.size) if any(line.value[s] in ts.tiles[t] for s in ends)
+        )
+        for hand in [*u.game.hands, rnd.getrandbits(ts.size)]:
+            plain = [
+                t * line.num_slots + s
+                for s in ends
+                for t in range(ts.size)
+                if hand >> t & 1 and line.value[s] in ts.tiles[t]
+            ]
+            assert line.placements(hand) == plain
+
+    play(env, rnd, check)
+
+
 # --- forced draws and passes ------------------------------------------------------------------
 
 
