@@ -18,6 +18,8 @@ from gymnasium.utils import seeding
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import domino_env
+from domino_env import vector
 from domino_env.vector import dealing
 from domino_env.vector.dealing import Dealer
 
@@ -52,6 +54,7 @@ def play_schedule(
     dealer = Dealer(
         num_envs, num_tiles, shuffle_ids(num_tiles), lot_size, lot_when_first_is_even, every_round
     )
+    assert dealer._arrays  # (the arrays are what is compared: the plain path always agrees)
     tables = np.arange(num_envs)
     generators: list[np.random.Generator] = [np.random.Generator(np.random.PCG64()) for _ in tables]
     compared = 0
@@ -146,6 +149,23 @@ def _spy(method: Any, missing: list[int]) -> Any:
     return spied
 
 
-def test_the_arrays_agree_with_numpy_here() -> None:
-    """The construction's check passes on this numpy (else every deal takes the plain path)."""
-    assert Dealer(4, 28, shuffle_ids(28), 2, lot_when_first_is_even, True)._arrays
+def kernel_decks() -> list[tuple[int, int]]:
+    """(tiles shuffled, seats) of every table a kernel deals: each kernel variant's player
+    counts, with and without its presets."""
+    decks = set()
+    for name, spec in domino_env.SPECS.items():
+        for preset in [None, *spec.presets]:
+            options = {} if preset is None else {"preset": preset}
+            if vector.kernel_refusal(name, **options) is None:
+                rules = domino_env.raw_env(name, **options).rules
+                size = len(rules.shuffled_tiles(np.random.default_rng(0)))
+                decks |= {(size, n) for n in spec.player_counts}
+    return sorted(decks)
+
+
+@pytest.mark.parametrize(("num_tiles", "lot_size"), kernel_decks())
+@pytest.mark.parametrize("every_round", [False, True])
+def test_the_arrays_agree_with_numpy_here(num_tiles: int, lot_size: int, every_round: bool) -> None:
+    """The construction's check passes on this numpy for every deck and lot a kernel deals
+    (else every deal takes the plain path: right, but as slow as the scalar env's)."""
+    assert Dealer(4, num_tiles, shuffle_ids(num_tiles), lot_size, lot_when_first_is_even, every_round)._arrays
