@@ -155,6 +155,15 @@ OPTION_TABLES: list[tuple[str, dict[str, Any]]] = [
     ("metro", {"metro_penalty": 2, "match_target": 3, "episode": "match"}),
     ("classic", {"draw": False, "max_pip": 9}),
     ("cross", {"max_pip": 7}),
+    ("blitz", {"draw": False}),
+    ("classic", {"draw": False}),
+    ("all_fives", {"max_pip": 9, "num_players": 3}),
+    ("osel", {"max_pip": 9, "hand_size": 5}),
+] + [  # (the tiny presets: tests/rules/test_tiny_tables.py)
+    (name, {"preset": preset})
+    for name, spec in domino_env.SPECS.items()
+    for preset in spec.presets
+    if preset != "tiny"
 ]
 
 
