@@ -3,6 +3,7 @@ hand-computed case, the model of a round, and the rewards the collector gives ea
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import numpy as np
@@ -36,6 +37,36 @@ def test_a_round_that_brings_both_to_the_target_together_is_a_tie() -> None:
     values = match_values(2, True, {(1, 1): 1.0})
     assert values[0, 0] == values[1, 1] == 0.0  # ... to 2-2 together
     assert values[0, 1] == 1.0 and values[1, 0] == -1.0  # 1-2: B got there, A wins
+
+
+def plain_match_value(
+    a: int, b: int, target: int, lower: bool, deltas: dict[tuple[int, int], float]
+) -> float:
+    """V(a, b) by its definition, recursively: a round that changes nothing is played again,
+    so V = (sum over the other changes) / (1 - P(no change))."""
+
+    @functools.cache
+    def value(a: int, b: int) -> float:
+        if a >= target or b >= target:
+            return float((a < b) - (a > b)) if lower else float((a > b) - (a < b))
+        moving = sum(p * value(a + da, b + db) for (da, db), p in deltas.items() if (da, db) != (0, 0))
+        return moving / (1.0 - deltas.get((0, 0), 0.0))
+
+    return value(a, b)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_the_dynamic_program_is_the_recursion_by_definition(seed: int) -> None:
+    """Random models of a round (a no-change round among them), a match to 12: the table the
+    program fills in one sweep is the value the definition gives, at every score."""
+    rng = np.random.default_rng(seed)
+    changes = {(int(a), int(b)) for a, b in rng.integers(0, 7, size=(6, 2))} | {(0, 0)}
+    weights = rng.random(len(changes))
+    deltas = dict(zip(sorted(changes), (weights / weights.sum()).tolist(), strict=True))
+    for lower in (True, False):
+        values = match_values(12, lower, deltas)
+        plain = [[plain_match_value(a, b, 12, lower, deltas) for b in range(12)] for a in range(12)]
+        assert values == pytest.approx(np.array(plain), abs=1e-12)
 
 
 @pytest.mark.parametrize(

@@ -3,6 +3,7 @@ and imitation steps, the trainer's checkpoints and resume, and its refusals."""
 
 from __future__ import annotations
 
+import copy
 from pathlib import Path
 
 import numpy as np
@@ -84,6 +85,24 @@ def test_the_reservoir_is_a_uniform_sample_of_everything_offered() -> None:
     reservoir = nfsp.Reservoir(4)
     reservoir.offer(rng, x=np.zeros(0, dtype=np.int64))  # nothing offered: nothing changes
     assert (reservoir.size, reservoir.seen) == (0, 0)
+
+
+def test_the_reservoir_is_algorithm_r_one_row_at_a_time() -> None:
+    """Fed the same draws (row ``n`` of the run, 1-based, draws a slot below ``n``), a batch
+    offered at once keeps exactly the rows Vitter's algorithm R keeps offering one at a time."""
+    rng = np.random.default_rng(3)
+    reservoir, plain, seen = nfsp.Reservoir(7), [], 0
+    for count in [2, 0, 4, 1, 9, 30, 3, 15, 40]:
+        rows = np.arange(seen, seen + count)
+        room = max(0, min(count, 7 - len(plain)))
+        plain += rows[:room].tolist()
+        draws = copy.deepcopy(rng).integers(seen + np.arange(room, count) + 1)  # (offer's own draws)
+        for row, slot in zip(rows[room:].tolist(), draws.tolist(), strict=True):
+            if slot < 7:
+                plain[slot] = row
+        reservoir.offer(rng, x=rows)
+        seen += count
+        assert reservoir.columns["x"][: len(plain)].tolist() == plain
 
 
 # --- acting ---------------------------------------------------------------------------------
