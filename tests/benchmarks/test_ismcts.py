@@ -8,6 +8,7 @@ import pytest
 import domino_env
 from domino_env.agents import expert, make_agent
 from tests.support.helpers import assert_decides_alike, hidden_deal_positions, load_script, play_with
+from tests.support.variant_configs import configs
 
 ismcts = load_script("ismcts")
 
@@ -26,11 +27,18 @@ def test_every_walk_visits_one_root_move_legal_in_every_world() -> None:
     assert all(child.available[m] >= child.visits[m] for m in child.visits)  # others' moves: by world
 
 
-@pytest.mark.parametrize("name", ["classic", "all_fives", "osel"])
-def test_it_does_not_peek(name: str) -> None:
+@configs
+def test_it_does_not_peek(name: str, n: int, teams: bool) -> None:
     """At choices throughout a round, in deals seat 0 cannot tell apart, the same seed decides
-    alike."""
-    assert_decides_alike(hidden_deal_positions(name, 2, False), lambda env: ismcts.ISMCTSAgent(30, seed=11))
+    alike, on every table (with the endgame solver too, where it solves: the tiny tables)."""
+    positions = hidden_deal_positions(name, n, teams, want=2)
+    assert_decides_alike(positions, lambda env: ismcts.ISMCTSAgent(30, seed=11))
+
+
+@pytest.mark.parametrize("name", ["classic", "all_fives", "osel", "blitz", "metro"])
+def test_with_endgame_it_does_not_peek(name: str) -> None:
+    positions = hidden_deal_positions(name, 2, False, want=2, preset="tiny")
+    assert_decides_alike(positions, lambda env: ismcts.ISMCTSAgent(30, seed=11, endgame=True))
 
 
 def test_it_plays_a_whole_match_legally() -> None:
