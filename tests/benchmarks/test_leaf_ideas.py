@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import copy
+
 import pytest
 
 import domino_env
 from domino_env.agents import expert, make_agent
 from domino_env.agents.search import round_value
-from tests.support.helpers import load_script, play_with
+from tests.support.helpers import assert_decides_alike, hidden_deal_positions, load_script, play_with
 
 ideas = load_script("leaf_ideas")
 
@@ -51,3 +53,16 @@ def test_an_idea_plays_legal_moves(monkeypatch: pytest.MonkeyPatch, idea: str) -
     ]
     _, env = play_with("classic", players, seed=1, num_players=2)  # (every action checked legal)
     assert all(env.terminations.values())
+
+
+@pytest.mark.parametrize("variant", ideas.CHAIN_VARIANTS)
+def test_the_ideas_and_the_rule_do_not_peek(monkeypatch: pytest.MonkeyPatch, variant: str) -> None:
+    """At choices throughout a round, in deals seat 0 cannot tell apart, each idea's expert and
+    the rule itself decide alike with the same seed."""
+    small = expert.Tier(budget=4, max_worlds=2, min_worlds=1, solve_tiles=6, node_budget=200, solve_nodes=400)
+    monkeypatch.setattr(expert, "TIERS", {**expert.TIERS, "expert": small})
+    positions = hidden_deal_positions(variant, 2, False, want=3)
+    assert_decides_alike(positions, lambda env: ideas.FitRulePlayer(seed=11))
+    for idea in ideas.IDEAS:  # (built once: the match-value leaf models rounds first; copies alike)
+        player = ideas.LeafIdeaExpert(idea, variant, {"num_players": 2}, seed=11)
+        assert_decides_alike(positions, lambda env, player=player: copy.deepcopy(player))
