@@ -18,7 +18,7 @@ from domino_env import agents as agents_module
 from domino_env.agents import SEARCH_NAMES, is_builtin, make_agent
 from domino_env.agents.expert import TIERS, ExpertAgent, Tier, parse_tier_name
 from domino_env.agents.search import SearchAgent, round_value, standing
-from domino_env.agents.solver import solvable, solve, tiles_in_hands
+from domino_env.agents.solver import solvable, solve, solve_counted, tiles_in_hands
 from domino_env.rules.chain import ChainRules
 from tests.support.helpers import assert_decides_alike, hidden_deal_positions, play_with
 from tests.support.variant_configs import configs
@@ -29,16 +29,17 @@ TINY = [name for name in SOLVED if "tiny" in domino_env.spec(name).presets]
 SMALL = Tier(budget=12, max_worlds=6, solve_tiles=99, node_budget=60, solve_nodes=400, min_worlds=2)
 
 
-def minimax(rules, state, side: int, before: list[int]) -> float:
+def minimax(rules, state, side: int, before: list[int], leaf: Any = round_value) -> float:
     """The reference: every move of every seat, no pruning, no table; the root side maximizes,
-    every other side minimizes (paranoid with more than two sides)."""
+    every other side minimizes (paranoid with more than two sides); a round's end is worth
+    ``leaf``."""
     if state.round_over:
-        return round_value(rules, state, side, before)
+        return leaf(rules, state, side, before)
     values = []
     for action in state.legal:
         sim = state.clone()
         rules.apply(sim, action)
-        values.append(minimax(rules, sim, side, before))
+        values.append(minimax(rules, sim, side, before, leaf))
     return max(values) if rules.side_of[state.current] == side else min(values)
 
 
@@ -79,6 +80,28 @@ def test_solver_is_minimax_on_tiny_tables(name):
         for state in positions(env.unwrapped.game.clone(), rules):
             checks += check_solves(rules, state)
     assert checks >= 24
+
+
+def scrambled(rules, state, side: int, before: list[int]) -> float:
+    """A leaf that is no monotone function of the points (alpha-beta must be exact whatever
+    the leaves are worth), as ``end_value`` hooks give (a match value, another leaf idea)."""
+    return (round_value(rules, state, side, before) * 7 + 3) % 11 - 5 + 0.25 * state.scores[0]
+
+
+@pytest.mark.parametrize("name", TINY)
+def test_solver_with_its_own_leaf_is_minimax_with_that_leaf(name):
+    env = domino_env.make(name, preset="tiny")
+    rules = env.unwrapped.rules
+    checks = 0
+    for seed in range(6):
+        env.reset(seed=seed)
+        for state in positions(env.unwrapped.game.clone(), rules):
+            before = standing(rules, state)
+            for side in range(rules.num_sides):
+                exact = minimax(rules, state, side, before, scrambled)
+                assert solve_counted(rules, state, side, before, 10**6, end_value=scrambled)[0] == exact
+                checks += 1
+    assert checks >= 12
 
 
 @pytest.mark.parametrize(
