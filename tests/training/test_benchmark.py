@@ -8,6 +8,7 @@ import json
 import math
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 from PIL import Image
@@ -612,6 +613,13 @@ def test_flags_that_contradict_each_other_are_refused(
     assert not out.exists()
 
 
+def test_a_group_of_no_runs_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "bench"
+    assert main(["benchmark", "random", "expert", "--group", "g", "--out", str(out), "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--group g groups runs" in err and not out.exists()
+
+
 def test_a_broken_reference_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     broken = tmp_path / "pairings.json"
     broken.write_text('{"protocol": "v2"}')
@@ -619,6 +627,38 @@ def test_a_broken_reference_is_refused(tmp_path: Path, capsys: pytest.CaptureFix
     assert main(["benchmark", "greedy", "--reference", str(broken), "--out", str(out), "--no-progress"]) == 2
     assert "is not a benchmark pairings file" in capsys.readouterr().err
     assert not out.exists()
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "message"),
+    [
+        ("wins", "abc", "not a finite number"),
+        ("wins", None, "not a finite number"),
+        ("shares", "xyz", "not a finite number, or a list of them"),
+        ("shares", [0.5], "1 win shares and 200 margins for 200 games"),
+        ("shares", [2.0] * 200, "a win share outside [0, 1]"),
+        ("wins", 3.0, "3.0 wins, but its win shares add up to"),
+        ("per_deal", 3, "200 games are not whole deals of 3"),
+        ("seconds", [1.0], "decisions and seconds are not two agents' counts"),
+        ("mean_score", float("nan"), "not a finite number"),
+    ],
+)
+def test_a_reference_with_a_damaged_pairing_is_refused(
+    field: str, value: Any, message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Every pairing's fields are checked as they are read: a damaged one is named, in one line,
+    before any game (it was a traceback mid-run, or a score read from one game)."""
+    data = json.loads(benchmark.REFERENCE.read_text())
+    entry = next(e for e in data["pairings"] if e["variant"] == "blitz")
+    entry["match"][field] = value
+    damaged = tmp_path / "pairings.json"
+    damaged.write_text(json.dumps(data))
+    out = tmp_path / "bench"
+    argv = ["benchmark", "greedy", "--variants", "blitz", "--reference", str(damaged), "--out", str(out)]
+    assert main([*argv, "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"pairing blitz {entry['first']} against {entry['second']}" in err
+    assert message in err and not out.exists()
 
 
 def test_benchmark_group_aggregates_runs(cheap_ladder: None, tmp_path: Path) -> None:

@@ -319,6 +319,22 @@ def test_every_unreadable_checkpoint_says_damaged_and_what_to_do(
     _assert_says_damaged(str(info.value), bad)
 
 
+def test_a_policy_whose_weights_hold_nan_is_refused(tmp_path: Path, classic_run: Path) -> None:
+    """A run that diverged saves nan weights: a policy of nan logits would still play (its
+    first legal action, whatever the game), so it is refused where the policy is loaded."""
+    data = torch.load(classic_run / "latest.pt", weights_only=False)
+    name = next(iter(data["model"]))
+    data["model"][name] = torch.full_like(data["model"][name], float("nan"))
+    diverged = tmp_path / "diverged.pt"
+    torch.save(data, diverged)
+    with pytest.raises(
+        CheckpointError,
+        match=f"its weights hold nan or inf \\({re.escape(name)}\\.\\.\\.\\): the run diverged",
+    ):
+        load_model(diverged)
+    assert load_model(classic_run / "latest.pt")  # (the run's own: finite)
+
+
 @pytest.mark.parametrize("kind", BAD_KINDS)
 def test_the_cli_says_an_unreadable_checkpoint_is_damaged_in_one_line(
     kind: str, tmp_path: Path, classic_run: Path, capsys: pytest.CaptureFixture[str]

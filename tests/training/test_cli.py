@@ -59,6 +59,8 @@ def test_cli_setup_errors_exit_2_with_one_line(
     [
         (["evaluate", "random", "greedy", "--games", "abc"], "argument --games: must be a positive integer"),
         (["evaluate"], "the following arguments are required: agent"),
+        (["train"], "the following arguments are required: config ("),  # (not "config, overrides")
+        (["exploit"], "the following arguments are required: agent ("),
         (["serve", "--port", "abc"], "argument --port: invalid int value"),
         (["nope"], "invalid choice: 'nope' (choose from 'train', 'evaluate'"),
     ],
@@ -183,6 +185,20 @@ def test_record_takes_an_upper_case_gif_and_the_most_fps(tmp_path: Path) -> None
     out = tmp_path / "GAME.GIF"
     args = ["record", "classic", "greedy", "--out", str(out), "--fps", "50", "--max-frames", "2"]
     assert main(args) == 0 and out.is_file()
+
+
+def test_record_takes_its_episode_from_an_option_and_refuses_a_render_mode(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Its default of one round gives way to --option episode=match (not a key given twice);
+    a render mode is its own, so --option render_mode is refused in one line."""
+    out = tmp_path / "game.gif"
+    args = ["record", "classic", "greedy", "--out", str(out), "--max-frames", "2"]
+    assert main([*args, "--option", "episode=match"]) == 0 and out.is_file()
+    assert "episode=match" in capsys.readouterr().out
+    assert main([*args, "--option", "render_mode=ansi"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "leave out --option render_mode" in err
 
 
 @pytest.mark.parametrize(

@@ -131,6 +131,11 @@ def test_evaluate_final_writes_its_csv(run_dir: Path, capsys: pytest.CaptureFixt
         (["RUN", "random", "--variant", "classic"], "not on classic"),
         (["greedy", "random", "--variant", "chess"], "unknown variant 'chess'"),
         (["greedy", "random", "--option", "colour"], "must look like key=value"),
+        (["greedy", "random", "--option", "max_pip=[1"], "option 'max_pip=[1': the value is not valid YAML"),
+        (
+            ["greedy", "random", "--option", "preset=tiny", "--option", "preset=small"],
+            "preset is given twice",
+        ),
     ],
 )
 def test_clear_errors(

@@ -281,6 +281,7 @@ def wrong_json(folder: Path) -> str:
         (["--rate", "greedy", "--against", "BAD"], "is not a ladder file"),
         (["--rate", "greedy", "--against", "WRONG"], "is not a ladder file"),
         (["random", "--rate", "greedy", "--against", "WRONG"], "leave out random"),
+        (["--rate", "greedy", "--against", "x.json", "--reference", "r.json"], "--seed and --reference"),
     ],
 )
 def test_bad_input_exits_2_with_one_line(

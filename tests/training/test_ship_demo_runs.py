@@ -239,3 +239,28 @@ def test_ship_refuses_a_results_csv_it_cannot_read_and_leaves_it_as_it_is(
 def ship_rows(path: Path) -> list[dict[str, str]]:
     with path.open(newline="") as handle:
         return list(csv.DictReader(handle))
+
+
+def test_demo_takes_its_name_as_typed_and_refuses_an_empty_one(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """--name is a folder name, not YAML: 123 or true name folders (a run elsewhere there is
+    refused as not demo's, so nothing is trained here); an empty one is refused in one line."""
+    out_dir = tmp_path / "runs"
+    for name in ("123", "true"):
+        (out_dir / name / "checkpoints").mkdir(parents=True)
+        (out_dir / name / "checkpoints" / "latest.pt").write_bytes(b"somebody's run")
+    demo = [
+        "demo",
+        "--config",
+        TINY_CONFIG,
+        "--steps",
+        "512",
+        f"run.out_dir={out_dir.as_posix()}",
+        "--no-progress",
+    ]
+    for name in ("123", "true"):
+        assert main([*demo, "--name", name]) == 2
+        one_error_line(capsys, str(out_dir / name), "demo did not make")
+    assert main([*demo, "--name", " "]) == 2
+    one_error_line(capsys, "--name must be a folder name")

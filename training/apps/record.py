@@ -49,10 +49,17 @@ def prepare_recording(
 ) -> Recording:
     """Resolve the table and the agents before any move; raises ValueError (unknown variant,
     agent or option, a checkpoint of another table, more agents than seats) for a person."""
+    given = list(option_texts or [])
+    keys = {text.partition("=")[0].strip() for text in given}
+    if "render_mode" in keys:  # (the table's header would name a mode the frames are not drawn in)
+        raise ValueError(
+            "record draws its frames itself (render_mode rgb_array): leave out --option render_mode"
+        )
+    defaults = [text for text in DEFAULT_OPTIONS if text.partition("=")[0] not in keys]
     plan = prepare(
         agent_specs,
         variant,
-        [*DEFAULT_OPTIONS, *(option_texts or [])],
+        [*defaults, *given],
         advice="record a checkpoint on the variant it was trained on, without --option for other rules",
     )
     env = raw_env(plan.variant, **{**plan.options, "render_mode": "rgb_array"})

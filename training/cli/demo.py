@@ -7,6 +7,7 @@ training, unless ``--overwrite``."""
 from __future__ import annotations
 
 import argparse
+import json
 from pathlib import Path
 
 from training.cli.arguments import activate_hint, non_negative_int, positive_int
@@ -53,9 +54,11 @@ def run(args: argparse.Namespace) -> int:
     # 100 matches per baseline at each evaluation: the curve, not the final verdict, which the
     # 500-match evaluation gives. A checkpoint every 40 iterations, not 10: over the default
     # 600,000 steps 8 (and latest.pt) of about 5 MB, 45 MB not 157, as many as the rating samples.
+    if not args.name.strip():
+        raise ValueError("--name must be a folder name for the run, got an empty one (default demo)")
     overrides = [
         f"run.total_steps={args.steps}",
-        f"run.name={args.name}",
+        f"run.name={json.dumps(args.name)}",  # (a string as typed: --name 123 or true is a folder too)
         "eval.games=100",
         "run.checkpoint_every=40",
         *args.overrides,

@@ -112,10 +112,10 @@ def rate_on_ladder(args: argparse.Namespace) -> int:
         raise ValueError(
             f"--rate rates one agent against a ladder's rungs: leave out {' '.join(args.agents)}"
         )
-    if args.variant or args.option or args.config or args.seed is not None:
+    if args.variant or args.option or args.config or args.seed is not None or args.reference:
         raise ValueError(
-            "--rate plays on the ladder's own table and deals: leave out --variant, --option, "
-            "--config and --seed"
+            "--rate plays on the ladder's own table and deals, against the rungs' fixed ratings: "
+            "leave out --variant, --option, --config, --seed and --reference"
         )
     plan = ladder.prepare_rating(
         args.rate,

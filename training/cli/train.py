@@ -23,6 +23,7 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     parser.add_argument(
         "overrides",
         nargs="*",
+        default=[],  # (so a missing CONFIG is the one required argument named)
         help="dotted overrides, e.g. ppo.learning_rate=1e-3 (right after the config, before any --option)",
     )
     start = parser.add_mutually_exclusive_group()

@@ -16,7 +16,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
 from tqdm import tqdm
 
 from domino_env import VARIANTS, DominoEnv, preset_options, raw_env, spec
@@ -25,7 +24,7 @@ from training.agents import checkpoint_file, resolve_agent
 from training.eval.report import table_text, write_rows
 from training.matches import EDGE_DEALS, Match, RecordFolder, mean_interval, play_match, whole_deals
 from training.model import checkpoint
-from training.model.config import Config, load_config
+from training.model.config import Config, load_config, yaml_value
 from training.model.names import parse_guided_name
 
 BASELINES = tuple(AGENTS)
@@ -60,13 +59,17 @@ def contestant(spec: str, label: str | None = None) -> Contestant:
 
 
 def parse_options(texts: list[str] | None) -> dict[str, Any]:
-    """``key=value`` pairs, values read as YAML (``teams=true`` is a bool, ``num_players=4`` an int)."""
+    """``key=value`` pairs, values read as YAML (``teams=true`` is a bool, ``num_players=4`` an int);
+    a key given twice is refused rather than the last one winning unsaid."""
     options: dict[str, Any] = {}
     for text in texts or []:
         key, sep, raw = text.partition("=")
-        if not sep or not key.strip():
+        key = key.strip()
+        if not sep or not key:
             raise ValueError(f"option {text!r} must look like key=value, e.g. num_players=4")
-        options[key.strip()] = yaml.safe_load(raw)
+        if key in options:
+            raise ValueError(f"option {key} is given twice ({options[key]!r} and {raw!r}): give it once")
+        options[key] = yaml_value(raw, f"option {text!r}", "num_players=4 or teams=true")
     return options
 
 

@@ -222,6 +222,9 @@ def load_model(
         model.load_state_dict(data["model"])
     except (RuntimeError, TypeError, AttributeError) as err:
         raise unreadable(path, f"its weights do not fit its network: {short_reason(err)}") from None
+    diverged = [name for name, tensor in model.state_dict().items() if not torch.isfinite(tensor).all()]
+    if diverged:  # (it would play, every action from nan logits: a policy that means nothing)
+        raise unreadable(path, f"its weights hold nan or inf ({diverged[0]}...): the run diverged")
     model.eval()
     return model, config
 

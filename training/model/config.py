@@ -305,14 +305,19 @@ def _parse_override(text: str) -> tuple[list[str], Any]:
     if "=" not in text:
         raise ConfigError(f"override {text!r} must look like section.key=value")
     key, raw = text.split("=", 1)
+    return key.strip().split("."), yaml_value(
+        raw, f"override {text!r}", "run.total_steps=20000 or network.hidden=[64, 64]"
+    )
+
+
+def yaml_value(raw: str, what: str, examples: str) -> Any:
+    """The value of a ``key=value`` the command line gave (``what``: which, for the message), read
+    as YAML; not YAML: a ConfigError that shows ``examples``."""
     try:
-        return key.strip().split("."), yaml.safe_load(raw)
+        return yaml.safe_load(raw)
     except yaml.YAMLError as err:
         problem = getattr(err, "problem", None) or type(err).__name__
-        raise ConfigError(
-            f"override {text!r}: the value is not valid YAML ({problem}); "
-            "write e.g. run.total_steps=20000 or network.hidden=[64, 64]"
-        ) from None
+        raise ConfigError(f"{what}: the value is not valid YAML ({problem}); write e.g. {examples}") from None
 
 
 def _missing_hint(path: Path) -> str:

@@ -228,6 +228,11 @@ def benchmark(
             "--resume and --overwrite go one or the other: --resume goes on with an interrupted run "
             "in --out, --overwrite replaces what is there"
         )
+    if group and all(a in (bottom, top) for a in agents):  # (its IQM would be over no runs: nan)
+        raise ValueError(
+            f"--group {group} groups runs (checkpoints, run folders, agents): give some besides "
+            f"{bottom} and {top}, the scores' ends, which no group holds"
+        )
     given = {a: contestant(a) for a in dict.fromkeys(agents) if a != SHIPPED}  # unknown agents fail here
     if SHIPPED in agents and not Path(agents_dir).is_dir():  # (else every one quietly left out)
         raise ValueError(

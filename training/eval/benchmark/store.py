@@ -7,9 +7,11 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 from functools import cache
 from importlib.metadata import version
 from pathlib import Path
+from typing import Any
 
 from training.eval.benchmark import protocol
 from training.eval.evaluate import Contestant
@@ -62,6 +64,41 @@ def swapped(match: Match, lower_score_wins: bool) -> Match:
     )
 
 
+def checked_match(fields: dict[str, Any], name: str) -> Match:
+    """A stored pairing's :class:`~training.matches.Match` (``name``: which, for the message), its
+    fields checked as scores read them: finite numbers, a win share and a margin a game (the
+    shares in [0, 1], adding up to the wins), whole deals, two agents' decisions and seconds. A
+    file edited by hand or cut off mid-list is refused rather than scored."""
+    m = Match(**fields)
+    lists = (m.shares, m.margins, m.decisions, m.seconds)
+    scalars = [m.games, m.wins, m.mean_reward, m.mean_rounds, m.steps, m.mean_score, m.per_deal]
+    if not all(isinstance(v, list) for v in lists) or not _finite(
+        [*scalars, *(v for part in lists for v in part)]
+    ):
+        raise ValueError(f"pairing {name}: a field is not a finite number, or a list of them")
+    problems = []
+    if not (isinstance(m.games, int) and isinstance(m.per_deal, int) and m.games >= 1 and m.per_deal >= 1):
+        problems.append(f"{m.games} games in deals of {m.per_deal}")
+    elif m.games % m.per_deal:
+        problems.append(f"{m.games} games are not whole deals of {m.per_deal}")
+    if len(m.shares) != m.games or len(m.margins) != m.games:
+        problems.append(f"{len(m.shares)} win shares and {len(m.margins)} margins for {m.games} games")
+    if not all(0.0 <= v <= 1.0 for v in m.shares):
+        problems.append("a win share outside [0, 1]")
+    elif abs(sum(m.shares) - m.wins) > 1e-6:
+        problems.append(f"{m.wins} wins, but its win shares add up to {sum(m.shares)}")
+    if len(m.decisions) != 2 or len(m.seconds) != 2 or min(*m.decisions, *m.seconds, 0) < 0:
+        problems.append("decisions and seconds are not two agents' counts")
+    if problems:
+        raise ValueError(f"pairing {name}: {'; '.join(problems)}")
+    return m
+
+
+def _finite(values: list[Any]) -> bool:
+    """Every value an int or a float (not a bool, a string or None), and finite."""
+    return all(type(v) in (int, float) and math.isfinite(v) for v in values)
+
+
 class OldProtocol(ValueError):
     """A pairings file of another protocol than this one."""
 
@@ -101,7 +138,7 @@ class Store:
                 return store
             for entry in data["pairings"]:
                 k = (entry["variant"], entry["table"], entry["first"], entry["second"], int(entry["games"]))
-                store.matches[k] = Match(**entry["match"])
+                store.matches[k] = checked_match(entry["match"], f"{k[0]} {k[2]} against {k[3]}")
         except OldProtocol:
             raise
         except (OSError, ValueError, KeyError, TypeError) as err:
