@@ -114,6 +114,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from domino_env.gametree import GameTree  # noqa: E402
+from training.cli import OneLineParser, run_script  # noqa: E402
 from training.cli.train import solve  # noqa: E402
 from training.eval.arena import non_negative_int, positive_int  # noqa: E402
 from training.eval.exploitability import log_spaced, network_policy, observe_all  # noqa: E402
@@ -476,7 +477,7 @@ def merge(args: argparse.Namespace, tree: GameTree, task: str, out: Path) -> Non
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = OneLineParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--variant", default="classic", help="the table's variant (default classic)")
     parser.add_argument("--preset", default="small", help="the table's preset (default small)")
     parser.add_argument(
@@ -542,4 +543,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run_script(main)

@@ -16,7 +16,6 @@ not a floor for every policy of the observations. Rows go to ``--out`` (CSV).
 
 from __future__ import annotations
 
-import argparse
 import csv
 import sys
 import time
@@ -28,6 +27,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from domino_env.gametree import GameTree  # noqa: E402
+from training.cli import OneLineParser, run_script  # noqa: E402
+from training.cli.arguments import output_file  # noqa: E402
 from training.eval.arena import positive_int  # noqa: E402
 from training.eval.exploitability import Observed, observe_all  # noqa: E402
 
@@ -63,11 +64,13 @@ def projected(tree: GameTree, observed: Observed, policy: np.ndarray) -> tuple[n
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = OneLineParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--variant", default="classic")
     parser.add_argument("--preset", nargs="+", default=["small", "medium"])
     parser.add_argument("--iterations", type=positive_int, default=256, help="CFR+ iterations (default 256)")
-    parser.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "aliasing.csv"))
+    parser.add_argument(
+        "--out", type=output_file, default=str(ROOT / "benchmarks" / "results" / "aliasing.csv")
+    )
     args = parser.parse_args(argv)
     results = []
     for preset in args.preset:
@@ -105,4 +108,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run_script(main)

@@ -18,7 +18,8 @@ import hashlib
 import json
 import random
 import sys
-from typing import Any
+from pathlib import Path
+from typing import Any, NoReturn
 
 import domino_env
 
@@ -89,24 +90,47 @@ def digests(rounds: int, matches: int, only: list[str] | None) -> dict[str, str]
     return out
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse's, its errors in one line, exit 2 (as ``training.cli.OneLineParser``'s: this
+    script imports only ``domino_env``, so that it runs on older commits too)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"error: {self.prog}: {message} (see {self.prog} --help)\n")
+
+
+def count(text: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text!r}")
+    return int(text)
+
+
 def main() -> int:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    parser.add_argument("--rounds", type=int, default=300)
-    parser.add_argument("--matches", type=int, default=30)
+    parser = _Parser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--rounds", type=count, default=300)
+    parser.add_argument("--matches", type=count, default=30)
     parser.add_argument("--variants", nargs="*", help="only these variants")
     group = parser.add_mutually_exclusive_group(required=True)
     group.add_argument("--save", metavar="FILE")
     group.add_argument("--check", metavar="FILE")
     args = parser.parse_args()
+    unknown = sorted(set(args.variants or ()) - {name for name, _ in TABLES})
+    if unknown:  # (else no table is played, and a check of none passes)
+        parser.error(
+            f"unknown variant(s) {', '.join(unknown)}; known: {', '.join(sorted(domino_env.VARIANTS))}"
+        )
+    if args.save and (Path(args.save).is_dir() or not Path(args.save).resolve().parent.is_dir()):
+        parser.error(f"--save {args.save}: not a file in a folder that is there")
+    try:
+        saved = None if args.save else json.loads(Path(args.check).read_text())
+        if saved is not None and not {"rounds", "matches", "digests"} <= set(saved):
+            raise ValueError("it holds no digests")
+    except (OSError, ValueError, TypeError) as err:
+        parser.error(f"--check {args.check} is not a digest file this script saved: {err}")
     found = digests(args.rounds, args.matches, args.variants)
-    if args.save:
+    if saved is None:
         with open(args.save, "w") as f:
             json.dump({"rounds": args.rounds, "matches": args.matches, "digests": found}, f, indent=1)
         return 0
-    with open(args.check) as f:
-        saved = json.load(f)
     if (saved["rounds"], saved["matches"]) != (args.rounds, args.matches):
         print(f"{args.check} was made with --rounds {saved['rounds']} --matches {saved['matches']}")
         return 1

@@ -20,7 +20,6 @@ cheater's rate is out of reach of any fair player of this search's kind.
 
 from __future__ import annotations
 
-import argparse
 import random
 from typing import Any
 
@@ -30,6 +29,7 @@ from domino_env.agents.expert import ExpertAgent
 from domino_env.agents.solver import solvable
 from domino_env.core.view import SeatView
 from domino_env.rules.table import TableRules
+from training.cli import OneLineParser, run_script
 from training.eval.arena import non_negative_int, positive_int
 from training.matches import duplicate_summary
 
@@ -59,7 +59,7 @@ class CheatingExpert(ExpertAgent):
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description="the expert search with worlds that cheat, against search")
+    parser = OneLineParser(description="the expert search with worlds that cheat, against search")
     parser.add_argument("--variant", default="classic", choices=SOLVED)
     parser.add_argument("--cheat", default="hands", choices=CHEATS)
     parser.add_argument("--opponent", default="search")
@@ -76,4 +76,4 @@ def main(argv: list[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run_script(main)

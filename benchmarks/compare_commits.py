@@ -17,6 +17,13 @@ import sys
 import tempfile
 from pathlib import Path
 
+from training.cli import OneLineParser, run_script
+from training.eval.arena import positive_int
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # env_speed, beside this script
+
+from env_speed import positive_float
+
 HERE = Path(__file__).resolve().parents[1]
 ROW = re.compile(r"^(\w+)\s+(.+?)\s+[\d,]+\s+[\d,]+\s+([\d.]+)\s+[\d.]+x$")
 
@@ -37,12 +44,10 @@ def speeds(tree: Path, args: argparse.Namespace) -> dict[tuple[str, str], float]
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
+    parser = OneLineParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("old", help="the commit to compare against (any git revision)")
-    parser.add_argument("--runs", type=int, default=3)
-    parser.add_argument("--seconds", type=float, default=1.0)
+    parser.add_argument("--runs", type=positive_int, default=3)
+    parser.add_argument("--seconds", type=positive_float, default=1.0)
     parser.add_argument("--variants", nargs="*")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
@@ -67,4 +72,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run_script(main)

@@ -22,6 +22,7 @@ import time
 from typing import Any
 
 import domino_env
+from training.cli import OneLineParser, run_script
 from training.eval.arena import positive_int
 
 # Tables beyond each variant's standard ones (``spec.benchmark_tables``): classic at every
@@ -129,7 +130,7 @@ def reference(options: dict[str, Any]) -> dict[str, Any]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = OneLineParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=positive_float, default=3.0, help="time per configuration")
     parser.add_argument(
         "--repeats", type=positive_int, default=5, help="chunks per configuration; the best counts"
@@ -159,4 +160,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run_script(main)

@@ -47,6 +47,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 import domino_env  # noqa: E402
+from training.cli import OneLineParser, run_script  # noqa: E402
+from training.cli.arguments import output_file  # noqa: E402
 from training.eval.arena import positive_int  # noqa: E402
 from training.eval.benchmark import (  # noqa: E402
     BOTTOM,
@@ -85,10 +87,20 @@ CSV_FIELDS = (
 def parse_arm(text: str) -> tuple[str, list[str]]:
     """``NAME=KEY=VALUE,KEY=VALUE`` (``NAME=``: the config as it is) -> name, overrides; a comma
     inside brackets belongs to its value (``network.hidden=[512,512]``)."""
-    name, _, rest = text.partition("=")
+    name, _, rest = text.partition("=")  # (a bare NAME: the config as it is, as NAME=)
     if not name:
         raise argparse.ArgumentTypeError(f"an arm is NAME=OVERRIDES (NAME= for none), got {text!r}")
-    return name, [o for o in re.split(r",(?![^\[]*\])", rest) if o]
+    overrides = [o for o in re.split(r",(?![^\[]*\])", rest) if o]
+    for override in overrides:
+        if "=" not in override:
+            raise argparse.ArgumentTypeError(
+                f"arm {name}: override {override!r} must look like section.key=value"
+            )
+        if override.partition("=")[0].strip().startswith("env."):  # (the score plays the standard table)
+            raise argparse.ArgumentTypeError(
+                f"arm {name}: {override} changes the table; arms train the config's"
+            )
+    return name, overrides
 
 
 def train(config: str, overrides: list[str], steps: int, run: Path) -> float:
@@ -141,7 +153,7 @@ def measured(run: Path, games: int, variant: str) -> dict[str, Any]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = OneLineParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--config", default=str(ROOT / "configs" / "classic.yaml"))
     parser.add_argument("--arm", action="append", type=parse_arm, required=True, help="NAME=K=V,K=V")
     parser.add_argument("--seeds", type=positive_int, default=3, help="seeds 1..N an arm (default 3)")
@@ -155,11 +167,17 @@ def main(argv: list[str] | None = None) -> int:
         "--games", type=positive_int, default=200, help="matches against expert a run (default 200)"
     )
     parser.add_argument("--out", default="runs/equal_time")
-    parser.add_argument("--csv", default=str(ROOT / "benchmarks" / "results" / "equal_time.csv"))
+    parser.add_argument(
+        "--csv", type=output_file, default=str(ROOT / "benchmarks" / "results" / "equal_time.csv")
+    )
     args = parser.parse_args(argv)
     arms: dict[str, list[str]] = dict(args.arm)
+    if len(arms) < len(args.arm):
+        raise ValueError(f"--arm names each arm once: {', '.join(name for name, _ in args.arm)}")
     out = Path(args.out)
     base = load_config(args.config, [])
+    for overrides in arms.values():  # (every arm's config checked before the first one trains)
+        load_config(args.config, overrides)
     variant, rollout = base.env.variant, base.run.num_envs * base.run.rollout_steps
     if rules_table(variant, base.env.options) != rules_table(variant, standard_table(variant)):
         raise SystemExit(f"{args.config} does not train {variant}'s standard table, which the score plays")
@@ -232,4 +250,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    run_script(main)

@@ -59,6 +59,8 @@ import matplotlib.pyplot as plt
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from training.cli import OneLineParser, run_script  # noqa: E402
+from training.cli.arguments import output_file, picture_file  # noqa: E402
 from training.eval.arena import non_negative_int, positive_int  # noqa: E402
 from training.eval.benchmark import contestant, identity  # noqa: E402
 from training.eval.report import replace_rows  # noqa: E402
@@ -222,7 +224,7 @@ def exploit(algorithm: str, run: Path, args: argparse.Namespace) -> dict[str, An
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = OneLineParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--variant", default="classic", help="the variant (default classic)")
     parser.add_argument("--config", default=None, help="the training config (default configs/<variant>.yaml)")
     parser.add_argument("--algorithms", nargs="+", default=["ppo", "mmd"], help="default: ppo mmd")
@@ -245,9 +247,15 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--set", nargs="*", default=[], metavar="KEY=VALUE", help="more config overrides")
     parser.add_argument("--runs", default="runs/full", help="where the runs go (default runs/full)")
-    parser.add_argument("--csv", default=str(ROOT / "benchmarks" / "results" / "full_tables.csv"))
-    parser.add_argument("--json", default=None, help="default benchmarks/results/full_tables_<variant>.json")
-    parser.add_argument("--plot", default=None, help="default docs/assets/full_tables_<variant>.png")
+    parser.add_argument(
+        "--csv", type=output_file, default=str(ROOT / "benchmarks" / "results" / "full_tables.csv")
+    )
+    parser.add_argument(
+        "--json", type=output_file, default=None, help="default benchmarks/results/full_tables_<variant>.json"
+    )
+    parser.add_argument(
+        "--plot", type=picture_file, default=None, help="default docs/assets/full_tables_<variant>.png"
+    )
     parser.add_argument("--no-progress", action="store_true")
     args = parser.parse_args(argv)
     args.config = args.config or str(ROOT / "configs" / f"{args.variant}.yaml")
@@ -334,4 +342,4 @@ def plot(csv_path: Path, variant: str, decisions: int, path: Path) -> None:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run_script(main)

@@ -46,6 +46,7 @@ from domino_env.agents.expert import ExpertAgent
 from domino_env.agents.search import play_out, round_value, standing
 from domino_env.agents.solver import solvable
 from domino_env.rules.chain import LineRules
+from training.cli import OneLineParser, run_script
 from training.eval.arena import non_negative_int, positive_int
 from training.matches import play_match, whole_deals
 
@@ -148,13 +149,24 @@ class ISMCTSAgent:
         return max(legal, key=score)
 
 
+def exploration_constant(text: str) -> float:
+    """An argparse type: UCB's constant, a finite number of 0 or more (0: no exploring)."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and value >= 0):
+        raise argparse.ArgumentTypeError(f"must be a finite number of 0 or more, got {text!r}")
+    return value
+
+
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description="information-set MCTS against a rung of the ladder")
+    parser = OneLineParser(description="information-set MCTS against a rung of the ladder")
     parser.add_argument("--variant", default="classic", choices=LINE_VARIANTS)
     parser.add_argument(
         "--iterations", type=positive_int, default=600, help="sampled worlds (tree walks) a decision"
     )
-    parser.add_argument("--exploration", type=float, default=EXPLORATION)
+    parser.add_argument("--exploration", type=exploration_constant, default=EXPLORATION)
     parser.add_argument(
         "--endgame",
         action="store_true",
@@ -185,4 +197,4 @@ def main(argv: list[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run_script(main)

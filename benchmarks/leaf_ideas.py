@@ -24,7 +24,6 @@ interval over deals: compare with the tier's own row in ``benchmarks/results/tie
 
 from __future__ import annotations
 
-import argparse
 import random
 from typing import Any
 
@@ -36,6 +35,7 @@ from domino_env.agents.baselines import legal_actions
 from domino_env.agents.expert import ExpertAgent
 from domino_env.agents.search import Key, Value, standing
 from domino_env.agents.solver import solvable
+from training.cli import OneLineParser, run_script
 from training.eval.arena import non_negative_int, positive_int
 from training.matches import duplicate_summary
 from training.rl.match_value import MatchValue
@@ -132,7 +132,7 @@ class FitRulePlayer:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description="expert with other leaves, against search")
+    parser = OneLineParser(description="expert with other leaves, against search")
     parser.add_argument("--variant", default="classic", choices=CHAIN_VARIANTS)
     parser.add_argument("--idea", default="match-value", choices=IDEAS)
     parser.add_argument("--play-rule", action="store_true", help="play the heuristic rule itself")
@@ -155,4 +155,4 @@ def main(argv: list[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run_script(main)

@@ -23,7 +23,6 @@ CSV's rows.
 
 from __future__ import annotations
 
-import argparse
 import csv
 import sys
 import tempfile
@@ -36,6 +35,8 @@ import torch
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from training.cli import OneLineParser, run_script  # noqa: E402
+from training.cli.arguments import output_file, picture_file  # noqa: E402
 from training.eval.arena import non_negative_int, positive_int  # noqa: E402
 from training.eval.evaluate import evaluate_pairings, prepare  # noqa: E402
 from training.eval.report import replace_rows  # noqa: E402
@@ -147,7 +148,7 @@ def plot(rows: list[dict[str, str]], path: Path, title: str) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = OneLineParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("run", type=Path, help="a training run's folder")
     parser.add_argument("--opponents", nargs="+", default=["search", "advanced", "expert"])
     parser.add_argument("--games", type=positive_int, default=200, help="matches a point and opponent")
@@ -157,8 +158,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--seed", type=non_negative_int, default=2000, help="the deals (default 2000: held out)"
     )
-    parser.add_argument("--csv", type=Path, required=True)
-    parser.add_argument("--plot", type=Path, help="the picture (PNG) to draw from the CSV")
+    parser.add_argument("--csv", type=output_file, required=True)
+    parser.add_argument("--plot", type=picture_file, help="the picture (PNG) to draw from the CSV")
     parser.add_argument("--no-step-zero", action="store_true", help="leave out the untrained network")
     parser.add_argument(
         "--iterations",
@@ -202,4 +203,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    run_script(main)

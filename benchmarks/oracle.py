@@ -51,7 +51,6 @@ constructive lower bound, where the oracle gives an approximate upper one.
 
 from __future__ import annotations
 
-import argparse
 import random
 import time
 from collections.abc import Callable
@@ -65,6 +64,7 @@ from domino_env.core.state import State
 from domino_env.registry import VARIANTS, raw_env
 from domino_env.rules.chain import LineRules
 from domino_env.rules.view import seat_view
+from training.cli import OneLineParser, run_script
 from training.eval.arena import non_negative_int, positive_int
 from training.matches import wilson_interval, win_share
 from training.model.config import load_config
@@ -230,7 +230,7 @@ def report(label: str, wins: float, matches: int, rounds: float, seconds: float)
 
 def main(argv: list[str] | None = None) -> None:
     chain = [name for name, cls in VARIANTS.items() if issubclass(cls, LineRules)]
-    parser = argparse.ArgumentParser(description="A cheating Monte Carlo oracle against random.")
+    parser = OneLineParser(description="A cheating Monte Carlo oracle against random.")
     parser.add_argument("--variants", nargs="+", default=["classic", "blind", "metro"], choices=chain)
     parser.add_argument(
         "--matches", type=positive_int, default=400, help="whole matches per line (default 400)"
@@ -270,4 +270,4 @@ def main(argv: list[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run_script(main)

@@ -11,7 +11,6 @@ The table in docs/guides/ground-truth.md is this script's output.
 
 from __future__ import annotations
 
-import argparse
 import csv
 import sys
 import time
@@ -22,6 +21,7 @@ sys.path.insert(0, str(ROOT))
 
 import domino_env  # noqa: E402
 from domino_env.gametree import GameTree  # noqa: E402
+from training.cli import OneLineParser, run_script  # noqa: E402
 from training.eval.arena import positive_int  # noqa: E402
 
 OUT = ROOT / "benchmarks" / "results" / "presets.csv"
@@ -73,7 +73,7 @@ def measure(variant: str, preset: str, iterations: int) -> dict[str, object]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = OneLineParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
         "--variants", nargs="+", default=list(domino_env.VARIANTS), help="default: every variant"
     )
@@ -99,6 +99,11 @@ def main(argv: list[str] | None = None) -> int:
                 continue
             rows.append(row)
             print(", ".join(f"{k}={v}" for k, v in row.items()), flush=True)
+    if not rows:  # (an empty table written over the results would lose them)
+        raise ValueError(
+            f"no preset of {', '.join(args.variants)} ({', '.join(args.presets)}) is a table the "
+            f"game tree walks: nothing measured, {args.out} left as it was"
+        )
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     with out.open("w", newline="") as f:
@@ -110,4 +115,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run_script(main)

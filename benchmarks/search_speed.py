@@ -30,6 +30,7 @@ from pathlib import Path
 import domino_env
 from domino_env.agents import SEARCH_NAMES, is_builtin, make_agent, search
 from domino_env.agents.search import DEFAULT_WORLDS
+from training.cli import OneLineParser, run_script
 from training.eval.arena import non_negative_int, positive_int
 from training.eval.benchmark.protocol import fits
 from training.eval.evaluate import contestant
@@ -95,7 +96,7 @@ def agent_name(text: str) -> str:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description="ms per decision of the search tiers, per variant")
+    parser = OneLineParser(description="ms per decision of the search tiers, per variant")
     parser.add_argument(
         "--agents", nargs="+", type=agent_name, default=AGENTS, help=f"{SEARCH_NAMES}, search:[N:]CHECKPOINT"
     )
@@ -131,4 +132,4 @@ def main(argv: list[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run_script(main)

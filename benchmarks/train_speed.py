@@ -50,7 +50,6 @@ CPU rate barely moves when other jobs share the cores; the wall rate is what a u
 
 from __future__ import annotations
 
-import argparse
 import copy
 import statistics
 import tempfile
@@ -61,6 +60,7 @@ from typing import Any
 import torch
 from torch import nn
 
+from training.cli import OneLineParser, run_script
 from training.eval.arena import non_negative_int, positive_int
 from training.model.config import Config, ConfigError, load_config, resolve_device
 from training.rl.collect import CollectorFactory
@@ -262,7 +262,7 @@ def ratio(ours: list[float], theirs: list[float]) -> str:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = OneLineParser(description=__doc__.splitlines()[0])
     parser.add_argument("--config", default="configs/all_fives.yaml")
     parser.add_argument(
         "--steps",
@@ -321,8 +321,12 @@ def main() -> None:
             cpus = max(2, args.rllib_runners + 1, args.ray or 0)
             ray.init(num_cpus=cpus, include_dashboard=False, log_to_driver=False)
         except ImportError:
-            print('Ray is not installed: no RLlib or --ray runs (pip install "domino-env[ray]")')
-            rllib, args.ray = False, None
+            if args.ray:  # (asked for: refused, as train --ray refuses it)
+                raise ValueError(
+                    '--ray needs Ray, which is not installed: pip install "domino-env[ray]"'
+                ) from None
+            print('Ray is not installed: no RLlib runs (pip install "domino-env[ray]")')
+            rllib = False
     sb3_envs = args.sb3_envs or config.run.num_envs
     print(
         f"{config.env.variant} {config.env.options}, at least {args.steps:,} learner decisions per run "
@@ -388,4 +392,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run_script(main)

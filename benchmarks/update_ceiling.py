@@ -14,13 +14,13 @@ traits and the play outlook, so it is slower than this bound, never faster.
 
 from __future__ import annotations
 
-import argparse
 import itertools
 import time
 
 import torch
 
 import domino_env
+from training.cli import OneLineParser, run_script
 from training.eval.arena import positive_int
 
 
@@ -61,7 +61,7 @@ def mlp_rows(
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description="the PPO update's compute ceiling on this machine")
+    parser = OneLineParser(description="the PPO update's compute ceiling on this machine")
     parser.add_argument("--variant", default="classic", choices=list(domino_env.SPECS))
     parser.add_argument("--hidden", type=positive_int, nargs="+", default=[256, 256])
     parser.add_argument(
@@ -85,4 +85,4 @@ def main(argv: list[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run_script(main)

@@ -26,7 +26,6 @@ action, the best taken), so that on a GPU nothing but the step's own sync reache
 
 from __future__ import annotations
 
-import argparse
 import csv
 import sys
 import time
@@ -42,6 +41,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))  # env_speed, beside th
 
 from env_speed import OursRunner, best_rates, positive_float
 
+from training.cli import OneLineParser, run_script
+from training.cli.arguments import output_file, picture_file
 from training.eval.arena import positive_int
 
 SIZES = (1, 16, 256, 4096, 16384)
@@ -149,7 +150,7 @@ def cells(
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = OneLineParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=positive_int, nargs="+", default=list(SIZES), help="batch sizes B")
     parser.add_argument("--variants", nargs="+", choices=list(domino_env.SPECS), help="default: see above")
     parser.add_argument("--seconds", type=positive_float, default=1.0, help="time per cell (default 1)")
@@ -157,8 +158,8 @@ def main() -> None:
     parser.add_argument(
         "--scalar-max", type=positive_int, default=4096, help="largest B on the scalar backend (default 4096)"
     )
-    parser.add_argument("--csv", type=Path, help="also write the rows to this CSV file")
-    parser.add_argument("--plot", type=Path, help="also draw the rows (a PNG): x scalar against B")
+    parser.add_argument("--csv", type=output_file, help="also write the rows to this CSV file")
+    parser.add_argument("--plot", type=picture_file, help="also draw the rows (a PNG): x scalar against B")
     parser.add_argument(
         "--backends", nargs="+", choices=BACKENDS, default=list(BACKENDS[:2]), help="default: kernel scalar"
     )
@@ -231,4 +232,4 @@ def plot(rows: list[tuple[Any, ...]], path: Path) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run_script(main)

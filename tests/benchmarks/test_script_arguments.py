@@ -27,10 +27,10 @@ def refusal(script: str, argv: list[str], capsys: pytest.CaptureFixture[str]) ->
 @pytest.mark.parametrize("script", SEEDED)
 def test_a_negative_seed_is_refused(script: str, capsys: pytest.CaptureFixture[str]) -> None:
     line = refusal(script, ["--seed", "-1"], capsys)
-    assert line.endswith("argument --seed: must be a non-negative integer, got '-1'")
+    assert "argument --seed: must be a non-negative integer, got '-1' (see " in line
 
 
 @pytest.mark.parametrize(("script", "flag"), COUNTED)
 def test_a_count_below_one_is_refused(script: str, flag: str, capsys: pytest.CaptureFixture[str]) -> None:
     line = refusal(script, [flag, "0"], capsys)
-    assert line.endswith(f"argument {flag}: must be a positive integer, got '0'")
+    assert f"argument {flag}: must be a positive integer, got '0' (see " in line

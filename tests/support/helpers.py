@@ -10,6 +10,7 @@ import importlib.util
 import random
 import signal
 import subprocess
+import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -231,6 +232,7 @@ def load_script(name: str) -> ModuleType:
     spec = importlib.util.spec_from_file_location(f"benchmarks_{name}", path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # (as an import does: a dataclass looks its module up there)
     spec.loader.exec_module(module)
     return module
 

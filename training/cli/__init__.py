@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import subprocess
 import sys
+from collections.abc import Callable
 from typing import NoReturn
 
 from training.cli import (
@@ -140,6 +142,26 @@ def fail(message: object) -> int:
     """A setup problem (unknown agent, bad checkpoint, wrong table) as one line, without a traceback."""
     print(f"error: {message}", file=sys.stderr)
     return 2
+
+
+def run_script(script_main: Callable[[], object]) -> NoReturn:
+    """The error boundary of a script in ``benchmarks/``, as :func:`main` is the commands': its
+    bad input (a ValueError, a file it cannot read or write, a ``SystemExit`` with a message, a
+    command it runs that refused) ends in one line on stderr and exit 2, Ctrl-C in exit 130;
+    else the exit status ``script_main`` returns (None: 0). Its parser is a :class:`OneLineParser`."""
+    try:
+        status = script_main()
+    except (ValueError, OSError) as err:
+        sys.exit(fail(err))
+    except subprocess.CalledProcessError as err:  # (the command printed its own line first)
+        sys.exit(fail(f"{' '.join(map(str, err.cmd))} stopped with exit status {err.returncode}"))
+    except SystemExit as err:
+        if isinstance(err.code, str):
+            sys.exit(fail(err.code.removeprefix("error: ")))
+        raise
+    except KeyboardInterrupt:
+        sys.exit(130)
+    sys.exit(status if isinstance(status, int) else 0)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -29,6 +29,26 @@ def non_negative_int(text: str) -> int:
     return non_negative_int(text)
 
 
+def output_file(text: str) -> Path:
+    """An argparse type: a file written when the work is done, checked before it starts (a long
+    run must not end in a traceback): not a folder, and under a folder, or where one can be made."""
+    path = Path(text)
+    if path.is_dir():
+        raise argparse.ArgumentTypeError(f"{text} is a folder: give the path of a file to write")
+    above = next(folder for folder in path.absolute().parents if folder.exists())
+    if not above.is_dir():
+        raise argparse.ArgumentTypeError(f"{text} cannot be written: {above} is a file, not a folder")
+    return path
+
+
+def picture_file(text: str) -> Path:
+    """:func:`output_file`, as a picture matplotlib writes by its suffix (.png, .svg or .pdf)."""
+    path = output_file(text)
+    if path.suffix.lower() not in (".png", ".svg", ".pdf"):
+        raise argparse.ArgumentTypeError(f"{text}: a picture ends in .png, .svg or .pdf")
+    return path
+
+
 def table_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--variant",
