@@ -54,32 +54,22 @@ def positions(state, rules):
         yield from positions(sim, rules)
 
 
-def check_solves(rules, state) -> int:
-    """The solver against minimax at ``state`` for every side; returns the checks made."""
+def check_solves(rules, state, leaf: Any = round_value) -> int:
+    """The solver against minimax at ``state`` for every side, a round's end worth ``leaf``
+    (the solver's ``end_value``); returns the checks made."""
     before = standing(rules, state)
+    end_value = None if leaf is round_value else leaf  # (the default: solve's own leaf)
     for side in range(rules.num_sides):
-        exact = minimax(rules, state, side, before)
-        assert solve(rules, state, side, before, 10**6) == exact
+        exact = minimax(rules, state, side, before, leaf)
+        assert solve_counted(rules, state, side, before, 10**6, end_value=end_value)[0] == exact
         # a table shared by the root's actions (as the tiers share it) proves the same values
         table: dict = {}
         for action in state.legal:
             sim = state.clone()
             rules.apply(sim, action)
-            assert solve(rules, sim, side, before, 10**6, table) == minimax(rules, sim, side, before)
+            value = solve_counted(rules, sim, side, before, 10**6, table, end_value)[0]
+            assert value == minimax(rules, sim, side, before, leaf)
     return rules.num_sides
-
-
-@pytest.mark.parametrize("name", TINY)
-def test_solver_is_minimax_on_tiny_tables(name):
-    """Every position of the round of 12 tiny deals."""
-    env = domino_env.make(name, preset="tiny")
-    rules = env.unwrapped.rules
-    checks = 0
-    for seed in range(12):
-        env.reset(seed=seed)
-        for state in positions(env.unwrapped.game.clone(), rules):
-            checks += check_solves(rules, state)
-    assert checks >= 24
 
 
 def scrambled(rules, state, side: int, before: list[int]) -> float:
@@ -88,20 +78,19 @@ def scrambled(rules, state, side: int, before: list[int]) -> float:
     return (round_value(rules, state, side, before) * 7 + 3) % 11 - 5 + 0.25 * state.scores[0]
 
 
+@pytest.mark.parametrize("leaf", [round_value, scrambled], ids=["points", "own-leaf"])
 @pytest.mark.parametrize("name", TINY)
-def test_solver_with_its_own_leaf_is_minimax_with_that_leaf(name):
+def test_solver_is_minimax_on_tiny_tables(name, leaf):
+    """Every position of the round of 12 tiny deals, with the solver's own leaf and with one
+    given as ``end_value`` (the leaf ideas' hook)."""
     env = domino_env.make(name, preset="tiny")
     rules = env.unwrapped.rules
     checks = 0
-    for seed in range(6):
+    for seed in range(12):
         env.reset(seed=seed)
         for state in positions(env.unwrapped.game.clone(), rules):
-            before = standing(rules, state)
-            for side in range(rules.num_sides):
-                exact = minimax(rules, state, side, before, scrambled)
-                assert solve_counted(rules, state, side, before, 10**6, end_value=scrambled)[0] == exact
-                checks += 1
-    assert checks >= 12
+            checks += check_solves(rules, state, leaf)
+    assert checks >= 24
 
 
 @pytest.mark.parametrize(
