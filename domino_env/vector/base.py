@@ -36,23 +36,21 @@ def episode_seed(base: int, table: int, episode: int, num_envs: int) -> int:
     return base + table + episode * num_envs
 
 
-def episode_seeds(
-    base: int, episodes: np.ndarray, tables: np.ndarray
-) -> tuple[np.ndarray, np.ndarray | None]:
-    """What a kernel's dealer takes: the seed of each of ``tables``' current episode (``episodes``:
-    every table's episode count) and every table's next episode's seed. Where a seed would not
-    fit int64 the first are Python ints (an object array) and the second None."""
+def episode_seeds(base: int, episodes: np.ndarray, tables: np.ndarray) -> np.ndarray:
+    """What a kernel's dealer takes: the seed of each of ``tables``' current episode
+    (``episodes``: every table's episode count), uint64; Python ints (an object array) where
+    one would not fit 64 bits."""
     num_envs = len(episodes)
-    if base + (int(episodes.max()) + 2) * num_envs >= 1 << 63:
+    if base + (int(episodes.max()) + 1) * num_envs > 1 << 64:
         return np.array(
             [
                 episode_seed(base, i, k, num_envs)
                 for i, k in zip(tables.tolist(), episodes[tables].tolist(), strict=True)
             ],
             object,
-        ), None
-    seeds = base + np.arange(num_envs) + episodes * num_envs
-    return seeds[tables], seeds + num_envs
+        )
+    u64 = np.uint64
+    return u64(base) + tables.astype(u64) + episodes.take(tables).astype(u64) * u64(num_envs)
 
 
 class VectorEnv(ABC):

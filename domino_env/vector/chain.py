@@ -113,9 +113,8 @@ tiles, a hand after another, the boneyard the rest in draw order (``deal_in_orde
 leader of a round that opens by the rules' ``opens`` holds the first dealt tile of
 ``opens.order`` and must lead it (``opening``); with no order (All Fives' first round) a lot
 draws it from the same Generator after the shuffle, as ``rules.resolve`` does. The
-:class:`~domino_env.vector.dealing.Dealer` draws new episodes' deals and a match's next rounds
-for many tables at once in arrays (numpy's algorithms replayed, drawn ahead), and a few next
-rounds at a time with each table's own Generator.
+:class:`~domino_env.vector.dealing.Dealer` keeps every table's Generator as arrays and deals the
+tables whose rounds ended in one compiled loop (numpy's algorithms replayed).
 """
 
 from __future__ import annotations
@@ -124,6 +123,7 @@ from collections.abc import Callable, Sequence
 from operator import attrgetter
 from typing import Any, ClassVar, NamedTuple
 
+import numba
 import numpy as np
 
 from domino_env.core.line import CLOSED, OPEN, Spinner
@@ -194,6 +194,41 @@ def _sum_columns(values: np.ndarray) -> np.ndarray:
     for s in range(2, values.shape[1]):
         out += values[:, s]
     return out
+
+
+@numba.njit(cache=True)
+def _index_rows(
+    tables: np.ndarray,
+    order: np.ndarray,
+    bit: np.ndarray,
+    lo: np.ndarray,
+    hi: np.ndarray,
+    hand_size: int,
+    hands: np.ndarray,
+    dealt_before: np.ndarray,
+    suit_places: np.ndarray,
+) -> None:
+    """For each of ``tables`` and its deal ``order[k]``: ``dealt_before[table, p]``, the union of
+    the bits of the tiles at places before p (p = 0..T); ``suit_places[table, v]``, the bits
+    1 << p of the places whose tile carries value v (where ``suit_places`` has rows); and with a
+    ``hand_size``, each seat's hand: the tiles between two hands' starts."""
+    num_tiles = order.shape[1]
+    for k in range(len(tables)):
+        table, union = tables[k], 0
+        dealt_before[table, 0] = 0
+        if len(suit_places):
+            suit_places[table, :] = 0
+        for place in range(num_tiles):
+            tile = order[k, place]
+            union |= bit[tile]
+            dealt_before[table, place + 1] = union
+            if len(suit_places):
+                suit_places[table, lo[tile]] |= 1 << place
+                suit_places[table, hi[tile]] |= 1 << place
+        if hand_size:
+            for seat in range(hands.shape[1]):
+                start = seat * hand_size
+                hands[table, seat] = dealt_before[table, start + hand_size] ^ dealt_before[table, start]
 
 
 class _Line(NamedTuple):
@@ -499,11 +534,6 @@ class ChainKernel(VectorEnv):
         self._value_bit = np.append(np.left_shift(1, np.arange(V, dtype=np.int64)), [0, 0])
         self._double_of = np.asarray([ts.ids[(v, v)] for v in range(V)], np.int64)  # value -> v-v
         self._double_bit = np.append(self._bit.take(self._double_of), [0, 0])
-        # tile -> the values it carries (1.0 each), place p in a deal -> bit p, in the dtype of
-        # _index_deals' product: float64 (BLAS) while every sum of place bits is exact there
-        exact = np.float64 if T <= 53 else np.int64
-        self._carries = ((self._suit[:V] >> np.arange(T)[:, None]) & 1).astype(exact)  # [T, V]
-        self._place_bits = np.left_shift(1, np.arange(T, dtype=np.int64)).astype(exact)
         self._closed = V + 1
         # action -> (tile, slot): the rules' own table; what it lays (an extra: tile T, slot 0)
         self._action_tile = np.asarray(rules.action_tile, np.int64)
@@ -610,10 +640,9 @@ class ChainKernel(VectorEnv):
         self._others_base = np.ascontiguousarray(self._seats_base[:, 1:])
         self._sides_base = np.repeat(self._side_base[:, None], D, axis=1)
         self._action_base = self._rows * self.num_actions
-        self._row_starts = self._rows * T  # (row k of a [K, T] array, flat)
         self._base = 0
         # Each table's scalar env's np_random (a PCG64 Generator, reseeded at each episode).
-        self._dealer = Dealer(B, T, rules.shuffled_tiles, n, self._needs_lot, bool(self._every_round))
+        self._dealer = Dealer(B, T, rules.shuffled_tiles, n)
         self._mask: np.ndarray | None = None
         self._line: _Line | None = None  # the places line of every table, this step
         self._legal = np.empty(0, np.int64)  # the places tables' legal actions, set in _mask
@@ -1202,29 +1231,15 @@ class ChainKernel(VectorEnv):
         self.round_outcome[tables] = outcome
         return outcome
 
-    def _index_deals(self, tables: np.ndarray, order: np.ndarray) -> np.ndarray:
+    def _index_deals(self, tables: np.ndarray, order: np.ndarray, dealt: bool = False) -> None:
         """Read the deals ``order`` (int64[K, T]) of ``tables`` for their draws, once a round
-        rather than at every draw: ``_dealt_before`` (a running sum of the tiles' bits, distinct:
-        their union) and ``_suit_places`` (per value, its tiles' place bits: a seat's forced
-        draws are then a lowest set bit); returns the tables' ``_dealt_before`` rows."""
-        K, T, V = len(tables), self._T, self._V
-        before = np.zeros((K, T + 1), np.int64)
-        np.cumsum(self._bit.take(order), axis=1, out=before[:, 1:])
-        self._dealt_before[tables] = before
-        if not self._places:  # (the places game's draws read the tiles that fit one by one)
-            place_bit = np.empty((K, T), self._place_bits.dtype)  # tile -> its place's bit
-            at = (order + self._row_starts[:K, None]).reshape(-1)  # (flat: a third faster than 2-D)
-            place_bit.reshape(-1)[at] = np.tile(self._place_bits, K)
-            self._suit_places[tables, :V] = place_bit @ self._carries
-        return before
-
-    def _needs_lot(self, orders: np.ndarray, opens: np.ndarray) -> np.ndarray:
-        """Which deals (int64[K, T], where ``opens``) draw the leader by lot: an opening round
-        with no tile of the rules' opening order dealt (or no order)."""
-        if self._opening_rank is None:
-            return opens.copy()
-        dealt = orders[:, : self.num_players * self._hand_size]
-        return opens & (self._opening_rank.take(dealt).min(axis=1) >= self._T)
+        rather than at every draw: ``_dealt_before`` (the tiles dealt before each place) and
+        ``_suit_places`` (per value, its tiles' place bits: a seat's forced draws are then a
+        lowest set bit); where ``dealt`` (a new round), the hands too."""
+        hand_size = self._hand_size if dealt else 0
+        suits = self._suit_places if not self._places else self._suit_places[:0]  # (places: not read)
+        tiles = self._bit, self._lo, self._hi
+        _index_rows(tables, order, *tiles, hand_size, self.hands, self._dealt_before, suits)
 
     def _outcome(self, keys: np.ndarray) -> np.ndarray:
         """Per side, the rules' outcome of ``keys`` (larger is better): rank k of D pays
@@ -1245,33 +1260,31 @@ class ChainKernel(VectorEnv):
         then the opening, a lot drawn from the same Generator where it is by lot (the
         :class:`~domino_env.vector.dealing.Dealer` draws both)."""
         fresh = tables[new_match]
+        n, size, T = self.num_players, self._hand_size, self._T
         if self.redealing:
-            order, lots = self.order[tables], None
+            order = self.order[tables]
         else:
             seeds = episode_seeds(self._base, self.episodes, tables)
-            order, lots = self._dealer.deal(tables, new_match, *seeds)
-        n, size = self.num_players, self._hand_size
-        dealt = order[:, : n * size]
+            order = self._dealer.shuffle(tables, new_match, seeds)
         self.order[tables] = order
-        before = self._index_deals(tables, order)
-        self.hands[tables] = np.diff(before[:, : n * size + 1 : size], axis=1)  # (between two hands' starts)
+        self._index_deals(tables, order, dealt=True)
         self.drawn[tables] = n * size
         # The opening (``opening``): a new match's round, or every round where the rules say so,
         # is led by the holder of the first dealt tile of ``opens.order``, which it must lead;
-        # with none dealt (or no order) a lot draws the leader (``_needs_lot``). A later round's
-        # leader is the one the last round named (``leads_next``), leading any tile.
+        # with none dealt (or no order) a lot draws the leader from the same Generator. A later
+        # round's leader is the one the last round named (``leads_next``), leading any tile.
         leader, required = self.leader[tables], np.full(len(tables), -1, np.int64)
-        opens = new_match | self._every_round
-        if self._opening_rank is not None and opens.any():
-            at = np.flatnonzero(opens)
-            ranks = self._opening_rank.take(dealt.take(at, axis=0))
+        by_lot = np.flatnonzero(new_match | self._every_round)
+        if self._opening_rank is not None and by_lot.size:
+            ranks = self._opening_rank.take(order.take(by_lot, axis=0)[:, : n * size])
             first = ranks.argmin(axis=1)
-            named = np.flatnonzero(ranks.min(axis=1) < self._T)
-            at, first = at[named], first[named]
-            required[at] = order.reshape(-1).take(at * self._T + first)
+            named = ranks.min(axis=1) < T
+            at, first = by_lot[named], first[named]
+            required[at] = order.reshape(-1).take(at * T + first)
             leader[at] = first // size
-        if lots is not None:  # (redealt: the last leader leads again)
-            leader = np.where(lots >= 0, lots, leader)
+            by_lot = by_lot[~named]
+        if by_lot.size and not self.redealing:  # (redealt: the last leader leads again)
+            leader[by_lot] = self._dealer.lots(tables[by_lot])
         self.current[tables] = self.leader[tables] = leader
         self.required[tables] = required
         self.played[tables] = 0

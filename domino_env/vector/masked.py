@@ -51,7 +51,7 @@ one-table ChainKernel's own, so its outputs are the chain kernel's bit for bit
 (``tests/env/test_vector_masked.py`` steps both side by side).
 
 **The host's part.** Deals come from the chain kernel's
-:class:`~domino_env.vector.dealing.Dealer` on the host (numpy's Generators, replayed in arrays),
+:class:`~domino_env.vector.dealing.Dealer` on the host (numpy's Generators, replayed compiled),
 as they must to be the scalar env's; so do the lots for a match's first leader (All Fives',
 and Metro's where a deal holds no double from 1-1 up). So each step reads back one small
 array, per table whether its round and its episode ended and whether its action was legal: the
@@ -480,9 +480,7 @@ class MaskedKernel(VectorEnv):
         self._tables = self._empty
         self._episodes = np.zeros(B, np.int64)  # (the seeds' business: on the host)
         self._base = 0
-        # The chain kernel's rule for which deals draw a lot (an opening round with no tile of
-        # the order dealt, or no order).
-        self._dealer = Dealer(B, T, rules.shuffled_tiles, n, chain._needs_lot, self._every_round)
+        self._dealer = Dealer(B, T, rules.shuffled_tiles, n)
         self._mask: Tensor | None = None
 
     # --- the interface: numpy --------------------------------------------------------------
@@ -1112,17 +1110,21 @@ class MaskedKernel(VectorEnv):
         if not tables.size:
             return t
         new = fresh[tables]
-        orders, lots = self._dealer.deal(tables, new, *episode_seeds(self._base, self._episodes, tables))
+        orders = self._dealer.shuffle(tables, new, episode_seeds(self._base, self._episodes, tables))
         K, n, size, T = len(tables), self.num_players, self._hand_size, self._T
         dealt = orders[:, : n * size]
         hands = self._deal_bit[dealt].reshape(K, n, size).sum(axis=2)  # (distinct bits)
-        leader, required = lots, np.full(K, -1)  # (a lot: -1 where none was drawn)
+        leader, required = np.full(K, -1), np.full(K, -1)  # (leader -1: the last one named leads)
+        opens = new | self._every_round
         if self._opening_rank is not None:
             ranks = self._opening_rank[dealt]
             first = ranks.argmin(axis=1)
-            named = (new | self._every_round) & (ranks.min(axis=1) < T)  # (none dealt: the lot)
+            named = opens & (ranks.min(axis=1) < T)
             leader = np.where(named, first // size, leader)
             required = np.where(named, dealt[np.arange(K), first], -1)
+            opens &= ~named  # (none dealt: the lot)
+        by_lot = np.flatnonzero(opens)
+        leader[by_lot] = self._dealer.lots(tables[by_lot])
         rows = torch.from_numpy(
             np.concatenate([tables[:, None], orders, hands, leader[:, None], required[:, None]], axis=1)
         ).to(self.device)

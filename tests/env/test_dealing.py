@@ -4,8 +4,8 @@ Each table of a :class:`~domino_env.vector.dealing.Dealer` stands for a scalar e
 a new episode's ``seeding.np_random(seed)``, then ``Generator.shuffle`` of the tile ids and,
 where the rules say so, ``Generator.integers(lot_size)``; a match's next round goes on with the
 same Generator. Here numpy's Generators play every table beside the dealer, round after round,
-and the orders, the lots and the Generators' states must agree, whether the dealer drew them
-in arrays (a wide batch), row by row (a narrow one), or redrew rows that ran past its arrays.
+and the orders, the lots and the Generators' states must agree, whether the dealer drew them in
+its compiled loop or (seeds past 64 bits, a compiled loop that failed its check) by numpy.
 """
 
 from __future__ import annotations
@@ -47,106 +47,94 @@ def play_schedule(
     every_round: bool,
     seeds: list[int],
     next_rounds: Any,
+    compiled: bool = True,
 ) -> int:
     """Deal every table a new episode by ``seeds``, then the next rounds of the tables
     ``next_rounds(num_envs)`` lists, a batch after another, then new episodes again; compare
     each deal with numpy's. Returns how many deals were compared."""
-    dealer = Dealer(
-        num_envs, num_tiles, shuffle_ids(num_tiles), lot_size, lot_when_first_is_even, every_round
-    )
-    assert dealer._arrays  # (the arrays are what is compared: the plain path always agrees)
+    dealer = Dealer(num_envs, num_tiles, shuffle_ids(num_tiles), lot_size)
+    assert dealer.compiled  # (the compiled loop is what is compared: the plain path is numpy's)
+    dealer.compiled = compiled
     tables = np.arange(num_envs)
     generators: list[np.random.Generator] = [np.random.Generator(np.random.PCG64()) for _ in tables]
     compared = 0
 
-    def deal(rows: np.ndarray, fresh: np.ndarray, row_seeds: np.ndarray, next_seeds: Any) -> None:
+    def deal(rows: np.ndarray, fresh: np.ndarray, row_seeds: np.ndarray) -> None:
+        """A round's shuffles, then the lots the rule asks for, as a kernel deals them."""
         nonlocal compared
-        orders, lots = dealer.deal(rows, fresh, row_seeds, next_seeds)
+        orders = dealer.shuffle(rows, fresh, row_seeds)
+        by_lot = np.flatnonzero(lot_when_first_is_even(orders, fresh | every_round))
+        lots = np.full(len(rows), -1)
+        lots[by_lot] = dealer.lots(rows[by_lot])
         for k, table in enumerate(rows.tolist()):
             if fresh[k]:
                 generators[table] = seeding.np_random(int(row_seeds[k]))[0]
             rng = generators[table]
             want = shuffle_ids(num_tiles)(rng)
             opens = np.array([bool(fresh[k]) or every_round])
-            drew = bool(lot_when_first_is_even(np.array([want]), opens)[0]) and lot_size > 1
+            drew = bool(lot_when_first_is_even(np.array([want]), opens)[0])
             want_lot = int(rng.integers(lot_size)) if drew else -1
             assert orders[k].tolist() == want, f"table {table}: shuffle differs"
             assert int(lots[k]) == want_lot, f"table {table}: lot differs"
             assert dealer.state(table) == rng.bit_generator.state, f"table {table}: state differs"
             compared += 1
 
-    first = np.asarray(seeds, dtype=object if max(seeds) >= 1 << 63 else np.int64)
-    later = None if first.dtype == object else first + num_envs
-    deal(tables, np.ones(num_envs, bool), first, later)
+    def as_seeds(values: list[int]) -> np.ndarray:  # (as the kernels' episode_seeds give them)
+        return np.array(values, dtype=object if max(values, default=0) >= 1 << 64 else np.uint64)
+
+    deal(tables, np.ones(num_envs, bool), as_seeds(seeds))
     for rows in next_rounds(num_envs):
-        deal(rows, np.zeros(len(rows), bool), first[rows], later)
-    if later is not None:
-        deal(tables, np.ones(num_envs, bool), later, later + num_envs)
+        deal(rows, np.zeros(len(rows), bool), as_seeds([seeds[k] for k in rows.tolist()]))
+    later = as_seeds([seed + num_envs for seed in seeds])
+    deal(tables[::-1], np.ones(num_envs, bool), later[::-1])  # (in another order)
     return compared
 
 
 def half_twice(num_envs: int) -> list[np.ndarray]:
-    """Two next rounds of every other table."""
-    return [np.arange(0, num_envs, 2)] * 2
+    """Two next rounds of every other table, then one of the rest, in another order."""
+    return [np.arange(0, num_envs, 2)] * 2 + [np.arange(num_envs - 1, 0, -2)]
 
 
-def play_rounds(num_envs: int, num_tiles: int, lot_size: int, every_round: bool, seeds: list[int]) -> int:
-    return play_schedule(num_envs, num_tiles, lot_size, every_round, seeds, half_twice)
-
-
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=40, deadline=None)
 @given(
-    start=st.integers(0, 2**64 - 1 - 200),
+    start=st.integers(0, 2**64 + 100),
     num_tiles=st.sampled_from([6, 10, 15, 28, 55]),
     lot_size=st.integers(1, 4),
     every_round=st.booleans(),
-    wide=st.booleans(),
+    num_envs=st.integers(1, 40),
 )
 def test_the_dealer_draws_what_numpy_draws(
-    start: int, num_tiles: int, lot_size: int, every_round: bool, wide: bool
+    start: int, num_tiles: int, lot_size: int, every_round: bool, num_envs: int
 ) -> None:
-    num_envs = 160 if wide else 5  # (wide: the arrays; narrow: numpy row by row)
+    """Seeds up to past 64 bits (numpy's Generators deal those), any table count."""
     seeds = [start + k for k in range(num_envs)]
-    assert play_rounds(num_envs, num_tiles, lot_size, every_round, seeds) >= 2 * num_envs
+    compared = play_schedule(num_envs, num_tiles, lot_size, every_round, seeds, half_twice)
+    assert compared == 2 * num_envs + len(range(0, num_envs, 2)) * 2 + len(range(num_envs - 1, 0, -2))
 
 
-def test_rows_past_the_arrays_draws_are_redrawn_by_numpy(monkeypatch: pytest.MonkeyPatch) -> None:
-    """With room for too few draws every row overruns the arrays; numpy redraws them all."""
-    monkeypatch.setattr(dealing, "_draws_held", lambda num_tiles: 3)
-    monkeypatch.setattr(Dealer, "_arrays_agree", lambda self: True)  # (the check would overrun too)
-    assert play_rounds(160, 28, 2, False, list(range(160))) == 160 * 2 + 80 * 2
+def test_the_plain_path_deals_what_numpy_draws() -> None:
+    """With the compiled loop turned off (its check failed), numpy's Generators deal every row
+    and the tables' streams move on as numpy's do."""
+    for lot_size, every_round in ((1, False), (3, True)):
+        assert (
+            play_schedule(30, 28, lot_size, every_round, list(range(7, 37)), half_twice, compiled=False) > 60
+        )
 
 
-@pytest.mark.parametrize("ahead", [True, False])
-def test_next_rounds_drawn_ahead_or_by_each_tables_generator_are_numpys(
-    ahead: bool, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """A match's next rounds: drawn ahead for every table at once (in arrays where many are
-    missing, else row by row) from enough tables on, else by each table's own Generator; every
-    deal and state is numpy's, tables dealt in any order between new episodes."""
-    monkeypatch.setattr(dealing, "_FEWEST_NEXT", 200 if ahead else 201)
-    drawn: list[int] = []
-    monkeypatch.setattr(Dealer, "_draw_next", _spy(Dealer._draw_next, drawn))
+def test_a_compiled_loop_that_deals_otherwise_is_not_used(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The construction's check catches a loop that is not numpy's (here, a lot one draw
+    early), so every deal takes numpy's Generators instead."""
+    lots = dealing._lots
 
-    def schedule(num_envs: int) -> list[np.ndarray]:
-        first, second = np.arange(100), np.arange(100, num_envs)
-        # 200 missing (arrays), 100 (row by row), none (drawn ahead), then 200 twice
-        return [first, first, second, np.arange(num_envs), second]
+    def early(rows: np.ndarray, lot_size: int, *streams_and_out: np.ndarray) -> None:
+        *streams, out = streams_and_out
+        lots(rows, lot_size, *streams, out)
+        out[:] = (out + 1) % lot_size
 
-    for lot_size, every_round in ((1, False), (2, True)):
-        drawn.clear()
-        assert play_schedule(200, 28, lot_size, every_round, list(range(5, 205)), schedule) == 200 * 2 + 600
-        assert drawn == ([200, 100, 200, 200] if ahead else [])
-
-
-def _spy(method: Any, missing: list[int]) -> Any:
-    """``Dealer._draw_next``, noting how many next rounds each call draws."""
-
-    def spied(self: Dealer) -> None:
-        missing.append(int(np.count_nonzero(~self._next_drawn)))
-        method(self)
-
-    return spied
+    monkeypatch.setattr(dealing, "_lots", early)
+    assert not Dealer(4, 28, shuffle_ids(28), 2).compiled
+    monkeypatch.setattr(dealing, "_lots", lots)
+    assert Dealer(4, 28, shuffle_ids(28), 2).compiled
 
 
 def kernel_decks() -> list[tuple[int, int]]:
@@ -164,8 +152,7 @@ def kernel_decks() -> list[tuple[int, int]]:
 
 
 @pytest.mark.parametrize(("num_tiles", "lot_size"), kernel_decks())
-@pytest.mark.parametrize("every_round", [False, True])
-def test_the_arrays_agree_with_numpy_here(num_tiles: int, lot_size: int, every_round: bool) -> None:
+def test_the_compiled_loop_agrees_with_numpy_here(num_tiles: int, lot_size: int) -> None:
     """The construction's check passes on this numpy for every deck and lot a kernel deals
     (else every deal takes the plain path: right, but as slow as the scalar env's)."""
-    assert Dealer(4, num_tiles, shuffle_ids(num_tiles), lot_size, lot_when_first_is_even, every_round)._arrays
+    assert Dealer(4, num_tiles, shuffle_ids(num_tiles), lot_size).compiled
