@@ -22,13 +22,28 @@ replay exactly what the batch did after the snapshot.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar, cast
 
+import numba
 import numpy as np
 
 from domino_env.envs.base import checked_seed
 
 Info = dict[str, np.ndarray]
+
+
+Function = TypeVar("Function", bound=Callable[..., Any])
+
+
+def compiled(function: Function) -> Function:
+    """``function`` compiled by numba (the kernels' loops), its machine code cached beside the
+    module or in numba's user cache (``NUMBA_CACHE_DIR``); where none of those is writable,
+    compiled afresh at each start rather than refused."""
+    try:
+        return cast(Function, numba.njit(cache=True)(function))
+    except RuntimeError:  # ("cannot cache function ...: no locator available")
+        return cast(Function, numba.njit(function))
 
 
 def episode_seed(base: int, table: int, episode: int, num_envs: int) -> int:

@@ -123,7 +123,6 @@ from collections.abc import Callable, Sequence
 from operator import attrgetter
 from typing import Any, ClassVar, NamedTuple
 
-import numba
 import numpy as np
 
 from domino_env.core.line import CLOSED, OPEN, Spinner
@@ -141,7 +140,7 @@ from domino_env.rules.parts import (
 )
 from domino_env.rules.places import PlacesRules
 from domino_env.rules.table import TableRules
-from domino_env.vector.base import Info, VectorEnv, base_seed, checked_actions, episode_seeds
+from domino_env.vector.base import Info, VectorEnv, base_seed, checked_actions, compiled, episode_seeds
 from domino_env.vector.dealing import Dealer, read_states
 
 _TIE_KEY = 1 << 32  # a round's key: the winner's side first, then the score change
@@ -196,7 +195,7 @@ def _sum_columns(values: np.ndarray) -> np.ndarray:
     return out
 
 
-@numba.njit(cache=True)
+@compiled
 def _index_rows(
     tables: np.ndarray,
     order: np.ndarray,

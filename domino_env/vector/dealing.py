@@ -22,9 +22,10 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-import numba
 import numpy as np
 from gymnasium.utils import seeding
+
+from domino_env.vector.base import compiled
 
 u64 = np.uint64
 _M32 = u64(0xFFFFFFFF)
@@ -51,7 +52,7 @@ def _hash_constants(start: int, multiplier: int, count: int) -> np.ndarray:
 _HASH, _OUTPUT = _hash_constants(_INIT_A, _MULT_A, 16), _hash_constants(_INIT_B, _MULT_B, 8)
 
 
-@numba.njit(cache=True)
+@compiled
 def _mulhi(a: np.uint64, b: np.uint64) -> np.uint64:
     """The high 64 bits of ``a * b`` (the 32-bit halves' partial products, as Hacker's
     Delight's ``mulhu``)."""
@@ -61,7 +62,7 @@ def _mulhi(a: np.uint64, b: np.uint64) -> np.uint64:
     return a1 * b1 + (low >> _S32) + (middle >> _S32)
 
 
-@numba.njit(cache=True)
+@compiled
 def _step(hi: np.uint64, lo: np.uint64, inc_hi: np.uint64, inc_lo: np.uint64) -> tuple[np.uint64, np.uint64]:
     """The 128-bit LCG step ``state * MULT + inc`` (mod 2**128) on (high, low) words."""
     new_lo = lo * _PCG_MULT_LO + inc_lo
@@ -69,7 +70,7 @@ def _step(hi: np.uint64, lo: np.uint64, inc_hi: np.uint64, inc_lo: np.uint64) ->
     return hi * _PCG_MULT_LO + lo * _PCG_MULT_HI + _mulhi(lo, _PCG_MULT_LO) + inc_hi + carry, new_lo
 
 
-@numba.njit(cache=True)
+@compiled
 def _seed(seed: np.uint64) -> tuple[np.uint64, np.uint64, np.uint64, np.uint64]:
     """(state high, state low, inc high, inc low) of ``PCG64(SeedSequence(seed))``: what
     gymnasium's ``seeding.np_random`` seeds. SeedSequence's ``mix_entropy`` (a seed below
@@ -102,7 +103,7 @@ def _seed(seed: np.uint64) -> tuple[np.uint64, np.uint64, np.uint64, np.uint64]:
     return hi, lo, inc_hi, inc_lo
 
 
-@numba.njit(cache=True)
+@compiled
 def _next32(
     hi: np.uint64, lo: np.uint64, inc_hi: np.uint64, inc_lo: np.uint64, has: np.uint64, buf: np.uint64
 ) -> tuple[np.uint64, np.uint64, np.uint64, np.uint64, np.uint64]:
@@ -117,7 +118,7 @@ def _next32(
     return value & _M32, hi, lo, u64(1), value >> _S32
 
 
-@numba.njit(cache=True)
+@compiled
 def _load(streams: np.ndarray, row: int) -> tuple[np.uint64, ...]:
     """Stream ``row``'s six words."""
     return (
@@ -130,7 +131,7 @@ def _load(streams: np.ndarray, row: int) -> tuple[np.uint64, ...]:
     )
 
 
-@numba.njit(cache=True)
+@compiled
 def _shuffle(
     rows: np.ndarray, fresh: np.ndarray, seeds: np.ndarray, streams: np.ndarray, orders: np.ndarray
 ) -> None:
@@ -165,7 +166,7 @@ def _shuffle(
         streams[row, 0], streams[row, 1], streams[row, 4], streams[row, 5] = high, low, held, half
 
 
-@numba.njit(cache=True)
+@compiled
 def _lots(rows: np.ndarray, lot_size: int, streams: np.ndarray, lots: np.ndarray) -> None:
     """``lots[k]``: ``Generator.integers(lot_size)`` by stream ``rows[k]`` of ``streams``, which
     moves past it (``buffered_bounded_lemire_uint32``: a uint32 times the size, its high word,
@@ -184,12 +185,6 @@ def _lots(rows: np.ndarray, lot_size: int, streams: np.ndarray, lots: np.ndarray
         streams[row, 0], streams[row, 1], streams[row, 4], streams[row, 5] = high, low, held, half
 
 
-@numba.njit(cache=True)
-def _seed_all(seeds: np.ndarray, streams: np.ndarray) -> None:
-    for k in range(len(seeds)):
-        streams[k, 0], streams[k, 1], streams[k, 2], streams[k, 3] = _seed(seeds[k])
-
-
 class Streams:
     """N Generators' PCG64 states as ``words``, uint64[N, 6], a row a Generator: the 128-bit
     state (high, low word), the increment (high, low), and numpy's buffered upper half of the
@@ -202,13 +197,6 @@ class Streams:
     def __len__(self) -> int:
         return len(self.words)
 
-    @classmethod
-    def seeded(cls, seeds: np.ndarray) -> Streams:
-        """New Generators' streams, seeded as ``seeding.np_random`` seeds them (uint64 seeds)."""
-        out = cls(len(seeds))
-        _seed_all(np.ascontiguousarray(seeds, u64), out.words)
-        return out
-
     def state(self, row: int) -> dict[str, Any]:
         """Row ``row`` as numpy's ``bit_generator.state``."""
         hi, lo, inc_hi, inc_lo, has, buf = (int(word) for word in self.words[row])
@@ -220,15 +208,17 @@ class Streams:
         }
 
     def set_state(self, row: int, state: Mapping[str, Any]) -> None:
-        words, low = state["state"], 0xFFFFFFFFFFFFFFFF
-        self.words[row] = (
-            words["state"] >> 64,
-            words["state"] & low,
-            words["inc"] >> 64,
-            words["inc"] & low,
-            int(bool(state["has_uint32"])),
-            state["uinteger"],
-        )
+        """Set row ``row`` to numpy's ``bit_generator.state``; ValueError where it holds what no
+        PCG64 state holds (ints: a 128-bit state and increment, a 0/1 flag, a 32-bit half)."""
+        whole, inc = state["state"]["state"], state["state"]["inc"]
+        has, half = state["has_uint32"], state["uinteger"]
+        ints = all(isinstance(value, (int, np.integer)) for value in (whole, inc, has, half))
+        if not (
+            ints and 0 <= whole < 1 << 128 and 0 <= inc < 1 << 128 and has in (0, 1) and 0 <= half < 1 << 32
+        ):
+            raise ValueError(f"not a PCG64 state: {dict(state)!r}")
+        low = 0xFFFFFFFFFFFFFFFF
+        self.words[row] = (whole >> 64, whole & low, inc >> 64, inc & low, has, half)
 
 
 def read_states(states: Any, count: int) -> Streams:

@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 import domino_env
 from domino_env import vector
 from domino_env.vector import dealing
+from domino_env.vector.base import compiled, episode_seed, episode_seeds
 from domino_env.vector.dealing import Dealer
 
 
@@ -156,3 +157,46 @@ def test_the_compiled_loop_agrees_with_numpy_here(num_tiles: int, lot_size: int)
     """The construction's check passes on this numpy for every deck and lot a kernel deals
     (else every deal takes the plain path: right, but as slow as the scalar env's)."""
     assert Dealer(4, num_tiles, shuffle_ids(num_tiles), lot_size).compiled
+
+
+@pytest.mark.parametrize("num_envs", [1, 3, 4])
+def test_episode_seeds_stay_64_bits_up_to_the_last_seed_that_fits(num_envs: int) -> None:
+    """Each table's seed as ``episode_seed`` names it; uint64 while the largest fits 64 bits
+    (``2**64 - 1``), Python ints from one past it (``2**64`` would wrap to 0)."""
+    episodes, tables = np.array([2] * num_envs), np.arange(num_envs)
+    for base, fits in ((2**64 - 3 * num_envs, True), (2**64 - 3 * num_envs + 1, False)):
+        seeds = episode_seeds(base, episodes, tables)
+        assert seeds.dtype == (np.uint64 if fits else object)
+        assert [int(seed) for seed in seeds] == [episode_seed(base, i, 2, num_envs) for i in range(num_envs)]
+    assert max(int(seed) for seed in episode_seeds(2**64 - 3 * num_envs, episodes, tables)) == 2**64 - 1
+
+
+def test_a_lot_redraws_a_word_below_the_threshold_as_numpy_does() -> None:
+    """Lemire's rejection (a lot of 3 refuses a low word under 2**32 mod 3 = 1): a stream whose
+    buffered half is 0 draws again, to numpy's lot and state."""
+    dealer = Dealer(1, 28, shuffle_ids(28), 3)
+    rng = seeding.np_random(5)[0]
+    rng.bit_generator.state = {**rng.bit_generator.state, "has_uint32": 1, "uinteger": 0}
+    dealer.set_states(dealing.read_states([rng.bit_generator.state], 1))
+    assert dealer.lots(np.array([0]))[0] == rng.integers(3)
+    assert dealer.state(0) == rng.bit_generator.state
+
+
+def test_loops_compile_uncached_where_no_cache_is_writable(monkeypatch: pytest.MonkeyPatch) -> None:
+    """numba refuses ``cache=True`` at decoration where no cache folder is writable (a
+    read-only install with no home): the loop is then compiled without a cache."""
+    import numba
+
+    njit = numba.njit
+
+    def no_locator(*args: Any, **kwargs: Any) -> Any:
+        if kwargs.get("cache"):
+            raise RuntimeError("cannot cache function 'add': no locator available for file 'x.py'")
+        return njit(*args, **kwargs)
+
+    monkeypatch.setattr(numba, "njit", no_locator)
+
+    def add(a: int, b: int) -> int:
+        return a + b
+
+    assert compiled(add)(2, 3) == 5

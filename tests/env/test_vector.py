@@ -18,7 +18,6 @@ from typing import Any
 
 import numpy as np
 import pytest
-from gymnasium.utils import seeding
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -391,18 +390,6 @@ def test_writing_into_a_returned_mask_changes_no_rule(backend: str) -> None:
         venv.step(illegal)
 
 
-@settings(max_examples=30, deadline=None)
-@given(seeds=st.lists(st.integers(min_value=0, max_value=2**64 - 1), min_size=1, max_size=8))
-def test_the_kernels_batched_seeding_is_numpys(seeds: list[int]) -> None:
-    """The dealer's SeedSequence hash over many seeds at once (a fast path) gives each seed the
-    PCG64 state gymnasium's ``seeding.np_random`` gives it (the plain path)."""
-    from domino_env.vector.dealing import Streams
-
-    fast = Streams.seeded(np.asarray(seeds, dtype=np.uint64))
-    for k, seed in enumerate(seeds):
-        assert fast.state(k) == seeding.np_random(seed)[0].bit_generator.state
-
-
 # Many tables dealt at once by the compiled dealer: new episodes only, a lot after the shuffle,
 # next rounds of matches, an opening every round, and seeds past 64 bits (numpy's Generators).
 MANY_TABLES: list[tuple[str, dict[str, Any], int]] = [
@@ -549,7 +536,12 @@ def test_a_kernel_snapshot_with_broken_random_states_is_refused_and_changes_noth
     snap = venv.snapshot()
     venv.step(np.array([np.flatnonzero(row)[0] for row in venv.reset(seed=2)[1]]))
     state, rngs = venv.state(), venv.snapshot()["rngs"]
-    for broken in ({"bit_generator": "PCG64"}, {**snap["rngs"][0], "bit_generator": "MT19937"}, "PCG64"):
+    good = snap["rngs"][0]
+    words = good["state"]
+    # (values no PCG64 state holds: a buffered half past 32 bits or a float, a flag of 2, words past 128 bits)
+    out_of_range = [{**good, "uinteger": 1 << 40}, {**good, "has_uint32": 2}, {**good, "uinteger": 1.0}]
+    out_of_range += [{**good, "state": {**words, key: 1 << 128}} for key in ("state", "inc")]
+    for broken in ({"bit_generator": "PCG64"}, {**good, "bit_generator": "MT19937"}, "PCG64", *out_of_range):
         with pytest.raises(ValueError, match="not 3 PCG64 states"):
             venv.restore({**snap, "rngs": [broken, *snap["rngs"][1:]]})
         assert np.array_equal(venv.state(), state) and venv.snapshot()["rngs"] == rngs
