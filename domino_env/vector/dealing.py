@@ -251,7 +251,7 @@ class Dealer:
         self.num_envs, self.num_tiles, self.lot_size, self._shuffle = num_envs, num_tiles, lot_size, shuffle
         self._streams = Streams(num_envs)  # (each table's Generator, as its last draw left it)
         self._generator = np.random.Generator(np.random.PCG64(0))  # (the plain path's, set per row)
-        self.compiled = True
+        self.compiled = True  # (what the check runs)
         self.compiled = self._compiled_agrees()
 
     def _compiled_agrees(self) -> bool:
