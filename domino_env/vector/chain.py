@@ -1273,15 +1273,15 @@ class ChainKernel(VectorEnv):
         # with none dealt (or no order) a lot draws the leader from the same Generator. A later
         # round's leader is the one the last round named (``leads_next``), leading any tile.
         leader, required = self.leader[tables], np.full(len(tables), -1, np.int64)
-        by_lot = np.flatnonzero(new_match | self._every_round)
-        if self._opening_rank is not None and by_lot.size:
-            ranks = self._opening_rank.take(order.take(by_lot, axis=0)[:, : n * size])
+        opening = by_lot = np.flatnonzero(new_match | self._every_round)
+        if self._opening_rank is not None and opening.size:
+            ranks = self._opening_rank.take(order.take(opening, axis=0)[:, : n * size])
             first = ranks.argmin(axis=1)
             named = ranks.min(axis=1) < T
-            at, first = by_lot[named], first[named]
+            at, first = opening[named], first[named]
             required[at] = order.reshape(-1).take(at * T + first)
             leader[at] = first // size
-            by_lot = by_lot[~named]
+            by_lot = opening[~named]
         if by_lot.size and not self.redealing:  # (redealt: the last leader leads again)
             leader[by_lot] = self._dealer.lots(tables[by_lot])
         self.current[tables] = self.leader[tables] = leader
