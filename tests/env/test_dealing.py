@@ -123,16 +123,15 @@ def test_the_plain_path_deals_what_numpy_draws() -> None:
 
 
 def test_a_compiled_loop_that_deals_otherwise_is_not_used(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The construction's check catches a loop that is not numpy's (here, a lot one draw
-    early), so every deal takes numpy's Generators instead."""
+    """The construction's check catches a loop that is not numpy's (here, every lot one seat
+    on), so every deal takes numpy's Generators instead."""
     lots = dealing._lots
 
-    def early(rows: np.ndarray, lot_size: int, *streams_and_out: np.ndarray) -> None:
-        *streams, out = streams_and_out
-        lots(rows, lot_size, *streams, out)
+    def one_on(rows: np.ndarray, lot_size: int, streams: np.ndarray, out: np.ndarray) -> None:
+        lots(rows, lot_size, streams, out)
         out[:] = (out + 1) % lot_size
 
-    monkeypatch.setattr(dealing, "_lots", early)
+    monkeypatch.setattr(dealing, "_lots", one_on)
     assert not Dealer(4, 28, shuffle_ids(28), 2).compiled
     monkeypatch.setattr(dealing, "_lots", lots)
     assert Dealer(4, 28, shuffle_ids(28), 2).compiled
